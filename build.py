@@ -1,0 +1,48 @@
+"""Build the course site: `python build.py` writes dist/.
+
+    python build.py               build into dist/ (labs cached in .cache/)
+    python build.py --no-cache    recompute every lab
+    python build.py --out DIR     build into another folder
+    python build.py --debug       show the full traceback of a failing lab
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Build the course site into a static folder.")
+    parser.add_argument("--root", type=Path, default=ROOT, help="project folder (default: this one)")
+    parser.add_argument("--out", type=Path, help="output folder (default: ROOT/dist)")
+    parser.add_argument("--cache", type=Path, help="lab cache folder (default: ROOT/.cache)")
+    parser.add_argument("--no-cache", action="store_true", help="recompute every lab")
+    parser.add_argument("--jobs", type=int, help="labs computed at once (default: one per core)")
+    parser.add_argument("--debug", action="store_true", help="full traceback when a lab fails")
+    args = parser.parse_args(argv)
+
+    from sitegen.compute import LabFailure
+    from sitegen.errors import BuildError
+    from sitegen.pipeline import build
+
+    start = time.perf_counter()
+    try:
+        report = build(args.root, args.out, cache=args.cache, use_cache=not args.no_cache, jobs=args.jobs)
+    except BuildError as exc:
+        if args.debug and isinstance(exc, LabFailure):
+            print(exc.trace, file=sys.stderr)
+        print(exc.report(), file=sys.stderr)
+        print("build failed; the previous output was left as it was", file=sys.stderr)
+        return 1
+    labs = ", ".join([f"{lab} computed" for lab in report.computed] + [f"{lab} cached" for lab in report.cached])
+    print(f"built {report.files} files ({report.bytes / 1024:.0f} KiB) into {report.out} "
+          f"in {time.perf_counter() - start:.2f} s" + (f" [{labs}]" if labs else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

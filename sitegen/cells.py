@@ -1,0 +1,60 @@
+"""A lab script's named cells: `# %% name` starts one (the percent format)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import BuildError, Collector
+
+MARKER = re.compile(r"^# %%(?P<rest>.*)$")
+NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
+
+
+@dataclass(frozen=True)
+class Cell:
+    name: str
+    source: str        # the cell's code, without the marker and trailing blank lines
+    first_line: int    # 1-based line of the source's first line in the script
+
+
+def parse_cells(text: str, path: str) -> tuple[Cell, ...]:
+    problems = Collector()
+    cells: list[Cell] = []
+    current: tuple[str, int, list[str]] | None = None
+
+    def close():
+        if current:
+            name, first, lines = current
+            while lines and not lines[-1].strip():
+                lines.pop()
+            cells.append(Cell(name, "\n".join(lines), first))
+
+    for number, line in enumerate(text.splitlines(), 1):
+        match = MARKER.match(line)
+        if not match:
+            if current:
+                current[2].append(line)
+            continue
+        close()
+        name = match["rest"].strip()
+        if not NAME.match(name):
+            problems.add(path, number, f"cell marker needs a name: '# %% name' with a lowercase "
+                                       f"identifier, got {line!r}")
+        elif any(c.name == name for c in cells):
+            problems.add(path, number, f"duplicate cell name {name!r}")
+        current = (name, number + 1, [])
+    close()
+    if not cells:
+        problems.add(path, 1, "no cells: start each code cell with a line '# %% name'")
+    problems.raise_if_any()
+    return tuple(cells)
+
+
+def read_cells(script: Path, root: Path) -> tuple[Cell, ...]:
+    return parse_cells(script.read_text(encoding="utf-8"), str(script.relative_to(root)))
+
+
+def cell_code(cell: Cell) -> str:
+    """Source as a runnable unit whose line numbers are those of the script."""
+    return "\n" * (cell.first_line - 1) + cell.source + "\n"

@@ -1,0 +1,195 @@
+"""Phase 1: site.yaml into a validated, frozen SiteConfig.
+
+Every problem names `site.yaml:LINE` and what was expected; unknown keys are
+errors, so a typo never silently falls back to a default.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from .errors import BuildError, Collector, Problem
+
+SLUG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+OUT_PATH = re.compile(r"^[a-z0-9][a-z0-9._/-]*$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Lab:
+    id: str
+    title: str
+    script: Path          # absolute path of the lab's cell script
+    images: str           # output folder of its figures, relative to dist/
+    downloads: str        # output folder of results.json, tensors.npz, CSV
+    notebook: str         # output path of the notebook download
+    page: str             # content page whose prose the notebook shares, e.g. course/lab11.md
+    line: int             # where site.yaml declares it
+
+
+@dataclass(frozen=True)
+class NavItem:
+    title: str
+    page: str             # content path, e.g. course/guide.md
+
+
+@dataclass(frozen=True)
+class SiteConfig:
+    root: Path
+    path: Path            # site.yaml itself
+    title: str
+    description: str
+    base_url: str
+    language: str
+    nav: tuple[NavItem, ...]
+    labs: tuple[Lab, ...]
+
+    @property
+    def content_dir(self) -> Path:
+        return self.root / "content"
+
+    @property
+    def templates_dir(self) -> Path:
+        return self.root / "templates"
+
+    @property
+    def static_dir(self) -> Path:
+        return self.root / "static"
+
+    def lab(self, lab_id: str) -> Lab | None:
+        return next((lab for lab in self.labs if lab.id == lab_id), None)
+
+
+class _LineLoader(yaml.SafeLoader):
+    """Safe loader whose mappings remember the line of each key (1-based)."""
+
+
+class LineDict(dict):
+    line = 0
+    key_lines: dict
+
+
+def _construct_mapping(loader, node):
+    loader.flatten_mapping(node)
+    result = LineDict()
+    result.line = node.start_mark.line + 1
+    result.key_lines = {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if key in result:
+            raise yaml.MarkedYAMLError(problem=f"duplicate key {key!r}", problem_mark=key_node.start_mark)
+        result[key] = loader.construct_object(value_node, deep=True)
+        result.key_lines[key] = key_node.start_mark.line + 1
+    return result
+
+
+_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def load_yaml(text: str, path: str, line_offset: int = 0):
+    """Parse YAML keeping line numbers; syntax errors become a Problem."""
+    try:
+        return yaml.load(text, Loader=_LineLoader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = (mark.line + 1 + line_offset) if mark else line_offset or 1
+        col = f", column {mark.column + 1}" if mark else ""
+        raise BuildError(_problem(path, line, f"YAML syntax error{col}: {exc.problem}")) from None
+
+
+def _problem(path, line, message):
+    return Problem(str(path), line, message)
+
+
+class _Fields:
+    """Reads one mapping against its expected keys, recording problems."""
+
+    def __init__(self, data, where: str, path: str, problems: Collector, parent_line: int):
+        self.path, self.problems, self.where = path, problems, where
+        self.line = getattr(data, "line", parent_line)
+        if not isinstance(data, dict):
+            problems.add(path, parent_line, f"{where} must be a mapping of keys to values")
+            data = LineDict()
+        self.data = data
+        self.seen: set[str] = set()
+
+    def key_line(self, key):
+        return getattr(self.data, "key_lines", {}).get(key, self.line)
+
+    def get(self, key: str, kind=str, default=None, required=True):
+        self.seen.add(key)
+        if key not in self.data:
+            if required:
+                self.problems.add(self.path, self.line, f"{self.where} is missing required key '{key}'")
+            return default
+        value = self.data[key]
+        if not isinstance(value, kind):
+            want = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+            self.problems.add(self.path, self.key_line(key),
+                              f"{self.where}.{key} must be a {want}, not {type(value).__name__}")
+            return default
+        return value
+
+    def finish(self) -> None:
+        for key in self.data:
+            if key not in self.seen:
+                expected = ", ".join(sorted(self.seen))
+                self.problems.add(self.path, self.key_line(key),
+                                  f"unknown key '{key}' in {self.where} (expected one of: {expected})")
+
+
+def load_config(root: Path) -> SiteConfig:
+    root = Path(root).resolve()
+    path = root / "site.yaml"
+    rel = "site.yaml"
+    if not path.is_file():
+        raise BuildError(_problem(rel, 0, f"no site.yaml in {root}; create it (see README.md)"))
+    data = load_yaml(path.read_text(encoding="utf-8"), rel)
+    problems = Collector()
+    top = _Fields(data, "site.yaml", rel, problems, 1)
+    site = _Fields(top.get("site", dict, LineDict()), "site", rel, problems, top.line)
+    title = site.get("title", default="")
+    description = site.get("description", default="", required=False)
+    base_url = site.get("base_url", default="https://example.invalid")
+    if base_url and not re.match(r"^https?://[^/\s]+$", base_url.rstrip("/")):
+        problems.add(rel, site.key_line("base_url"),
+                     f"site.base_url must look like https://host (no path), not {base_url!r}")
+    language = site.get("language", default="zh-CN", required=False)
+    site.finish()
+
+    nav = []
+    for i, item in enumerate(top.get("nav", list, [], required=False)):
+        f = _Fields(item, f"nav[{i}]", rel, problems, top.key_line("nav"))
+        nav.append(NavItem(title=f.get("title", default=""), page=f.get("page", default="")))
+        if nav[-1].page and not (root / "content" / nav[-1].page).is_file():
+            problems.add(rel, f.key_line("page"), f"nav[{i}].page: no such page content/{nav[-1].page}")
+        f.finish()
+
+    labs, seen_ids = [], {}
+    for i, item in enumerate(top.get("labs", list, [], required=False)):
+        f = _Fields(item, f"labs[{i}]", rel, problems, top.key_line("labs"))
+        lab_id = f.get("id", default="")
+        script = f.get("script", default="")
+        values = {key: f.get(key, default="") for key in ("title", "images", "downloads", "notebook", "page")}
+        f.finish()
+        if lab_id and not SLUG.match(lab_id):
+            problems.add(rel, f.key_line("id"), f"labs[{i}].id {lab_id!r} must be lowercase ASCII letters, digits and '-'")
+        if lab_id in seen_ids:
+            problems.add(rel, f.key_line("id"), f"duplicate lab id {lab_id!r} (first at site.yaml:{seen_ids[lab_id]})")
+        seen_ids.setdefault(lab_id, f.key_line("id"))
+        script_path = (root / script).resolve()
+        if script and (not script_path.is_file() or root not in script_path.parents):
+            problems.add(rel, f.key_line("script"), f"labs[{i}].script: no such file {script!r} inside the project")
+        if values["page"] and not (root / "content" / values["page"]).is_file():
+            problems.add(rel, f.key_line("page"), f"labs[{i}].page: no such page content/{values['page']}")
+        for key in ("images", "downloads", "notebook"):
+            if values[key] and not (OUT_PATH.match(values[key]) and ".." not in values[key].split("/")):
+                problems.add(rel, f.key_line(key),
+                             f"labs[{i}].{key} {values[key]!r} must be a relative ASCII path (letters, digits, . _ - /)")
+        labs.append(Lab(id=lab_id, script=script_path, line=f.line, **values))
+    top.finish()
+    problems.raise_if_any()
+    return SiteConfig(root=root, path=path, title=title, description=description,
+                      base_url=base_url.rstrip("/"), language=language, nav=tuple(nav), labs=tuple(labs))

@@ -1,0 +1,79 @@
+"""The notebook download: the lab page's prose and the lab's cells, with real outputs.
+
+Markdown cells come from the page's prose (split at headings, values filled
+in, links made absolute to the published site); code cells are the lab's
+cells with the output this build captured. Figures appear as the outputs of
+the cells that drew them, so their Markdown lines are dropped.
+"""
+from __future__ import annotations
+
+import base64
+import re
+
+import nbformat
+from nbformat import v4
+
+from .compute import Artifacts
+from .config import SiteConfig
+from .content import Page, is_external, pretty_url, resolve_target
+from .errors import BuildError, Problem
+
+ATTR_LIST = re.compile(r"\s*\{[#.][^}]*\}\s*$")
+
+
+def _markdown_cells(text: str) -> list[str]:
+    """Split prose at headings, as the seed notebook keeps each heading in its own cell."""
+    cells, current, fence = [], [], False
+    for line in text.splitlines():
+        if line.lstrip().startswith(("```", "~~~")):
+            fence = not fence
+        if not fence and line.startswith("#"):
+            cells += ["\n".join(current).strip(), ATTR_LIST.sub("", line)]
+            current = []
+        else:
+            current.append(line)
+    cells.append("\n".join(current).strip())
+    return [c for c in cells if c]
+
+
+def build_notebook(cfg: SiteConfig, page: Page, art: Artifacts, outputs: set[str]) -> bytes:
+    from .render import transform_prose
+
+    results = art.results()
+
+    def href(target: str) -> str:
+        if is_external(target):
+            return target
+        output, fragment = resolve_target(page, target, outputs)
+        return f"{cfg.base_url}/{pretty_url(output)}" + (f"#{fragment}" if fragment else "")
+
+    cells, count = [v4.new_markdown_cell(f"# {page.title}")], 0
+    for block in page.blocks:
+        if block.kind == "prose":
+            text = transform_prose(block.text, page, art, results, href, figure_block=lambda *a: "")
+            cells += [v4.new_markdown_cell(md) for md in _markdown_cells(text)]
+        elif block.kind == "cell":
+            cell = next(c for c in art.cells if c.name == block.args[0])
+            output = art.outputs[cell.name]
+            count += 1
+            produced = [v4.new_output("stream", name="stdout", text=output.stdout)] if output.stdout else []
+            for name in output.figures:
+                data = base64.b64encode(art.files[name].read_bytes()).decode("ascii")
+                produced.append(v4.new_output("display_data", data={"image/png": data,
+                                                                     "text/plain": "<Figure>"}))
+            cells.append(v4.new_code_cell(cell.source, execution_count=count, outputs=produced,
+                                          metadata={"name": cell.name}))
+    for number, cell in enumerate(cells):
+        cell["id"] = f"{cell['cell_type']}-{number:02d}"
+    notebook = v4.new_notebook(cells=cells, metadata={
+        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+        "language_info": {"name": "python"},
+        "title": page.title,
+        "provenance": {k: art.provenance[k] for k in ("lab", "seed", "python", "numpy", "matplotlib",
+                                                      "computed_at")},
+    })
+    try:
+        nbformat.validate(notebook)
+    except nbformat.ValidationError as exc:
+        raise BuildError(Problem(page.source, 0, f"notebook for lab {art.lab.id} is invalid: {exc.message}"))
+    return (nbformat.writes(notebook) + "\n").encode("utf-8")

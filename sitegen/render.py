@@ -1,0 +1,267 @@
+"""Phase 5: pages, assets and lab files as OutputFiles, in memory.
+
+Templates get one typed context per page and never compute; the numbers they
+show were computed by the labs and formatted here.
+"""
+from __future__ import annotations
+
+import hashlib
+import html
+import re
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+import markdown
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import PythonLexer
+from pygments.styles import get_style_by_name
+
+from .check import lab_outputs, table_axes
+from .compute import Artifacts
+from .config import SiteConfig
+from .content import (LINK, VALUE, Page, format_value, is_external, lookup, relative_url,
+                      resolve_target)
+from .errors import BuildError, Problem
+from .notebook import build_notebook
+
+MD_EXTENSIONS = ["tables", "attr_list", "fenced_code", "sane_lists", "toc", "codehilite"]
+MD_CONFIG = {"codehilite": {"css_class": "highlight", "guess_lang": False},
+             "toc": {"slugify": None, "permalink": False}}
+AXIS_LABELS = {"token": "token {}", "channel": "通道 {}", "query": "query {}", "key": "key {}",
+               "head": "head {}", "hidden": "隐藏单元 {}", "row": "行 {}", "column": "列 {}"}
+FIGURE_LINE = re.compile(r"^\s*!\[(?P<alt>[^\]]+)\]\(figure:(?P<name>[^)\s]+)(?:\s+\"(?P<title>[^\"]*)\")?\)\s*$")
+
+
+class Outputs(dict):
+    """Output path -> bytes; a path is written once (two writers is a bug)."""
+
+    def add(self, path: str, data: bytes, source: str = "") -> None:
+        if path in self:
+            raise BuildError(Problem(source or path, 0, f"{path} would be written twice"))
+        self[path] = data
+
+
+@dataclass(frozen=True)
+class PageContext:
+    """Everything a page template may use."""
+    site: SiteConfig
+    page: Page
+    body: str                 # rendered HTML of the page's content
+    toc: list                 # [{id, name, level}] of h2/h3 headings
+    stylesheet: str           # relative href of the fingerprinted CSS
+    home: str                 # relative href of the home page
+    nav: list                 # [{title, href, current}]
+    provenance: dict | None   # the lab's provenance, on lab pages
+
+
+def slugify(value: str, separator: str) -> str:
+    """Heading ids that keep Chinese: lowercase, spaces to '-', punctuation dropped."""
+    value = re.sub(r"[^\w\s-]", "", value.lower(), flags=re.UNICODE).strip()
+    return re.sub(r"[\s_-]+", separator, value)
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    return struct.unpack(">II", data[16:24])
+
+
+def fingerprint(name: str, data: bytes) -> str:
+    stem, dot, ext = name.rpartition(".")
+    return f"{stem}.{hashlib.sha256(data).hexdigest()[:10]}.{ext}"
+
+
+def stamp(provenance: dict) -> str:
+    when = provenance["computed_at"].replace("T", " ").replace("Z", " UTC")
+    return (f"保存输出 · 本站构建于 {when} 实际计算 · Python {provenance['python']} · "
+            f"NumPy {provenance['numpy']} · Matplotlib {provenance['matplotlib']}")
+
+
+def transform_prose(text: str, page: Page, art: Artifacts | None, results: dict | None,
+                    href, figure_block=None) -> str:
+    """Fill values, point links at their targets, and (on pages) lift figures into blocks."""
+    lines = []
+    for line in text.splitlines():
+        match = FIGURE_LINE.match(line)
+        if match and figure_block is not None:
+            lines.append(figure_block(match["name"], match["alt"], match["title"] or ""))
+            continue
+        line = VALUE.sub(lambda m: html.escape(format_value(lookup(results, m["path"]), m["spec"])), line)
+        lines.append(LINK.sub(lambda m: _link(m, href), line))
+    return "\n".join(lines)
+
+
+def _link(match, href) -> str:
+    title = match["title"] or ""
+    return f"{match['bang']}[{match['text']}]({href(match['target'])}{title})"
+
+
+class Renderer:
+    def __init__(self, cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts]):
+        self.cfg, self.pages, self.artifacts = cfg, pages, artifacts
+        self.outputs_known = lab_outputs(artifacts) | {p.output for p in pages}
+        self.env = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(cfg.templates_dir), autoescape=True,
+            undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+        self.formatter = HtmlFormatter(cssclass="highlight", wrapcode=True)
+        self.out = Outputs()
+
+    def template(self, name: str):
+        try:
+            return self.env.get_template(name)
+        except jinja2.TemplateSyntaxError as exc:
+            raise BuildError(Problem(f"templates/{exc.name or name}", exc.lineno, f"template syntax: {exc.message}"))
+        except jinja2.TemplateNotFound as exc:
+            raise BuildError(Problem(f"templates/{name}", 0, f"template not found: {exc.name}"))
+
+    def render_template(self, template: str, **context) -> str:
+        try:
+            return self.template(template).render(**context)
+        except jinja2.UndefinedError as exc:
+            line = _template_line(exc, template)
+            raise BuildError(Problem(f"templates/{line[0]}", line[1], f"undefined in template: {exc.message}"))
+
+    # -- assets -------------------------------------------------------------
+    def stylesheet(self) -> str:
+        css = (self.cfg.static_dir / "style.css").read_text(encoding="utf-8")
+        light = self.formatter.get_style_defs(".highlight")
+        dark = HtmlFormatter(style=get_style_by_name("github-dark")).get_style_defs(".highlight")
+        css += f"\n/* code: Pygments */\n{light}\n@media (prefers-color-scheme: dark) {{\n{dark}\n}}\n"
+        data = css.encode()
+        path = "assets/" + fingerprint("style.css", data)
+        self.out.add(path, data, "static/style.css")
+        return path
+
+    def static_files(self) -> None:
+        for path in sorted(self.cfg.static_dir.rglob("*")):
+            rel = path.relative_to(self.cfg.static_dir).as_posix()
+            if path.is_file() and rel != "style.css":
+                self.out.add(f"assets/{rel}", path.read_bytes(), f"static/{rel}")
+
+    # -- labs ---------------------------------------------------------------
+    def lab_files(self, art: Artifacts, page: Page) -> None:
+        for name in art.figures:
+            self.out.add(art.figure_path(name), art.files[name].read_bytes(), str(art.lab.script))
+        for name, path in art.files.items():
+            if not name.endswith(".png"):
+                self.out.add(f"{art.lab.downloads}/{name}", path.read_bytes(), str(art.lab.script))
+        self.out.add(art.lab.notebook, build_notebook(self.cfg, page, art, self.outputs_known), page.source)
+
+    # -- pages --------------------------------------------------------------
+    def page_body(self, page: Page) -> tuple[str, list]:
+        art = self.artifacts.get(page.lab) if page.lab else None
+        results = art.results() if art else None
+        rendered: dict[str, str] = {}
+
+        def placeholder(html_text: str) -> str:
+            key = f"<!--block-{len(rendered)}-->"
+            rendered[key] = html_text
+            return f"\n\n{key}\n\n"
+
+        def href(target: str) -> str:
+            if is_external(target):
+                return target
+            if target.startswith("figure:"):
+                return relative_url(page.output, art.figure_path(target[len("figure:"):]))
+            output, fragment = resolve_target(page, target, self.outputs_known)
+            return relative_url(page.output, output, fragment)
+
+        def figure_block(name: str, alt: str, caption: str) -> str:
+            data = art.files[name].read_bytes()
+            width, height = png_size(data)
+            return placeholder(self.render_template(
+                "partials/figure.html", src=relative_url(page.output, art.figure_path(name)),
+                alt=alt, caption=caption, width=(width + 1) // 2, height=(height + 1) // 2))
+
+        parts = []
+        for block in page.blocks:
+            if block.kind == "prose":
+                parts.append(transform_prose(block.text, page, art, results, href, figure_block))
+            elif block.kind == "cell":
+                parts.append(placeholder(self.cell_html(art, block)))
+            elif block.kind == "table":
+                parts.append(placeholder(self.table_html(results, block)))
+            elif block.kind == "downloads":
+                parts.append(placeholder(self.downloads_html(art, page)))
+        md = markdown.Markdown(extensions=MD_EXTENSIONS,
+                               extension_configs={**MD_CONFIG, "toc": {"slugify": slugify}})
+        body = md.convert("\n".join(parts))
+        for key, value in rendered.items():
+            body = body.replace(key, value)
+        toc = [{"id": t["id"], "name": html.unescape(t["name"]), "level": t["level"]}
+               for t in _flatten(md.toc_tokens) if t["level"] in (2, 3)]
+        return body, toc
+
+    def cell_html(self, art: Artifacts, block) -> str:
+        cell = next(c for c in art.cells if c.name == block.args[0])
+        output = art.outputs[cell.name]
+        last = cell.first_line + cell.source.count("\n")
+        return self.render_template(
+            "partials/cell.html", name=cell.name, code=highlight(cell.source, PythonLexer(), self.formatter),
+            script=art.provenance["script"], first_line=cell.first_line, last_line=last,
+            stdout=output.stdout, stamp=stamp(art.provenance),
+            collapsed=block.options.get("output") == "collapsed")
+
+    def table_html(self, results: dict, block) -> str:
+        value = lookup(results, block.args[0])
+        axes = table_axes(block)
+        slices = [(None, value)] if len(axes) == 2 else list(enumerate(value))
+        tables = []
+        for index, matrix in slices:
+            caption = block.options["caption"]
+            if index is not None:
+                caption += " · " + AXIS_LABELS[axes[0]].format(index)
+            tables.append({
+                "caption": caption,
+                "corner": f"{AXIS_LABELS[axes[-2]].format('').strip()} \\ {AXIS_LABELS[axes[-1]].format('').strip()}",
+                "columns": [AXIS_LABELS[axes[-1]].format(j) for j in range(len(matrix[0]))],
+                "rows": [(AXIS_LABELS[axes[-2]].format(i), [format_value(x) for x in row])
+                         for i, row in enumerate(matrix)]})
+        return self.render_template("partials/table.html", path=block.args[0], tables=tables)
+
+    def downloads_html(self, art: Artifacts, page: Page) -> str:
+        items = [{"href": relative_url(page.output, art.lab.notebook), "name": art.lab.notebook.rsplit("/", 1)[-1],
+                  "kind": "notebook", "size": None}]
+        for name, path in art.files.items():
+            if not name.endswith(".png"):
+                items.append({"href": relative_url(page.output, f"{art.lab.downloads}/{name}"), "name": name,
+                              "kind": name.rsplit(".", 1)[-1], "size": path.stat().st_size})
+        return self.render_template("partials/downloads.html", items=items)
+
+    def page(self, page: Page, stylesheet: str) -> None:
+        body, toc = self.page_body(page)
+        art = self.artifacts.get(page.lab) if page.lab else None
+        nav = [{"title": item.title, "href": relative_url(page.output, item.page[:-3] + ".html"),
+                "current": item.page[:-3] + ".html" == page.output} for item in self.cfg.nav]
+        context = PageContext(site=self.cfg, page=page, body=body, toc=toc if page.meta.get("toc", True) else [],
+                              stylesheet=relative_url(page.output, stylesheet),
+                              home=relative_url(page.output, "index.html"), nav=nav,
+                              provenance=art.provenance if art else None)
+        self.out.add(page.output, self.render_template("page.html", ctx=context).encode(), page.source)
+
+
+def _flatten(tokens):
+    for token in tokens:
+        yield token
+        yield from _flatten(token.get("children", []))
+
+
+def _template_line(exc, fallback):
+    import traceback
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        if frame.filename and "/templates/" in frame.filename:
+            return frame.filename.split("/templates/", 1)[1], frame.lineno
+    return fallback, 0
+
+
+def render_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts]) -> Outputs:
+    renderer = Renderer(cfg, pages, artifacts)
+    stylesheet = renderer.stylesheet()
+    renderer.static_files()
+    by_source = {page.source: page for page in pages}
+    for art in artifacts.values():
+        renderer.lab_files(art, by_source[f"content/{art.lab.page}"])
+    for page in pages:
+        renderer.page(page, stylesheet)
+    return renderer.out

@@ -1,0 +1,77 @@
+"""Shared fixtures: every build happens in a temporary folder, never in the repo."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+GOLDEN = Path(__file__).resolve().parent / "golden"
+PROJECT_PARTS = ("site.yaml", "compute", "content", "templates", "static")
+EPOCH = "1790000000"   # fixed SOURCE_DATE_EPOCH for reproducible test builds
+
+
+def copy_project(target: Path) -> Path:
+    """A copy of the site's sources that a test may break."""
+    target.mkdir(parents=True, exist_ok=True)
+    for part in PROJECT_PARTS:
+        source = REPO / part
+        if source.is_dir():
+            shutil.copytree(source, target / part, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(source, target / part)
+    return target
+
+
+def run_build(root: Path, out: Path, cache: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "SOURCE_DATE_EPOCH": EPOCH}
+    return subprocess.run([sys.executable, str(REPO / "build.py"), "--root", str(root), "--out", str(out),
+                           "--cache", str(cache), *args],
+                          capture_output=True, text=True, env=env, timeout=600)
+
+
+def tree_bytes(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory) -> Path:
+    """The repository's site, built once into a temporary dist/."""
+    base = tmp_path_factory.mktemp("site")
+    result = run_build(REPO, base / "dist", base / "cache")
+    assert result.returncode == 0, result.stderr
+    return base / "dist"
+
+
+@pytest.fixture(scope="session")
+def site_results(site) -> dict:
+    return json.loads((site / "course/materials/lab09/results.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="session")
+def seed_run(tmp_path_factory) -> dict:
+    """Run the seed script as handed to us; its results.json and stdout are the reference."""
+    work = tmp_path_factory.mktemp("seed")
+    result = subprocess.run([sys.executable, str(GOLDEN / "seed_lab09.py")], cwd=work, capture_output=True,
+                            text=True, env={**os.environ, "MPLBACKEND": "Agg"}, timeout=300)
+    assert result.returncode == 0, result.stderr
+    results = json.loads((work / "outputs/LAB-B/results.json").read_text(encoding="utf-8"))
+    return {"results": results, "stdout": result.stdout}
+
+
+@pytest.fixture(scope="session")
+def seed_saved_outputs() -> list[str]:
+    """The text of every "保存输出" block in the seed notebook, in order."""
+    notebook = json.loads((GOLDEN / "seed-lab09.ipynb").read_text(encoding="utf-8"))
+    blocks = []
+    for cell in notebook["cells"]:
+        text = "".join(cell["source"])
+        if cell["cell_type"] == "markdown" and text.startswith("**保存输出"):
+            blocks.append(text.split("```text\n", 1)[1].split("\n```", 1)[0])
+    assert len(blocks) == 6
+    return blocks

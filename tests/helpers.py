@@ -1,0 +1,60 @@
+"""Reading built pages as a browser would see their structure."""
+from __future__ import annotations
+
+import math
+from html.parser import HTMLParser
+
+
+class Elements(HTMLParser):
+    """Collects elements as (tag, attrs, text) with the text inside each."""
+
+    def __init__(self, html: str):
+        super().__init__(convert_charrefs=True)
+        self.open: list[list] = []
+        self.elements: list[tuple[str, dict, str]] = []
+        self.feed(html)
+
+    def handle_starttag(self, tag, attrs):
+        if tag in ("img", "link", "meta", "br", "input"):
+            self.elements.append((tag, dict(attrs), ""))
+        else:
+            self.open.append([tag, dict(attrs), []])
+
+    def handle_endtag(self, tag):
+        for i in range(len(self.open) - 1, -1, -1):
+            if self.open[i][0] == tag:
+                name, attrs, parts = self.open.pop(i)
+                text = "".join(parts)
+                self.elements.append((name, attrs, text))
+                if self.open:
+                    self.open[-1][2].append(text)
+                return
+
+    def handle_data(self, data):
+        if self.open:
+            self.open[-1][2].append(data)
+
+    def find(self, tag, **attrs):
+        return [e for e in self.elements if e[0] == tag and all(e[1].get(k) == v for k, v in attrs.items())]
+
+
+def numeric_leaves(value, path=""):
+    if isinstance(value, bool):
+        return
+    if isinstance(value, (int, float)):
+        yield path, float(value)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from numeric_leaves(v, f"{path}.{k}")
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from numeric_leaves(v, f"{path}[{i}]")
+
+
+def assert_close_tree(ours, reference, tol=1e-12):
+    ref = dict(numeric_leaves(reference))
+    got = dict(numeric_leaves(ours))
+    assert set(ref) <= set(got), f"missing: {sorted(set(ref) - set(got))[:5]}"
+    bad = [(k, got[k], ref[k]) for k in ref if not math.isclose(got[k], ref[k], rel_tol=0, abs_tol=tol)]
+    assert not bad, f"{len(bad)} values differ, e.g. {bad[:3]}"
+    return len(ref)
