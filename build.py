@@ -4,6 +4,7 @@
     python build.py --no-cache    recompute every lab
     python build.py --out DIR     build into another folder
     python build.py --debug       show the full traceback of a failing lab
+    python build.py serve         build, preview with Cloudflare's emulator, rebuild on change
 """
 from __future__ import annotations
 
@@ -17,6 +18,9 @@ ROOT = Path(__file__).resolve().parent
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Build the course site into a static folder.")
+    parser.add_argument("command", nargs="?", choices=["build", "serve"], default="build",
+                        help="build once (default), or serve a live preview")
+    parser.add_argument("--port", type=int, default=8788, help="preview port (serve)")
     parser.add_argument("--root", type=Path, default=ROOT, help="project folder (default: this one)")
     parser.add_argument("--out", type=Path, help="output folder (default: ROOT/dist)")
     parser.add_argument("--cache", type=Path, help="lab cache folder (default: ROOT/.cache)")
@@ -29,19 +33,30 @@ def main(argv: list[str] | None = None) -> int:
     from sitegen.errors import BuildError
     from sitegen.pipeline import build
 
-    start = time.perf_counter()
-    try:
-        report = build(args.root, args.out, cache=args.cache, use_cache=not args.no_cache, jobs=args.jobs)
-    except BuildError as exc:
-        if args.debug and isinstance(exc, LabFailure):
-            print(exc.trace, file=sys.stderr)
-        print(exc.report(), file=sys.stderr)
-        print("build failed; the previous output was left as it was", file=sys.stderr)
-        return 1
-    labs = ", ".join([f"{lab} computed" for lab in report.computed] + [f"{lab} cached" for lab in report.cached])
-    print(f"built {report.files} files ({report.bytes / 1024:.0f} KiB) into {report.out} "
-          f"in {time.perf_counter() - start:.2f} s" + (f" [{labs}]" if labs else ""))
-    return 0
+    def once() -> bool:
+        start = time.perf_counter()
+        try:
+            report = build(args.root, args.out, cache=args.cache, use_cache=not args.no_cache,
+                           jobs=args.jobs, preview=args.command == "serve")
+        except BuildError as exc:
+            if args.debug and isinstance(exc, LabFailure):
+                print(exc.trace, file=sys.stderr)
+            print(exc.report(), file=sys.stderr)
+            print("build failed; the previous output was left as it was", file=sys.stderr)
+            return False
+        labs = ", ".join([f"{lab} computed" for lab in report.computed] + [f"{lab} cached" for lab in report.cached])
+        print(f"built {report.files} files ({report.bytes / 1024:.0f} KiB) into {report.out} "
+              f"in {time.perf_counter() - start:.2f} s" + (f" [{labs}]" if labs else ""))
+        return True
+
+    if args.command == "serve":
+        from sitegen.serve import serve
+        try:
+            return serve(args.root.resolve(), (args.out or args.root / "dist").resolve(), args.port, once)
+        except BuildError as exc:
+            print(exc.report(), file=sys.stderr)
+            return 1
+    return 0 if once() else 1
 
 
 if __name__ == "__main__":

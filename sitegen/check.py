@@ -6,6 +6,10 @@ are reported together, each as `content/...md:LINE: ...`.
 """
 from __future__ import annotations
 
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urljoin, urlsplit
+
 from .compute import Artifacts
 from .config import SiteConfig
 from .content import (LINK, VALUE, Page, Unresolved, format_value, is_external, lookup,
@@ -121,3 +125,92 @@ def _table(page, block, art, results, outputs, problems):
 
 
 CHECKS = {"prose": _prose, "cell": _cell, "table": _table}
+
+
+# -- links in the rendered site ------------------------------------------------
+
+class _Refs(HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.ids: set[str] = set()
+        self.refs: list[tuple[str, str]] = []    # (attribute, url)
+
+    def handle_starttag(self, tag, attrs):
+        for name, value in attrs:
+            if name == "id" and value:
+                self.ids.add(value)
+            elif name in ("href", "src") and value is not None:
+                self.refs.append((name, value))
+
+
+def served_file(url_path: str, files: dict) -> str | None:
+    """The output file Cloudflare Pages answers a path with (at most one redirect)."""
+    path = url_path.lstrip("/")
+    for candidate in (path, path + ".html", path.rstrip("/") + "/index.html" if path else "index.html",
+                      path[:-1] + ".html" if path.endswith("/") else None):
+        if candidate is not None and candidate.lstrip("/") in files:
+            return candidate.lstrip("/")
+    return None
+
+
+def check_links(cfg: SiteConfig, pages: list[Page], files: dict[str, bytes]) -> None:
+    """Every internal href/src of every rendered HTML file resolves, #anchors included."""
+    problems = Collector()
+    sources = {page.output: page.source for page in pages}
+    site_url = cfg.base_url
+    parsed = {}
+    for path, data in files.items():
+        if path.endswith(".html"):
+            parser = _Refs()
+            parser.feed(data.decode("utf-8"))
+            parsed[path] = parser
+    base = urlsplit(site_url)
+    for path, parser in sorted(parsed.items()):
+        for attribute, url in parser.refs:
+            target = urlsplit(urljoin(f"{base.scheme}://{base.netloc}/{path}", url))
+            if target.netloc != base.netloc or target.scheme not in ("http", "https"):
+                continue
+            served = served_file(unquote(target.path), files)
+            where = _source_line(cfg.root, sources.get(path), url)
+            if served is None:
+                problems.add(*where, f"{attribute}=\"{url}\" in {path} points to no file of the site")
+            elif target.fragment and served in parsed and unquote(target.fragment) not in parsed[served].ids:
+                problems.add(*where, f"{attribute}=\"{url}\" in {path}: {served} has no id "
+                                     f"'{unquote(target.fragment)}'")
+    problems.raise_if_any()
+
+
+def _source_line(root: Path, source: str | None, url: str) -> tuple[str, int]:
+    """Best place to point an author at: the source line naming the link's anchor or file."""
+    if not source:
+        return ("templates/", 0)
+    try:
+        lines = (root / source).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return (source, 0)
+    needle = url.split("#", 1)[1] if "#" in url else url.rsplit("/", 1)[-1]
+    for number, line in enumerate(lines, 1):
+        if needle and needle in line:
+            return (source, number)
+    return (source, 0)
+
+
+PAGES_MAX_FILES = 20_000
+PAGES_MAX_BYTES = 25 * 1024 * 1024
+
+
+def check_pages_limits(files: dict[str, bytes]) -> None:
+    """What Cloudflare Pages accepts: 20,000 files, 25 MiB each, ASCII paths."""
+    problems = Collector()
+    if len(files) > PAGES_MAX_FILES:
+        problems.add("dist", 0, f"{len(files)} files; Cloudflare Pages takes at most {PAGES_MAX_FILES}")
+    for path, data in sorted(files.items()):
+        if len(data) > PAGES_MAX_BYTES:
+            problems.add(path, 0, f"{len(data) / 2**20:.1f} MiB; Cloudflare Pages takes at most 25 MiB a file")
+        if not path.isascii() or any(c in path for c in " ?#%\\"):
+            problems.add(path, 0, "file names must be ASCII without spaces, ?, #, % or \\ "
+                                  "(non-ASCII names break Pages' redirects)")
+    if "404.html" not in files:
+        problems.add("content/404.md", 0, "no 404.html: without it Pages answers every unknown URL with "
+                                          "the home page and status 200; add content/404.md")
+    problems.raise_if_any()

@@ -250,8 +250,13 @@ def pretty_url(output: str) -> str:
 
 
 def relative_url(from_output: str, to_output: str, fragment: str = "") -> str:
-    """A relative href from one output file to another, in the no-redirect form."""
+    """A relative href from one output file to another, in the no-redirect form.
+
+    404.html is answered at any unknown path, so its links are root-absolute.
+    """
     target = pretty_url(to_output)
+    if from_output == "404.html":
+        return "/" + target + (f"#{fragment}" if fragment else "")
     is_dir = not target or target.endswith("/")
     parts = PurePosixPath(target).parts if target else ()
     folder, name = (parts, "") if is_dir else (parts[:-1], parts[-1])

@@ -9,6 +9,7 @@ import hashlib
 import html
 import re
 import struct
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from .config import SiteConfig
 from .content import (LINK, VALUE, Page, format_value, is_external, lookup, relative_url,
                       resolve_target)
 from .errors import BuildError, Problem
+from .deploy import add_deploy_files
 from .notebook import build_notebook
 
 MD_EXTENSIONS = ["tables", "attr_list", "fenced_code", "sane_lists", "toc", "codehilite"]
@@ -32,6 +34,7 @@ MD_CONFIG = {"codehilite": {"css_class": "highlight", "guess_lang": False},
              "toc": {"slugify": None, "permalink": False}}
 AXIS_LABELS = {"token": "token {}", "channel": "通道 {}", "query": "query {}", "key": "key {}",
                "head": "head {}", "hidden": "隐藏单元 {}", "row": "行 {}", "column": "列 {}"}
+PREVIEW_ONLY = {"live-reload.js"}
 FIGURE_LINE = re.compile(r"^\s*!\[(?P<alt>[^\]]+)\]\(figure:(?P<name>[^)\s]+)(?:\s+\"(?P<title>[^\"]*)\")?\)\s*$")
 
 
@@ -52,6 +55,7 @@ class PageContext:
     body: str                 # rendered HTML of the page's content
     toc: list                 # [{id, name, level}] of h2/h3 headings
     stylesheet: str           # relative href of the fingerprinted CSS
+    scripts: list             # relative hrefs of the scripts the page loads
     home: str                 # relative href of the home page
     nav: list                 # [{title, href, current}]
     provenance: dict | None   # the lab's provenance, on lab pages
@@ -133,11 +137,21 @@ class Renderer:
         self.out.add(path, data, "static/style.css")
         return path
 
-    def static_files(self) -> None:
+    def static_files(self, preview: bool) -> list[str]:
+        """Copy static/ into assets/, fingerprinting scripts; returns the scripts pages load."""
+        scripts = []
         for path in sorted(self.cfg.static_dir.rglob("*")):
             rel = path.relative_to(self.cfg.static_dir).as_posix()
-            if path.is_file() and rel != "style.css":
-                self.out.add(f"assets/{rel}", path.read_bytes(), f"static/{rel}")
+            if not path.is_file() or rel == "style.css" or (rel in PREVIEW_ONLY and not preview):
+                continue
+            data = path.read_bytes()
+            target = "assets/" + (fingerprint(rel, data) if rel.endswith(".js") else rel)
+            self.out.add(target, data, f"static/{rel}")
+            if rel in PREVIEW_ONLY:
+                scripts.append(target)
+        if preview:
+            self.out.add("__build-id.txt", f"{time.time_ns()}\n".encode())
+        return scripts
 
     # -- labs ---------------------------------------------------------------
     def lab_files(self, art: Artifacts, page: Page) -> None:
@@ -229,13 +243,14 @@ class Renderer:
                               "kind": name.rsplit(".", 1)[-1], "size": path.stat().st_size})
         return self.render_template("partials/downloads.html", items=items)
 
-    def page(self, page: Page, stylesheet: str) -> None:
+    def page(self, page: Page, stylesheet: str, scripts: list[str]) -> None:
         body, toc = self.page_body(page)
         art = self.artifacts.get(page.lab) if page.lab else None
         nav = [{"title": item.title, "href": relative_url(page.output, item.page[:-3] + ".html"),
                 "current": item.page[:-3] + ".html" == page.output} for item in self.cfg.nav]
         context = PageContext(site=self.cfg, page=page, body=body, toc=toc if page.meta.get("toc", True) else [],
                               stylesheet=relative_url(page.output, stylesheet),
+                              scripts=[relative_url(page.output, s) for s in scripts],
                               home=relative_url(page.output, "index.html"), nav=nav,
                               provenance=art.provenance if art else None)
         self.out.add(page.output, self.render_template("page.html", ctx=context).encode(), page.source)
@@ -255,13 +270,15 @@ def _template_line(exc, fallback):
     return fallback, 0
 
 
-def render_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts]) -> Outputs:
+def render_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts],
+                preview: bool = False) -> Outputs:
     renderer = Renderer(cfg, pages, artifacts)
     stylesheet = renderer.stylesheet()
-    renderer.static_files()
+    scripts = renderer.static_files(preview)
     by_source = {page.source: page for page in pages}
     for art in artifacts.values():
         renderer.lab_files(art, by_source[f"content/{art.lab.page}"])
     for page in pages:
-        renderer.page(page, stylesheet)
+        renderer.page(page, stylesheet, scripts)
+    add_deploy_files(cfg, renderer.out)
     return renderer.out

@@ -1,0 +1,55 @@
+"""Files Cloudflare Pages reads beside the pages: _headers, sitemap.xml, robots.txt.
+
+Rules follow Pages' semantics: every matching `_headers` rule applies and a
+header set by two rules is joined, so Cache-Control is set once for all
+paths and replaced (`! Cache-Control`) for fingerprinted assets only.
+"""
+from __future__ import annotations
+
+from .config import SiteConfig
+from .content import pretty_url
+
+SECURITY = {
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self'; "
+                               "script-src 'self'; font-src 'self'; connect-src 'self'; object-src 'none'; "
+                               "base-uri 'self'; form-action 'self'; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "strict-origin-when-cross-origin",
+    "Permissions-Policy": "camera=(), microphone=(), geolocation=(), payment=(), usb=()",
+    "Cache-Control": "public, max-age=0, must-revalidate",
+}
+DOWNLOAD_TYPES = {".ipynb": "application/x-ipynb+json", ".npz": "application/octet-stream",
+                  ".json": "application/json; charset=utf-8", ".csv": "text/csv; charset=utf-8"}
+MAX_RULES = 100
+
+
+def headers_file(files: dict[str, bytes]) -> bytes:
+    lines = ["/*"] + [f"  {name}: {value}" for name, value in SECURITY.items()]
+    lines += ["", "/assets/*", "  ! Cache-Control", "  Cache-Control: public, max-age=31536000, immutable"]
+    downloads = sorted(p for p in files if any(p.endswith(ext) for ext in (".ipynb", ".npz")))
+    for path in downloads:
+        ext = "." + path.rsplit(".", 1)[-1]
+        name = path.rsplit("/", 1)[-1]
+        lines += ["", f"/{path}", "  ! Content-Type", f"  Content-Type: {DOWNLOAD_TYPES[ext]}",
+                  f"  Content-Disposition: attachment; filename=\"{name}\""]
+    rules = sum(1 for line in lines if line.startswith("/"))
+    assert rules <= MAX_RULES, f"{rules} _headers rules, more than Pages' {MAX_RULES}"
+    return ("\n".join(lines) + "\n").encode()
+
+
+def sitemap(cfg: SiteConfig, html_pages: list[str]) -> bytes:
+    urls = "".join(f"  <url><loc>{cfg.base_url}/{pretty_url(p)}</loc></url>\n"
+                   for p in sorted(html_pages) if p != "404.html")
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n'
+            '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n' + urls + "</urlset>\n").encode()
+
+
+def robots(cfg: SiteConfig) -> bytes:
+    return f"User-agent: *\nAllow: /\n\nSitemap: {cfg.base_url}/sitemap.xml\n".encode()
+
+
+def add_deploy_files(cfg: SiteConfig, files) -> None:
+    html_pages = [p for p in files if p.endswith(".html")]
+    files.add("sitemap.xml", sitemap(cfg, html_pages))
+    files.add("robots.txt", robots(cfg))
+    files.add("_headers", headers_file(files))

@@ -1,0 +1,66 @@
+"""`python build.py serve`: build, serve dist/ with Cloudflare's own emulator, rebuild on change.
+
+The emulator is `wrangler pages dev` (pinned in package.json), so the preview
+answers redirects, 404s and _headers exactly as Pages will. Preview builds add
+one script that polls `__build-id.txt` and reloads the page when it changes.
+"""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+from .errors import BuildError, Problem
+
+WATCHED = ("content", "compute", "templates", "static", "site.yaml")
+EMULATOR_ENV = {"WRANGLER_SEND_METRICS": "false", "CLOUDFLARE_CF_FETCH_ENABLED": "false"}
+
+
+def wrangler(root: Path) -> Path:
+    """The project's pinned wrangler, installed from package-lock.json when missing."""
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        raise BuildError(Problem("package.json", 0, "Node.js 20 and npm are needed for the Cloudflare "
+                                                    "emulator: install them (e.g. apt-get install nodejs npm)"))
+    binary = root / "node_modules" / ".bin" / "wrangler"
+    if not binary.exists():
+        print("installing the Cloudflare emulator (npm ci) ...", file=sys.stderr)
+        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=root, check=True)
+    return binary
+
+
+def emulator_command(root: Path, dist: Path, port: int) -> list[str]:
+    config = tomllib.loads((root / "wrangler.toml").read_text(encoding="utf-8"))
+    return [str(wrangler(root)), "pages", "dev", str(dist), "--ip", "127.0.0.1", "--port", str(port),
+            "--compatibility-date", config["compatibility_date"]]
+
+
+def start_emulator(root: Path, dist: Path, port: int, workdir: Path, **popen) -> subprocess.Popen:
+    """Start `wrangler pages dev`; its `.wrangler/` state goes to workdir, not the project."""
+    import os
+    workdir.mkdir(parents=True, exist_ok=True)
+    return subprocess.Popen(emulator_command(root, dist, port), cwd=workdir,
+                            env={**os.environ, **EMULATOR_ENV}, **popen)
+
+
+def serve(root: Path, out: Path, port: int, rebuild) -> int:
+    from watchfiles import watch
+
+    rebuild()
+    process = start_emulator(root, out, port, root / ".cache" / "wrangler")
+    print(f"serving {out} at http://127.0.0.1:{port}/ (Ctrl-C stops)", file=sys.stderr)
+    try:
+        for changes in watch(*(root / name for name in WATCHED if (root / name).exists())):
+            names = sorted({Path(path).relative_to(root).as_posix() for _, path in changes})
+            print(f"changed: {', '.join(names[:5])}{' ...' if len(names) > 5 else ''}", file=sys.stderr)
+            started = time.perf_counter()
+            if rebuild():
+                print(f"rebuilt in {time.perf_counter() - started:.2f} s; open pages reload", file=sys.stderr)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+    return 0
