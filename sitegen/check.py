@@ -50,6 +50,11 @@ def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifact
             known = ", ".join(sorted(artifacts)) or "none in site.yaml"
             problems.add(page.source, page.meta_line, f"unknown lab '{page.lab}' (labs: {known})")
         results = art.results() if art else None
+        if "parent" in page.meta:
+            try:
+                resolve_target(page, page.meta["parent"], outputs)
+            except Unresolved as exc:
+                problems.add(page.source, page.meta_line, f"front matter parent: {exc}")
         for block in page.blocks:
             needs_lab = block.kind != "prose" or VALUE.search(block.text) or "figure:" in block.text
             if needs_lab and art is None:

@@ -44,6 +44,7 @@ class SiteConfig:
     base_url: str
     language: str
     nav: tuple[NavItem, ...]
+    sequence: tuple[str, ...]   # reading order of the materials (content paths): previous / next
     labs: tuple[Lab, ...]
 
     @property
@@ -167,6 +168,13 @@ def load_config(root: Path) -> SiteConfig:
             problems.add(rel, f.key_line("page"), f"nav[{i}].page: no such page content/{nav[-1].page}")
         f.finish()
 
+    sequence = top.get("sequence", list, [], required=False)
+    for i, item in enumerate(sequence):
+        if not isinstance(item, str) or not (root / "content" / item).is_file():
+            problems.add(rel, top.key_line("sequence") + 1 + i, f"sequence[{i}]: no such page content/{item}")
+    if len(set(map(str, sequence))) != len(sequence):
+        problems.add(rel, top.key_line("sequence"), "sequence lists a page twice")
+
     labs, seen_ids = [], {}
     for i, item in enumerate(top.get("labs", list, [], required=False)):
         f = _Fields(item, f"labs[{i}]", rel, problems, top.key_line("labs"))
@@ -192,4 +200,5 @@ def load_config(root: Path) -> SiteConfig:
     top.finish()
     problems.raise_if_any()
     return SiteConfig(root=root, path=path, title=title, description=description,
-                      base_url=base_url.rstrip("/"), language=language, nav=tuple(nav), labs=tuple(labs))
+                      base_url=base_url.rstrip("/"), language=language, nav=tuple(nav),
+                      sequence=tuple(map(str, sequence)), labs=tuple(labs))

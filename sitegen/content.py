@@ -26,7 +26,7 @@ VALUE = re.compile(r"\{\{\s*(?P<path>[^}|]+?)\s*(?:\|\s*(?P<spec>[^}]*?)\s*)?\}\
 LINK = re.compile(r"(?P<bang>!?)\[(?P<text>[^\]]*)\]\((?P<target>[^)\s]+)(?P<title>\s+\"[^\"]*\")?\)")
 PATH_TOKEN = re.compile(r"\.?([A-Za-z_][A-Za-z0-9_]*)|\[(-?\d+)\]")
 BLOCKS = {"cell": ({"output"}, 1), "table": ({"axes", "caption"}, 1), "downloads": (set(), 0)}
-FRONT_MATTER = {"title": str, "description": str, "lab": str, "toc": bool}
+FRONT_MATTER = {"title": str, "description": str, "lab": str, "toc": bool, "parent": str}
 REQUIRED = {"title"}
 
 
@@ -54,6 +54,11 @@ class Page:
     @property
     def lab(self) -> str | None:
         return self.meta.get("lab")
+
+    @property
+    def content_path(self) -> str:
+        """Path inside content/, as site.yaml names pages."""
+        return self.source[len("content/"):]
 
 
 def output_path(rel_source: PurePosixPath) -> str:

@@ -30,8 +30,8 @@ from .deploy import add_deploy_files
 from .notebook import build_notebook
 
 MD_EXTENSIONS = ["tables", "attr_list", "fenced_code", "sane_lists", "toc", "codehilite"]
-MD_CONFIG = {"codehilite": {"css_class": "highlight", "guess_lang": False},
-             "toc": {"slugify": None, "permalink": False}}
+MD_CONFIG = {"codehilite": {"css_class": "highlight", "guess_lang": False}}
+TOC_CONFIG = {"permalink": "#", "permalink_class": "heading-anchor", "permalink_title": "本节链接"}
 AXIS_LABELS = {"token": "token {}", "channel": "通道 {}", "query": "query {}", "key": "key {}",
                "head": "head {}", "hidden": "隐藏单元 {}", "row": "行 {}", "column": "列 {}"}
 PREVIEW_ONLY = {"live-reload.js"}
@@ -58,6 +58,9 @@ class PageContext:
     scripts: list             # relative hrefs of the scripts the page loads
     home: str                 # relative href of the home page
     nav: list                 # [{title, href, current}]
+    breadcrumbs: list         # [{title, href}] from home to the page's parent
+    previous: dict | None     # {title, href} in site.yaml's sequence
+    next: dict | None
     provenance: dict | None   # the lab's provenance, on lab pages
 
 
@@ -199,7 +202,7 @@ class Renderer:
             elif block.kind == "downloads":
                 parts.append(placeholder(self.downloads_html(art, page)))
         md = markdown.Markdown(extensions=MD_EXTENSIONS,
-                               extension_configs={**MD_CONFIG, "toc": {"slugify": slugify}})
+                               extension_configs={**MD_CONFIG, "toc": {**TOC_CONFIG, "slugify": slugify}})
         body = md.convert("\n".join(parts))
         for key, value in rendered.items():
             body = body.replace(key, value)
@@ -248,10 +251,31 @@ class Renderer:
         art = self.artifacts.get(page.lab) if page.lab else None
         nav = [{"title": item.title, "href": relative_url(page.output, item.page[:-3] + ".html"),
                 "current": item.page[:-3] + ".html" == page.output} for item in self.cfg.nav]
+        by_output = {p.output: p for p in self.pages}
+        crumbs, parent, seen = [], page.meta.get("parent"), {page.output}
+        while parent:
+            output, fragment = resolve_target(page, parent, self.outputs_known)
+            if output in seen:
+                break
+            seen.add(output)
+            parent_page = by_output[output]
+            crumbs.insert(0, {"title": parent_page.title, "href": relative_url(page.output, output, fragment)})
+            parent = parent_page.meta.get("parent")
+        if page.output != "index.html":
+            crumbs.insert(0, {"title": "首页", "href": relative_url(page.output, "index.html")})
+        order = [p for p in self.cfg.sequence]
+        neighbours = {}
+        if page.content_path in order:
+            at = order.index(page.content_path)
+            for key, index in (("previous", at - 1), ("next", at + 1)):
+                if 0 <= index < len(order):
+                    other = by_output[order[index][:-3] + ".html"]
+                    neighbours[key] = {"title": other.title, "href": relative_url(page.output, other.output)}
         context = PageContext(site=self.cfg, page=page, body=body, toc=toc if page.meta.get("toc", True) else [],
                               stylesheet=relative_url(page.output, stylesheet),
                               scripts=[relative_url(page.output, s) for s in scripts],
-                              home=relative_url(page.output, "index.html"), nav=nav,
+                              home=relative_url(page.output, "index.html"), nav=nav, breadcrumbs=crumbs,
+                              previous=neighbours.get("previous"), next=neighbours.get("next"),
                               provenance=art.provenance if art else None)
         self.out.add(page.output, self.render_template("page.html", ctx=context).encode(), page.source)
 

@@ -1,0 +1,86 @@
+"""The course site around the lab: pages, navigation, Pages files, and the link checker."""
+from __future__ import annotations
+
+from helpers import Elements
+
+from conftest import copy_project, run_build, tree_bytes
+
+PAGES = ["index.html", "404.html", "course/guide.html", "course/reference.html", "course/lab11.html",
+         "course/reference/frontier-patches-to-tokens.html",
+         "course/reference/frontier-attention-worked-example.html"]
+
+
+def test_every_page_is_chinese_html5_with_one_h1(site):
+    for path in PAGES:
+        html = (site / path).read_text(encoding="utf-8")
+        assert html.startswith("<!doctype html>\n<html lang=\"zh-CN\">"), path
+        page = Elements(html)
+        assert len(page.find("h1")) == 1, path
+        assert page.find("main", id="main") and page.find("a", **{"class": "skip-link"}), path
+
+
+def test_reference_index_has_the_lecture05_anchor_listing_the_full_attention_material(site):
+    page = Elements((site / "course/reference.html").read_text(encoding="utf-8"))
+    assert page.find("h2", id="lecture05")
+    hrefs = {attrs["href"] for _, attrs, _ in page.find("a") if "href" in attrs}
+    assert {"lab11", "reference/frontier-patches-to-tokens",
+            "reference/frontier-attention-worked-example"} <= hrefs
+
+
+def test_breadcrumbs_and_previous_next_follow_site_yaml(site):
+    import re
+    html = (site / "course/lab11.html").read_text(encoding="utf-8")
+    page = Elements(html)
+    nav = re.search(r'<nav class="breadcrumbs".*?</nav>', html, flags=re.S).group(0)
+    assert re.findall(r'href="([^"]+)"', nav) == ["../", "reference#lecture05"]
+    assert '<li aria-current="page">LAB 09 · 视觉 Attention 完整层</li>' in nav
+    assert page.find("a", rel="prev", href="reference/frontier-attention-worked-example")
+    assert page.find("a", rel="next", href="reference")
+    first = Elements((site / "course/guide.html").read_text(encoding="utf-8"))
+    assert not first.find("a", rel="prev") and first.find("a", rel="next")
+
+
+def test_404_links_are_root_absolute(site):
+    page = Elements((site / "404.html").read_text(encoding="utf-8"))
+    hrefs = [attrs["href"] for _, attrs, _ in page.find("a") if not attrs["href"].startswith("#")]
+    assert hrefs and all(h.startswith("/") for h in hrefs)
+
+
+def test_sitemap_robots_and_headers(site):
+    sitemap = (site / "sitemap.xml").read_text()
+    assert "<loc>https://codingai-lec02.pages.dev/course/lab11</loc>" in sitemap
+    assert "404" not in sitemap and sitemap.count("<loc>") == len(PAGES) - 1
+    assert "Sitemap: https://codingai-lec02.pages.dev/sitemap.xml" in (site / "robots.txt").read_text()
+    headers = (site / "_headers").read_text()
+    assert headers.count("Cache-Control: public, max-age=0, must-revalidate") == 1
+    assert "/assets/*\n  ! Cache-Control\n" in headers
+
+
+def test_all_paths_ascii_and_within_pages_limits(site):
+    files = [p for p in site.rglob("*") if p.is_file()]
+    assert len(files) < 20_000
+    for path in files:
+        rel = path.relative_to(site).as_posix()
+        assert rel.isascii() and " " not in rel, rel
+        assert path.stat().st_size < 25 * 2**20
+
+
+def test_broken_anchor_fails_with_file_and_line(tmp_path):
+    root = copy_project(tmp_path / "project")
+    out, cache = tmp_path / "dist", tmp_path / "cache"
+    assert run_build(root, out, cache).returncode == 0
+    before = tree_bytes(out)
+    guide = root / "content/course/guide.md"
+    lines = guide.read_text(encoding="utf-8").splitlines()
+    lines.append("再看 [不存在的一节](lab11.md#no-such-section) 与 [不存在的页](missing.md)。")
+    guide.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = run_build(root, out, cache)
+    assert result.returncode == 1
+    assert f"content/course/guide.md:{len(lines)}: link 'missing.md' points to nothing the site builds" in result.stderr
+    guide.write_text("\n".join(lines[:-1] + ["再看 [不存在的一节](lab11.md#no-such-section)。"]) + "\n",
+                     encoding="utf-8")
+    result = run_build(root, out, cache)
+    assert result.returncode == 1
+    assert (f"content/course/guide.md:{len(lines)}: href=\"lab11#no-such-section\" in course/guide.html: "
+            "course/lab11.html has no id 'no-such-section'") in result.stderr
+    assert tree_bytes(out) == before
