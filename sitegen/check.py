@@ -49,7 +49,7 @@ def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifact
         if page.lab and art is None:
             known = ", ".join(sorted(artifacts)) or "none in site.yaml"
             problems.add(page.source, page.meta_line, f"unknown lab '{page.lab}' (labs: {known})")
-        results = art.results() if art else None
+        results = art.results if art else None
         if "parent" in page.meta:
             try:
                 resolve_target(page, page.meta["parent"], outputs)

@@ -25,6 +25,7 @@ import traceback
 import zipfile
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from functools import cached_property
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -60,7 +61,9 @@ class Artifacts:
         """Published path of a figure: figure-01.png, figure-02.png, ... in order."""
         return f"{self.lab.images}/figure-{self.figures.index(name) + 1:02d}.png"
 
+    @cached_property
     def results(self) -> dict:
+        """The lab's results.json, parsed once."""
         return json.loads(self.files["results.json"].read_text(encoding="utf-8"))
 
 

@@ -97,11 +97,7 @@ def load_yaml(text: str, path: str, line_offset: int = 0):
         mark = exc.problem_mark or exc.context_mark
         line = (mark.line + 1 + line_offset) if mark else line_offset or 1
         col = f", column {mark.column + 1}" if mark else ""
-        raise BuildError(_problem(path, line, f"YAML syntax error{col}: {exc.problem}")) from None
-
-
-def _problem(path, line, message):
-    return Problem(str(path), line, message)
+        raise BuildError(Problem(path, line, f"YAML syntax error{col}: {exc.problem}")) from None
 
 
 class _Fields:
@@ -146,7 +142,7 @@ def load_config(root: Path) -> SiteConfig:
     path = root / "site.yaml"
     rel = "site.yaml"
     if not path.is_file():
-        raise BuildError(_problem(rel, 0, f"no site.yaml in {root}; create it (see README.md)"))
+        raise BuildError(Problem(rel, 0, f"no site.yaml in {root}; create it (see README.md)"))
     data = load_yaml(path.read_text(encoding="utf-8"), rel)
     problems = Collector()
     top = _Fields(data, "site.yaml", rel, problems, 1)

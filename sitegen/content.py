@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from .config import load_yaml
-from .errors import BuildError, Collector
+from .errors import BuildError, Collector, Problem
 
 DIRECTIVE = re.compile(r"^:::\s*(?P<kind>\S+)(?P<rest>.*)$")
 VALUE = re.compile(r"\{\{\s*(?P<path>[^}|]+?)\s*(?:\|\s*(?P<spec>[^}]*?)\s*)?\}\}")
@@ -73,14 +73,14 @@ def parse_page(text: str, source: str, output: str) -> Page:
         try:
             end = next(i for i in range(1, len(lines)) if lines[i].strip() == "---")
         except StopIteration:
-            raise BuildError(problems_one(source, 1, "front matter opened with '---' is never closed; "
+            raise BuildError(Problem(source, 1, "front matter opened with '---' is never closed; "
                                                      "add a line '---' after it")) from None
         loaded = load_yaml("\n".join(lines[1:end]), source, line_offset=1)
         meta_line = 2
         if loaded is None:
             loaded = {}
         if not isinstance(loaded, dict):
-            raise BuildError(problems_one(source, 2, "front matter must be a mapping (key: value lines)"))
+            raise BuildError(Problem(source, 2, "front matter must be a mapping (key: value lines)"))
         key_lines = getattr(loaded, "key_lines", {})
         for key, value in loaded.items():
             line = key_lines.get(key, 0) + 1
@@ -122,11 +122,6 @@ def parse_page(text: str, source: str, output: str) -> Page:
     return Page(source, output, meta, tuple(blocks), meta_line)
 
 
-def problems_one(source, line, message):
-    from .errors import Problem
-    return Problem(source, line, message)
-
-
 def _directive(match, source, number, problems) -> Block | None:
     kind = match["kind"]
     if kind not in BLOCKS:
@@ -161,7 +156,7 @@ def load_pages(content_dir: Path) -> list[Page]:
         except BuildError as exc:
             problems.extend(exc.problems)
         except UnicodeDecodeError as exc:
-            problems.append(problems_one(source, 0, f"not UTF-8 text ({exc.reason}); save the file as UTF-8"))
+            problems.append(Problem(source, 0, f"not UTF-8 text ({exc.reason}); save the file as UTF-8"))
     if problems:
         raise BuildError(problems)
     return pages

@@ -39,7 +39,7 @@ def _markdown_cells(text: str) -> list[str]:
 def build_notebook(cfg: SiteConfig, page: Page, art: Artifacts, outputs: set[str]) -> bytes:
     from .render import transform_prose
 
-    results = art.results()
+    results = art.results
 
     def href(target: str) -> str:
         if is_external(target):

@@ -168,7 +168,7 @@ class Renderer:
     # -- pages --------------------------------------------------------------
     def page_body(self, page: Page) -> tuple[str, list]:
         art = self.artifacts.get(page.lab) if page.lab else None
-        results = art.results() if art else None
+        results = art.results if art else None
         rendered: dict[str, str] = {}
 
         def placeholder(html_text: str) -> str:
@@ -263,7 +263,7 @@ class Renderer:
             parent = parent_page.meta.get("parent")
         if page.output != "index.html":
             crumbs.insert(0, {"title": "首页", "href": relative_url(page.output, "index.html")})
-        order = [p for p in self.cfg.sequence]
+        order = self.cfg.sequence
         neighbours = {}
         if page.content_path in order:
             at = order.index(page.content_path)
