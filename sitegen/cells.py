@@ -5,7 +5,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import BuildError, Collector
+from .errors import Collector
 
 MARKER = re.compile(r"^# %%(?P<rest>.*)$")
 NAME = re.compile(r"^[a-z][a-z0-9_-]*$")

@@ -29,6 +29,11 @@ def lab_outputs(artifacts: dict[str, Artifacts]) -> set[str]:
     return outputs
 
 
+def site_outputs(pages: list[Page], artifacts: dict[str, Artifacts]) -> set[str]:
+    """Every path a link may point to: the pages and what the labs publish."""
+    return lab_outputs(artifacts) | {page.output for page in pages}
+
+
 def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts]) -> None:
     problems = Collector()
     from_labs = lab_outputs(artifacts)

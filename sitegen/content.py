@@ -13,6 +13,7 @@ links name pages by their source (`guide.md#anchor`) or site path (`/course/x`).
 """
 from __future__ import annotations
 
+import posixpath
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -61,8 +62,9 @@ class Page:
         return self.source[len("content/"):]
 
 
-def output_path(rel_source: PurePosixPath) -> str:
-    return str(rel_source.with_suffix(".html"))
+def output_path(rel_source: PurePosixPath | str) -> str:
+    """content/x/y.md is published as x/y.html."""
+    return str(PurePosixPath(rel_source).with_suffix(".html"))
 
 
 def parse_page(text: str, source: str, output: str) -> Page:
@@ -219,27 +221,14 @@ def resolve_target(page: Page, target: str, outputs: set[str]) -> tuple[str, str
         candidates = [path.strip("/"), path.strip("/") + ".html",
                       (path.strip("/") + "/index.html").lstrip("/")]
     else:
-        joined = PurePosixPath(page.output).parent / path
-        normal = _normalize(joined)
-        if normal is None:
+        normal = posixpath.normpath(posixpath.join(posixpath.dirname(page.output), path))
+        if normal == ".." or normal.startswith("../"):
             raise Unresolved(f"link '{target}' leaves the site")
         candidates = [output_path(PurePosixPath(normal))] if normal.endswith(".md") else [normal]
     for candidate in candidates:
         if candidate in outputs:
             return candidate, fragment
     raise Unresolved(f"link '{target}' points to nothing the site builds")
-
-
-def _normalize(path: PurePosixPath) -> str | None:
-    parts: list[str] = []
-    for part in path.parts:
-        if part == "..":
-            if not parts:
-                return None
-            parts.pop()
-        elif part not in (".", ""):
-            parts.append(part)
-    return "/".join(parts)
 
 
 def pretty_url(output: str) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .config import SiteConfig
 from .content import pretty_url
+from .errors import BuildError, Problem
 
 SECURITY = {
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self'; "
@@ -33,7 +34,9 @@ def headers_file(files: dict[str, bytes]) -> bytes:
         lines += ["", f"/{path}", "  ! Content-Type", f"  Content-Type: {DOWNLOAD_TYPES[ext]}",
                   f"  Content-Disposition: attachment; filename=\"{name}\""]
     rules = sum(1 for line in lines if line.startswith("/"))
-    assert rules <= MAX_RULES, f"{rules} _headers rules, more than Pages' {MAX_RULES}"
+    if rules > MAX_RULES:
+        raise BuildError(Problem("_headers", 0, f"{rules} rules; Cloudflare Pages reads at most {MAX_RULES}: "
+                                                "publish fewer .ipynb/.npz downloads"))
     return ("\n".join(lines) + "\n").encode()
 
 

@@ -11,7 +11,6 @@ import re
 import struct
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import jinja2
 import markdown
@@ -20,10 +19,10 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 from pygments.styles import get_style_by_name
 
-from .check import lab_outputs, table_axes
+from .check import site_outputs, table_axes
 from .compute import Artifacts
 from .config import SiteConfig
-from .content import (LINK, VALUE, Page, format_value, is_external, lookup, relative_url,
+from .content import (LINK, VALUE, Page, format_value, is_external, lookup, output_path, relative_url,
                       resolve_target)
 from .errors import BuildError, Problem
 from .deploy import add_deploy_files
@@ -107,7 +106,7 @@ def _link(match, href) -> str:
 class Renderer:
     def __init__(self, cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts]):
         self.cfg, self.pages, self.artifacts = cfg, pages, artifacts
-        self.outputs_known = lab_outputs(artifacts) | {p.output for p in pages}
+        self.outputs_known = site_outputs(pages, artifacts)
         self.env = jinja2.Environment(
             loader=jinja2.FileSystemLoader(cfg.templates_dir), autoescape=True,
             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
@@ -249,8 +248,8 @@ class Renderer:
     def page(self, page: Page, stylesheet: str, scripts: list[str]) -> None:
         body, toc = self.page_body(page)
         art = self.artifacts.get(page.lab) if page.lab else None
-        nav = [{"title": item.title, "href": relative_url(page.output, item.page[:-3] + ".html"),
-                "current": item.page[:-3] + ".html" == page.output} for item in self.cfg.nav]
+        nav = [{"title": item.title, "href": relative_url(page.output, output_path(item.page)),
+                "current": output_path(item.page) == page.output} for item in self.cfg.nav]
         by_output = {p.output: p for p in self.pages}
         crumbs, parent, seen = [], page.meta.get("parent"), {page.output}
         while parent:
@@ -269,7 +268,7 @@ class Renderer:
             at = order.index(page.content_path)
             for key, index in (("previous", at - 1), ("next", at + 1)):
                 if 0 <= index < len(order):
-                    other = by_output[order[index][:-3] + ".html"]
+                    other = by_output[output_path(order[index])]
                     neighbours[key] = {"title": other.title, "href": relative_url(page.output, other.output)}
         context = PageContext(site=self.cfg, page=page, body=body, toc=toc if page.meta.get("toc", True) else [],
                               stylesheet=relative_url(page.output, stylesheet),

@@ -20,7 +20,7 @@ SOURCE_FOLDERS = ("content", "compute", "templates", "static", "tests", "sitegen
 def check_output_folder(out: Path, root: Path) -> Path:
     out = Path(os.path.abspath(out))
     forbidden = {Path("/"), Path.home().resolve(), root} | {root / name for name in SOURCE_FOLDERS}
-    if out.resolve() in forbidden or out.resolve() in root.parents or out.resolve() == out.anchor:
+    if out.resolve() in forbidden or out.resolve() in root.parents:
         raise BuildError(Problem(str(out), 0, "refusing to use this folder as the output: the build "
                                               "replaces it whole; choose a folder of its own, e.g. dist"))
     for source in (root / name for name in SOURCE_FOLDERS):

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import struct
-import zlib
 
 from helpers import Elements
 
