@@ -16,14 +16,15 @@ from .content import (LINK, VALUE, Page, Unresolved, format_value, is_external, 
                       resolve_target)
 from .errors import Collector
 
-AXES = {"token", "channel", "query", "key", "head", "hidden", "row", "column"}
+AXES = {"token", "channel", "query", "key", "head", "hidden", "row", "column", "slot", "stage"}
 
 
 def lab_outputs(artifacts: dict[str, Artifacts]) -> set[str]:
     """Every path the labs publish: notebooks, downloads, figures."""
     outputs: set[str] = set()
     for art in artifacts.values():
-        outputs.add(art.lab.notebook)
+        if art.lab.notebook:
+            outputs.add(art.lab.notebook)
         outputs.update(f"{art.lab.downloads}/{name}" for name in art.files if not name.endswith(".png"))
         outputs.update(art.figure_path(name) for name in art.figures)
     return outputs
@@ -109,6 +110,11 @@ def table_axes(block) -> list[str]:
     return [a for a in block.options.get("axes", "row,column").split(",") if a]
 
 
+def probe_row(value, depth: int) -> list:
+    """The first row of a 2-D table, or of the first 2-D slice of a 3-D one."""
+    return value[0] if depth == 2 else value[0][0]
+
+
 def _table(page, block, art, results, outputs, problems):
     path = block.args[0]
     try:
@@ -130,6 +136,16 @@ def _table(page, block, art, results, outputs, problems):
     elif len(axes) != depth:
         problems.add(page.source, block.line, f"table {path} is {depth}-D: give {depth} axes, "
                                               f"e.g. axes={','.join(['head', 'query', 'key'][-depth:])}")
+    if "columns" in block.options and depth in (2, 3) and len(axes) == depth:
+        try:
+            labels = lookup(results, block.options["columns"])
+        except Unresolved as exc:
+            problems.add(page.source, block.line, f"table {path} columns: {exc}")
+        else:
+            width = len(probe_row(value, depth))
+            if not (isinstance(labels, list) and len(labels) == width and all(isinstance(x, str) for x in labels)):
+                problems.add(page.source, block.line, f"table {path}: columns={block.options['columns']} must be "
+                                                      f"a list of {width} names")
     if not block.options.get("caption"):
         problems.add(page.source, block.line, f"table {path} needs a caption=\"...\" saying what it shows")
 

@@ -115,12 +115,13 @@ def environment() -> dict:
             "matplotlib": _version("matplotlib")}
 
 
-def lab_key(cfg: SiteConfig, lab: Lab, env: dict | None = None) -> str:
+def lab_key(cfg: SiteConfig, lab: Lab, env: dict | None = None, input_keys=()) -> str:
     files: set[Path] = set()
     _local_imports(lab.script, cfg.root, files)
     digest = hashlib.sha256()
     digest.update(Path(__file__).read_bytes())          # how labs are run
     digest.update(json.dumps(env or environment(), sort_keys=True).encode())
+    digest.update(json.dumps(list(input_keys)).encode())    # labs it reads
     for path in sorted(files):
         digest.update(str(path.relative_to(cfg.root)).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
@@ -210,7 +211,7 @@ def _store(cfg, lab, key, env, rel_script, run, work, staging) -> None:
         err = run["error"]
         raise LabFailure(Problem(rel_script, err["line"], f"lab {lab.id} failed: {err['message']}"), err["trace"])
     files: dict[str, Path] = {}
-    for path in sorted(p for p in work.rglob("*") if p.is_file()):
+    for path in sorted(p for p in work.rglob("*") if p.is_file() and p.relative_to(work).parts[0] != "inputs"):
         if path.name in files:
             raise BuildError(Problem(rel_script, 0, f"lab {lab.id} wrote two files named {path.name!r}: "
                                      "give every artifact a distinct file name"))
@@ -262,55 +263,77 @@ def _load(lab: Lab, cells: tuple[Cell, ...], entry: Path, recomputed: bool) -> A
     return Artifacts(lab, cells, outputs, files, manifest["provenance"], recomputed)
 
 
-def compute_labs(cfg: SiteConfig, cache_dir: Path, *, use_cache: bool = True,
-                 jobs: int | None = None) -> dict[str, Artifacts]:
-    """Artifacts for every lab: from the cache when intact and current, else computed.
-
-    Labs to compute run in a pool of worker processes (one per core by default);
-    each result is stored under a temporary name and renamed into the cache.
-    """
-    env = environment()
-    artifacts: dict[str, Artifacts] = {}
-    todo: list[tuple[Lab, tuple[Cell, ...], str, Path]] = []
-    for lab in cfg.labs:
-        cells = read_cells(lab.script, cfg.root)
-        key = lab_key(cfg, lab, env)
-        entry = cache_dir / "labs" / lab.id / key
-        found = _load(lab, cells, entry, False) if use_cache else None
-        if found is None:
-            todo.append((lab, cells, key, entry))
-        else:
-            artifacts[lab.id] = found
-    if not todo:
-        return artifacts
-    workers = max(1, min(len(todo), jobs or os.cpu_count() or 1))
-    stagings = []
+def _run_wave(cfg, env, todo, artifacts, pool) -> list[BuildError]:
+    """Compute labs whose inputs are ready, in parallel; store each into the cache."""
+    stagings, failures = [], []
     try:
         for lab, _, _, entry in todo:
             entry.parent.mkdir(parents=True, exist_ok=True)
             stagings.append(Path(tempfile.mkdtemp(prefix=".tmp-", dir=entry.parent)))
-            (stagings[-1] / "work").mkdir()
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            runs = [pool.submit(run_cells, str(lab.script), cells, str(staging / "work"))
-                    for (lab, cells, _, _), staging in zip(todo, stagings)]
-            failures = []
-            for (lab, cells, key, entry), staging, run in zip(todo, stagings, runs):
-                try:
-                    _store(cfg, lab, key, env, str(lab.script.relative_to(cfg.root)),
-                           run.result(), staging / "work", staging)
-                except BuildError as exc:
-                    failures.append(exc)
-                    continue
-                for old in entry.parent.iterdir():   # one entry per lab: drop stale keys
-                    if old.name != staging.name and not old.name.startswith(".tmp-"):
-                        shutil.rmtree(old)
-                os.replace(staging, entry)
-                artifacts[lab.id] = _load(lab, cells, entry, True)
-        if failures:
-            if len(failures) == 1:
-                raise failures[0]
-            raise BuildError([p for exc in failures for p in exc.problems])
+            for name in lab.inputs:      # what this lab reads: inputs/<lab>/results.json
+                target = stagings[-1] / "work" / "inputs" / name
+                target.mkdir(parents=True)
+                shutil.copyfile(artifacts[name].files["results.json"], target / "results.json")
+            (stagings[-1] / "work").mkdir(exist_ok=True)
+        runs = [pool.submit(run_cells, str(lab.script), cells, str(staging / "work"))
+                for (lab, cells, _, _), staging in zip(todo, stagings)]
+        for (lab, cells, key, entry), staging, run in zip(todo, stagings, runs):
+            try:
+                _store(cfg, lab, key, env, str(lab.script.relative_to(cfg.root)),
+                       run.result(), staging / "work", staging)
+            except BuildError as exc:
+                failures.append(exc)
+                continue
+            for old in entry.parent.iterdir():   # one entry per lab: drop stale keys
+                if old.name != staging.name and not old.name.startswith(".tmp-"):
+                    shutil.rmtree(old)
+            os.replace(staging, entry)
+            artifacts[lab.id] = _load(lab, cells, entry, True)
     finally:
         for staging in stagings:
             shutil.rmtree(staging, ignore_errors=True)
+    return failures
+
+
+def compute_labs(cfg: SiteConfig, cache_dir: Path, *, use_cache: bool = True,
+                 jobs: int | None = None) -> dict[str, Artifacts]:
+    """Artifacts for every lab: from the cache when intact and current, else computed.
+
+    Labs run in waves: a lab whose `inputs` are other labs waits for them, and
+    its cache key includes theirs. Each wave's labs run in a pool of worker
+    processes (one per core by default); each result is stored under a
+    temporary name and renamed into the cache.
+    """
+    env = environment()
+    artifacts: dict[str, Artifacts] = {}
+    keys: dict[str, str] = {}
+    failures: list[BuildError] = []
+    pending = list(cfg.labs)
+    pool = None
+    try:
+        while pending:
+            wave = [lab for lab in pending if all(name in artifacts for name in lab.inputs)]
+            if not wave:
+                break            # what is left depends on a lab that failed
+            pending = [lab for lab in pending if lab not in wave]
+            todo = []
+            for lab in wave:
+                cells = read_cells(lab.script, cfg.root)
+                keys[lab.id] = lab_key(cfg, lab, env, [keys[name] for name in lab.inputs])
+                entry = cache_dir / "labs" / lab.id / keys[lab.id]
+                found = _load(lab, cells, entry, False) if use_cache else None
+                if found is None:
+                    todo.append((lab, cells, keys[lab.id], entry))
+                else:
+                    artifacts[lab.id] = found
+            if todo:
+                if pool is None:
+                    workers = max(1, min(len(cfg.labs), jobs or os.cpu_count() or 1))
+                    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+                failures += _run_wave(cfg, env, todo, artifacts, pool)
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    if failures:
+        raise failures[0] if len(failures) == 1 else BuildError([p for exc in failures for p in exc.problems])
     return {lab.id: artifacts[lab.id] for lab in cfg.labs}

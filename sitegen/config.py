@@ -24,8 +24,9 @@ class Lab:
     script: Path          # absolute path of the lab's cell script
     images: str           # output folder of its figures, relative to dist/
     downloads: str        # output folder of results.json, tensors.npz, CSV
-    notebook: str         # output path of the notebook download
-    page: str             # content page whose prose the notebook shares, e.g. course/lab11.md
+    notebook: str         # output path of the notebook download ("" for none)
+    page: str             # content page that presents the lab (and the notebook's prose)
+    inputs: tuple[str, ...]   # labs whose results.json this lab reads from inputs/<id>/
     line: int             # where site.yaml declares it
 
 
@@ -137,6 +138,17 @@ class _Fields:
                                   f"unknown key '{key}' in {self.where} (expected one of: {expected})")
 
 
+def _has_cycle(labs: list[Lab]) -> bool:
+    inputs = {lab.id: set(lab.inputs) for lab in labs}
+    done: set[str] = set()
+    while len(done) < len(inputs):
+        ready = {i for i, needs in inputs.items() if i not in done and needs <= done}
+        if not ready:
+            return True
+        done |= ready
+    return False
+
+
 def load_config(root: Path) -> SiteConfig:
     root = Path(root).resolve()
     path = root / "site.yaml"
@@ -176,7 +188,9 @@ def load_config(root: Path) -> SiteConfig:
         f = _Fields(item, f"labs[{i}]", rel, problems, top.key_line("labs"))
         lab_id = f.get("id", default="")
         script = f.get("script", default="")
-        values = {key: f.get(key, default="") for key in ("title", "images", "downloads", "notebook", "page")}
+        values = {key: f.get(key, default="") for key in ("title", "images", "downloads", "page")}
+        values["notebook"] = f.get("notebook", default="", required=False)
+        inputs = f.get("inputs", list, [], required=False)
         f.finish()
         if lab_id and not SLUG.match(lab_id):
             problems.add(rel, f.key_line("id"), f"labs[{i}].id {lab_id!r} must be lowercase ASCII letters, digits and '-'")
@@ -192,7 +206,15 @@ def load_config(root: Path) -> SiteConfig:
             if values[key] and not (OUT_PATH.match(values[key]) and ".." not in values[key].split("/")):
                 problems.add(rel, f.key_line(key),
                              f"labs[{i}].{key} {values[key]!r} must be a relative ASCII path (letters, digits, . _ - /)")
-        labs.append(Lab(id=lab_id, script=script_path, line=f.line, **values))
+        labs.append(Lab(id=lab_id, script=script_path, line=f.line, inputs=tuple(map(str, inputs)), **values))
+    ids = {lab.id for lab in labs}
+    for lab in labs:
+        for name in lab.inputs:
+            if name not in ids or name == lab.id:
+                problems.add(rel, lab.line, f"lab {lab.id}: inputs names {name!r}, which is not another lab "
+                                            f"(labs: {', '.join(sorted(ids))})")
+    if not problems.problems and _has_cycle(labs):
+        problems.add(rel, top.key_line("labs"), "labs' inputs form a cycle: a lab cannot depend on itself")
     top.finish()
     problems.raise_if_any()
     return SiteConfig(root=root, path=path, title=title, description=description,

@@ -5,6 +5,7 @@ A page is YAML front matter between `---` lines, then Markdown in which a line
 
     ::: cell NAME [output=shown|collapsed]   a lab cell's code and printed output
     ::: table PATH axes=a,b caption="..."     a tensor from results.json as a table
+                     [columns=PATH]           column labels: a list of names in results.json
     ::: downloads                             the lab's downloads with their sizes
 
 In prose, `{{ path }}` is a value from the lab's results.json (4 decimals, or
@@ -26,7 +27,7 @@ DIRECTIVE = re.compile(r"^:::\s*(?P<kind>\S+)(?P<rest>.*)$")
 VALUE = re.compile(r"\{\{\s*(?P<path>[^}|]+?)\s*(?:\|\s*(?P<spec>[^}]*?)\s*)?\}\}")
 LINK = re.compile(r"(?P<bang>!?)\[(?P<text>[^\]]*)\]\((?P<target>[^)\s]+)(?P<title>\s+\"[^\"]*\")?\)")
 PATH_TOKEN = re.compile(r"\.?([A-Za-z_][A-Za-z0-9_]*)|\[(-?\d+)\]")
-BLOCKS = {"cell": ({"output"}, 1), "table": ({"axes", "caption"}, 1), "downloads": (set(), 0)}
+BLOCKS = {"cell": ({"output"}, 1), "table": ({"axes", "caption", "columns"}, 1), "downloads": (set(), 0)}
 FRONT_MATTER = {"title": str, "description": str, "lab": str, "toc": bool, "parent": str}
 REQUIRED = {"title"}
 

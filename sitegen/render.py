@@ -32,7 +32,8 @@ MD_EXTENSIONS = ["tables", "attr_list", "fenced_code", "sane_lists", "toc", "cod
 MD_CONFIG = {"codehilite": {"css_class": "highlight", "guess_lang": False}}
 TOC_CONFIG = {"permalink": "#", "permalink_class": "heading-anchor", "permalink_title": "本节链接"}
 AXIS_LABELS = {"token": "token {}", "channel": "通道 {}", "query": "query {}", "key": "key {}",
-               "head": "head {}", "hidden": "隐藏单元 {}", "row": "行 {}", "column": "列 {}"}
+               "head": "head {}", "hidden": "隐藏单元 {}", "row": "行 {}", "column": "列 {}",
+               "slot": "块内位置 {}", "stage": "阶段 {}"}
 PREVIEW_ONLY = {"live-reload.js"}
 FIGURE_LINE = re.compile(r"^\s*!\[(?P<alt>[^\]]+)\]\(figure:(?P<name>[^)\s]+)(?:\s+\"(?P<title>[^\"]*)\")?\)\s*$")
 
@@ -162,7 +163,8 @@ class Renderer:
         for name, path in art.files.items():
             if not name.endswith(".png"):
                 self.out.add(f"{art.lab.downloads}/{name}", path.read_bytes(), str(art.lab.script))
-        self.out.add(art.lab.notebook, build_notebook(self.cfg, page, art, self.outputs_known), page.source)
+        if art.lab.notebook:
+            self.out.add(art.lab.notebook, build_notebook(self.cfg, page, art, self.outputs_known), page.source)
 
     # -- pages --------------------------------------------------------------
     def page_body(self, page: Page) -> tuple[str, list]:
@@ -231,14 +233,15 @@ class Renderer:
             tables.append({
                 "caption": caption,
                 "corner": f"{AXIS_LABELS[axes[-2]].format('').strip()} \\ {AXIS_LABELS[axes[-1]].format('').strip()}",
-                "columns": [AXIS_LABELS[axes[-1]].format(j) for j in range(len(matrix[0]))],
+                "columns": (lookup(results, block.options["columns"]) if "columns" in block.options
+                            else [AXIS_LABELS[axes[-1]].format(j) for j in range(len(matrix[0]))]),
                 "rows": [(AXIS_LABELS[axes[-2]].format(i), [format_value(x) for x in row])
                          for i, row in enumerate(matrix)]})
         return self.render_template("partials/table.html", path=block.args[0], tables=tables)
 
     def downloads_html(self, art: Artifacts, page: Page) -> str:
         items = [{"href": relative_url(page.output, art.lab.notebook), "name": art.lab.notebook.rsplit("/", 1)[-1],
-                  "kind": "notebook", "size": None}]
+                  "kind": "notebook", "size": None}] if art.lab.notebook else []
         for name, path in art.files.items():
             if not name.endswith(".png"):
                 items.append({"href": relative_url(page.output, f"{art.lab.downloads}/{name}"), "name": name,
