@@ -6,6 +6,7 @@ one script that polls `__build-id.txt` and reloads the page when it changes.
 """
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -39,15 +40,15 @@ def emulator_command(root: Path, dist: Path, port: int) -> list[str]:
 
 def start_emulator(root: Path, dist: Path, port: int, workdir: Path, **popen) -> subprocess.Popen:
     """Start `wrangler pages dev`; its `.wrangler/` state goes to workdir, not the project."""
-    import os
+    command = emulator_command(root, dist, port)
     workdir.mkdir(parents=True, exist_ok=True)
-    return subprocess.Popen(emulator_command(root, dist, port), cwd=workdir,
-                            env={**os.environ, **EMULATOR_ENV}, **popen)
+    return subprocess.Popen(command, cwd=workdir, env={**os.environ, **EMULATOR_ENV}, **popen)
 
 
 def serve(root: Path, out: Path, port: int, rebuild) -> int:
     from watchfiles import watch
 
+    wrangler(root)                   # say what is missing before building anything
     rebuild()
     process = start_emulator(root, out, port, root / ".cache" / "wrangler")
     print(f"serving {out} at http://127.0.0.1:{port}/ (Ctrl-C stops)", file=sys.stderr)

@@ -45,3 +45,13 @@ def test_edit_rebuilds_and_the_open_page_reloads(tmp_path, browser):
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_serve_without_node_says_what_to_install(tmp_path):
+    root = copy_project(tmp_path / "project")
+    shutil.copy2(REPO / "wrangler.toml", root / "wrangler.toml")
+    result = subprocess.run([sys.executable, str(REPO / "build.py"), "serve", "--root", str(root)],
+                            capture_output=True, text=True, timeout=60, env={**os.environ, "PATH": str(tmp_path)})
+    assert result.returncode == 1
+    assert "Node.js 20 and npm are needed for the Cloudflare emulator" in result.stderr
+    assert not (root / "dist").exists()
