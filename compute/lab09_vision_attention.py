@@ -121,7 +121,7 @@ axes[2].plot(np.linalg.norm(trace['projected_attention'],axis=1),'o-',label='Att
 axes[2].plot(np.linalg.norm(trace['mlp_output'],axis=1),'s--',label='MLP branch')
 axes[2].set(xlabel='Token',ylabel='Branch output L2 norm',title='Two updates to a residual path',xticks=range(4))
 axes[2].legend(fontsize=9, loc='upper center', bbox_to_anchor=(.5, -.22), ncol=2, frameon=False)
-fig.savefig(OUTPUT/'02-readback.png',bbox_inches='tight'); plt.show()
+fig.savefig(OUTPUT/'02-readback.png'); plt.show()
 
 # %% controls
 changed_image = image.copy(); changed_image[3,3] += .4
