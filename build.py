@@ -29,8 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--debug", action="store_true", help="full traceback when a lab fails")
     args = parser.parse_args(argv)
 
-    from sitegen.compute import LabFailure
-    from sitegen.errors import BuildError
+    from sitegen.errors import BuildError, LabFailure
     from sitegen.pipeline import build
 
     def once() -> bool:
@@ -44,7 +43,8 @@ def main(argv: list[str] | None = None) -> int:
             print(exc.report(), file=sys.stderr)
             print("build failed; the previous output was left as it was", file=sys.stderr)
             return False
-        labs = ", ".join([f"{lab} computed" for lab in report.computed] + [f"{lab} cached" for lab in report.cached])
+        labs = ", ".join([f"{lab} computed" for lab in report.computed] + [f"{lab} cached" for lab in report.cached]
+                         + (["nothing changed"] if report.unchanged else []))
         print(f"built {report.files} files ({report.bytes / 1024:.0f} KiB) into {report.out} "
               f"in {time.perf_counter() - start:.2f} s" + (f" [{labs}]" if labs else ""))
         return True

@@ -6,7 +6,8 @@ are reported together, each as `content/...md:LINE: ...`.
 """
 from __future__ import annotations
 
-from html.parser import HTMLParser
+import html
+import re
 from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit
 
@@ -155,17 +156,20 @@ CHECKS = {"prose": _prose, "cell": _cell, "table": _table}
 
 # -- links in the rendered site ------------------------------------------------
 
-class _Refs(HTMLParser):
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
+# The build writes every attribute double-quoted (Jinja, Python-Markdown), and a
+# quote inside text or code is escaped, so attributes can be read without a parser.
+ATTRIBUTE = re.compile(r'\s(id|href|src)="([^"]*)"')
+
+
+class _Refs:
+    def __init__(self, html_text: str):
         self.ids: set[str] = set()
         self.refs: list[tuple[str, str]] = []    # (attribute, url)
-
-    def handle_starttag(self, tag, attrs):
-        for name, value in attrs:
-            if name == "id" and value:
+        for name, value in ATTRIBUTE.findall(html_text):
+            value = html.unescape(value)
+            if name == "id":
                 self.ids.add(value)
-            elif name in ("href", "src") and value is not None:
+            else:
                 self.refs.append((name, value))
 
 
@@ -187,9 +191,7 @@ def check_links(cfg: SiteConfig, pages: list[Page], files: dict[str, bytes]) -> 
     parsed = {}
     for path, data in files.items():
         if path.endswith(".html"):
-            parser = _Refs()
-            parser.feed(data.decode("utf-8"))
-            parsed[path] = parser
+            parsed[path] = _Refs(data.decode("utf-8"))
     base = urlsplit(site_url)
     for path, parser in sorted(parsed.items()):
         for attribute, url in parser.refs:

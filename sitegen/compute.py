@@ -27,12 +27,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
 from datetime import datetime, timezone
-from importlib import metadata
 from pathlib import Path
 
 from .cells import Cell, cell_code, read_cells
 from .config import Lab, SiteConfig
-from .errors import BuildError, Problem
+from .errors import BuildError, LabFailure, Problem
+from .memo import environment
 
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 
@@ -67,12 +67,6 @@ class Artifacts:
         return json.loads(self.files["results.json"].read_text(encoding="utf-8"))
 
 
-class LabFailure(BuildError):
-    def __init__(self, problem: Problem, trace: str):
-        super().__init__(problem)
-        self.trace = trace
-
-
 # -- cache keys ---------------------------------------------------------------
 
 def _sha256(data: bytes) -> str:
@@ -100,19 +94,6 @@ def _local_imports(script: Path, root: Path, seen: set[Path]) -> None:
                 for candidate in (base / rel.with_suffix(".py"), base / rel / "__init__.py"):
                     if candidate.is_file():
                         _local_imports(candidate.resolve(), root, seen)
-
-
-def _version(package: str) -> str:
-    try:
-        return metadata.version(package)
-    except metadata.PackageNotFoundError:
-        return "not installed"
-
-
-def environment() -> dict:
-    """What the computation ran with; read without importing NumPy or Matplotlib."""
-    return {"python": sys.version.split()[0], "numpy": _version("numpy"),
-            "matplotlib": _version("matplotlib")}
 
 
 def lab_key(cfg: SiteConfig, lab: Lab, env: dict | None = None, input_keys=()) -> str:

@@ -30,6 +30,14 @@ class BuildError(Exception):
         return "\n".join(lines)
 
 
+class LabFailure(BuildError):
+    """A lab's own code failed; `trace` is its full traceback (shown with --debug)."""
+
+    def __init__(self, problem: Problem, trace: str):
+        super().__init__(problem)
+        self.trace = trace
+
+
 class Collector:
     """Gathers problems during a phase, then raises them together."""
 

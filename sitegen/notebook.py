@@ -8,10 +8,8 @@ the cells that drew them, so their Markdown lines are dropped.
 from __future__ import annotations
 
 import base64
+import os
 import re
-
-import nbformat
-from nbformat import v4
 
 from .compute import Artifacts
 from .config import SiteConfig
@@ -37,6 +35,13 @@ def _markdown_cells(text: str) -> list[str]:
 
 
 def build_notebook(cfg: SiteConfig, page: Page, art: Artifacts, outputs: set[str]) -> bytes:
+    # nbformat validates every cell it creates. Its default validator,
+    # fastjsonschema, first generates code for the schema, which costs more
+    # than validating a notebook of this size; jsonschema does not.
+    os.environ.setdefault("NBFORMAT_VALIDATOR", "jsonschema")
+    import nbformat     # imported only when a notebook must be (re)built
+    from nbformat import v4
+
     from .render import transform_prose
 
     results = art.results
@@ -76,4 +81,4 @@ def build_notebook(cfg: SiteConfig, page: Page, art: Artifacts, outputs: set[str
         nbformat.validate(notebook)
     except nbformat.ValidationError as exc:
         raise BuildError(Problem(page.source, 0, f"notebook for lab {art.lab.id} is invalid: {exc.message}"))
-    return (nbformat.writes(notebook) + "\n").encode("utf-8")
+    return (v4.writes(notebook) + "\n").encode("utf-8")     # validated just above

@@ -1,15 +1,23 @@
-"""The build, phase by phase: config -> compute -> content -> check -> render -> write."""
+"""The build, phase by phase: config -> compute -> content -> check -> render -> write.
+
+Before any phase runs, the inputs are fingerprinted; when they and the output
+folder are exactly as the last successful build left them, there is nothing to
+do, and the build stops without importing NumPy, Matplotlib or Jinja. Phases
+are imported only when they run.
+"""
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .check import check_links, check_pages_limits, check_site
-from .compute import compute_labs
-from .config import load_config
-from .content import load_pages
-from .render import render_site
-from .write import check_output_folder, write_site
+from .memo import digest, environment, generator_digest
+from .write import check_output_folder
+
+SOURCES = ("site.yaml", "content", "compute", "templates", "static")
+STATE = "last-build.json"
 
 
 @dataclass(frozen=True)
@@ -17,21 +25,74 @@ class BuildReport:
     out: Path
     files: int
     bytes: int
-    computed: tuple[str, ...]     # labs run this time
-    cached: tuple[str, ...]       # labs read from the cache
+    computed: tuple[str, ...] = ()     # labs run this time
+    cached: tuple[str, ...] = ()       # labs read from the cache
+    unchanged: bool = False            # nothing to do: inputs and output as last time
+
+
+def fingerprint(root: Path, out: Path, preview: bool) -> str:
+    """A hash of everything a build reads, and of how it was asked to build."""
+    parts = [generator_digest(), json.dumps(environment(), sort_keys=True), str(out), preview,
+             os.environ.get("SOURCE_DATE_EPOCH", "")]
+    for name in SOURCES:
+        path = root / name
+        files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+        for file in files:
+            if "__pycache__" not in file.parts and file.exists():
+                parts += [file.relative_to(root).as_posix(), file.read_bytes()]
+    return digest(*parts)
+
+
+def _tree(out: Path) -> dict[str, str]:
+    return {p.relative_to(out).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(out.rglob("*")) if p.is_file()}
+
+
+def _unchanged(state_file: Path, key: str, out: Path) -> dict | None:
+    try:
+        state = json.loads(state_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if state.get("fingerprint") != key or not out.is_dir() or _tree(out) != state.get("files"):
+        return None
+    return state
 
 
 def build(root: Path, out: Path | None = None, *, cache: Path | None = None,
           use_cache: bool = True, jobs: int | None = None, preview: bool = False) -> BuildReport:
+    root = Path(root).resolve()
+    out = check_output_folder(out or root / "dist", root)
+    cache = Path(cache or root / ".cache")
+    key = fingerprint(root, out, preview)
+    state_file = cache / STATE
+    if use_cache and (state := _unchanged(state_file, key, out)):
+        return BuildReport(out=out, files=len(state["files"]), bytes=state["bytes"], unchanged=True)
+
+    from .check import check_links, check_pages_limits, check_site
+    from .compute import compute_labs
+    from .config import load_config
+    from .content import load_pages
+    from .memo import Memo
+    from .render import render_site
+    from .write import write_site
+
     cfg = load_config(root)
-    out = check_output_folder(out or cfg.root / "dist", cfg.root)
     pages = load_pages(cfg.content_dir)
-    artifacts = compute_labs(cfg, cache or cfg.root / ".cache", use_cache=use_cache, jobs=jobs)
+    artifacts = compute_labs(cfg, cache, use_cache=use_cache, jobs=jobs)
     check_site(cfg, pages, artifacts)
-    files = render_site(cfg, pages, artifacts, preview=preview)
+    memo = Memo(cache / "memo")
+    (cache / "memo" / "jinja").mkdir(parents=True, exist_ok=True)
+    files = render_site(cfg, pages, artifacts, preview=preview, memo=memo)
     check_links(cfg, pages, files)
     check_pages_limits(files)
     write_site(files, out)
-    return BuildReport(out=out, files=len(files), bytes=sum(map(len, files.values())),
+    memo.prune()
+    total = sum(map(len, files.values()))
+    state = {"fingerprint": key, "bytes": total,
+             "files": {path: hashlib.sha256(data).hexdigest() for path, data in sorted(files.items())}}
+    cache.mkdir(parents=True, exist_ok=True)
+    (cache / (STATE + ".tmp")).write_text(json.dumps(state, indent=1), encoding="utf-8")
+    os.replace(cache / (STATE + ".tmp"), state_file)
+    return BuildReport(out=out, files=len(files), bytes=total,
                        computed=tuple(a.lab.id for a in artifacts.values() if a.recomputed),
                        cached=tuple(a.lab.id for a in artifacts.values() if not a.recomputed))

@@ -14,10 +14,6 @@ from dataclasses import dataclass
 
 import jinja2
 import markdown
-from pygments import highlight
-from pygments.formatters import HtmlFormatter
-from pygments.lexers import PythonLexer
-from pygments.styles import get_style_by_name
 
 from .check import site_outputs, table_axes
 from .compute import Artifacts
@@ -26,7 +22,7 @@ from .content import (LINK, VALUE, Page, format_value, is_external, lookup, outp
                       resolve_target)
 from .errors import BuildError, Problem
 from .deploy import add_deploy_files
-from .notebook import build_notebook
+from .memo import Memo, generator_digest
 
 MD_EXTENSIONS = ["tables", "attr_list", "fenced_code", "sane_lists", "toc", "codehilite"]
 MD_CONFIG = {"codehilite": {"css_class": "highlight", "guess_lang": False}}
@@ -36,6 +32,27 @@ AXIS_LABELS = {"token": "token {}", "channel": "通道 {}", "query": "query {}",
                "slot": "块内位置 {}", "stage": "阶段 {}"}
 PREVIEW_ONLY = {"live-reload.js"}
 FIGURE_LINE = re.compile(r"^\s*!\[(?P<alt>[^\]]+)\]\(figure:(?P<name>[^)\s]+)(?:\s+\"(?P<title>[^\"]*)\")?\)\s*$")
+
+
+# Pygments is imported only when a highlight or its CSS is not in the memo.
+def _pygments_version() -> str:
+    import pygments     # the package alone is light; its lexers and formatters are not
+    return pygments.__version__
+
+
+def _highlight(source: str) -> bytes:
+    from pygments import highlight
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexers import PythonLexer
+    return highlight(source, PythonLexer(), HtmlFormatter(cssclass="highlight", wrapcode=True)).encode()
+
+
+def _pygments_css() -> bytes:
+    from pygments.formatters import HtmlFormatter
+    from pygments.styles import get_style_by_name
+    light = HtmlFormatter(cssclass="highlight").get_style_defs(".highlight")
+    dark = HtmlFormatter(style=get_style_by_name("github-dark")).get_style_defs(".highlight")
+    return f"\n/* code: Pygments */\n{light}\n@media (prefers-color-scheme: dark) {{\n{dark}\n}}\n".encode()
 
 
 class Outputs(dict):
@@ -105,13 +122,13 @@ def _link(match, href) -> str:
 
 
 class Renderer:
-    def __init__(self, cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts]):
-        self.cfg, self.pages, self.artifacts = cfg, pages, artifacts
+    def __init__(self, cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts], memo: Memo):
+        self.cfg, self.pages, self.artifacts, self.memo = cfg, pages, artifacts, memo
         self.outputs_known = site_outputs(pages, artifacts)
         self.env = jinja2.Environment(
             loader=jinja2.FileSystemLoader(cfg.templates_dir), autoescape=True,
+            bytecode_cache=jinja2.FileSystemBytecodeCache(str(memo.folder / "jinja")) if memo.folder else None,
             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
-        self.formatter = HtmlFormatter(cssclass="highlight", wrapcode=True)
         self.out = Outputs()
 
     def template(self, name: str):
@@ -132,9 +149,7 @@ class Renderer:
     # -- assets -------------------------------------------------------------
     def stylesheet(self) -> str:
         css = (self.cfg.static_dir / "style.css").read_text(encoding="utf-8")
-        light = self.formatter.get_style_defs(".highlight")
-        dark = HtmlFormatter(style=get_style_by_name("github-dark")).get_style_defs(".highlight")
-        css += f"\n/* code: Pygments */\n{light}\n@media (prefers-color-scheme: dark) {{\n{dark}\n}}\n"
+        css += self.memo.get("pygments-css", (_pygments_version(),), _pygments_css).decode()
         data = css.encode()
         path = "assets/" + fingerprint("style.css", data)
         self.out.add(path, data, "static/style.css")
@@ -158,13 +173,18 @@ class Renderer:
 
     # -- labs ---------------------------------------------------------------
     def lab_files(self, art: Artifacts, page: Page) -> None:
+        from .notebook import build_notebook
         for name in art.figures:
             self.out.add(art.figure_path(name), art.files[name].read_bytes(), str(art.lab.script))
         for name, path in art.files.items():
             if not name.endswith(".png"):
                 self.out.add(f"{art.lab.downloads}/{name}", path.read_bytes(), str(art.lab.script))
         if art.lab.notebook:
-            self.out.add(art.lab.notebook, build_notebook(self.cfg, page, art, self.outputs_known), page.source)
+            # Rebuilt only when what it is made of changed: its page, its lab, links, the generator.
+            key = ((self.cfg.root / page.source).read_bytes(), art.provenance["cache_key"], self.cfg.base_url,
+                   sorted(self.outputs_known), generator_digest())
+            notebook = self.memo.get("notebook", key, lambda: build_notebook(self.cfg, page, art, self.outputs_known))
+            self.out.add(art.lab.notebook, notebook, page.source)
 
     # -- pages --------------------------------------------------------------
     def page_body(self, page: Page) -> tuple[str, list]:
@@ -215,8 +235,10 @@ class Renderer:
         cell = next(c for c in art.cells if c.name == block.args[0])
         output = art.outputs[cell.name]
         last = cell.first_line + cell.source.count("\n")
+        code = self.memo.get("highlight", (_pygments_version(), cell.source),
+                             lambda: _highlight(cell.source)).decode()
         return self.render_template(
-            "partials/cell.html", name=cell.name, code=highlight(cell.source, PythonLexer(), self.formatter),
+            "partials/cell.html", name=cell.name, code=code,
             script=art.provenance["script"], first_line=cell.first_line, last_line=last,
             stdout=output.stdout, stamp=stamp(art.provenance),
             collapsed=block.options.get("output") == "collapsed")
@@ -297,8 +319,8 @@ def _template_line(exc, fallback):
 
 
 def render_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts],
-                preview: bool = False) -> Outputs:
-    renderer = Renderer(cfg, pages, artifacts)
+                preview: bool = False, memo: Memo | None = None) -> Outputs:
+    renderer = Renderer(cfg, pages, artifacts, memo or Memo(None))
     stylesheet = renderer.stylesheet()
     scripts = renderer.static_files(preview)
     by_source = {page.source: page for page in pages}

@@ -1,0 +1,82 @@
+"""Slow, pure steps remembered in the cache folder, keyed on a hash of their inputs.
+
+Used for what a prose edit would otherwise redo for nothing: highlighting a
+lab's cells, assembling a notebook whose page did not change. Entries are
+written to a temporary name and renamed; entries a build did not use are
+dropped at the end of the build.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Callable
+
+GENERATOR = Path(__file__).resolve().parent
+
+
+def digest(*parts) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(part if isinstance(part, bytes) else str(part).encode("utf-8"))
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+@functools.lru_cache(maxsize=None)
+def _environment() -> tuple:
+    from importlib import metadata
+
+    def version(package: str) -> str:
+        try:
+            return metadata.version(package)
+        except metadata.PackageNotFoundError:
+            return "not installed"
+    return (("python", sys.version.split()[0]), ("numpy", version("numpy")),
+            ("matplotlib", version("matplotlib")))
+
+
+def environment() -> dict:
+    """What computations run with; read without importing NumPy or Matplotlib."""
+    return dict(_environment())
+
+
+def generator_digest() -> str:
+    """The generator's own code: a change to it invalidates what it made."""
+    return digest(*(p.read_bytes() for p in sorted(GENERATOR.glob("*.py"))))
+
+
+class Memo:
+    def __init__(self, folder: Path | None):
+        self.folder = folder
+        self.used: dict[str, set[str]] = {}
+
+    def get(self, namespace: str, key_parts: tuple, make: Callable[[], bytes]) -> bytes:
+        key = digest(namespace, *key_parts)
+        self.used.setdefault(namespace, set()).add(key)
+        if self.folder is None:
+            return make()
+        path = self.folder / namespace / key
+        try:
+            return path.read_bytes()
+        except OSError:
+            pass
+        data = make()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+        return data
+
+    def prune(self) -> None:
+        """Drop entries of the namespaces used in this build that it did not use."""
+        if self.folder is None:
+            return
+        for namespace, keys in self.used.items():
+            for path in (self.folder / namespace).iterdir():
+                if path.name not in keys:
+                    path.unlink(missing_ok=True)
