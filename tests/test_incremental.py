@@ -1,0 +1,78 @@
+"""Fast, incremental and reproducible builds: what runs when, and identical bytes."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import EPOCH, REPO, copy_project, run_build, tree_bytes
+from test_reference_pages import computed
+
+ALL = {"lab09", "patches-to-tokens", "attention-worked-example"}
+
+
+@pytest.fixture()
+def built(tmp_path):
+    root = copy_project(tmp_path / "project")
+    out, cache = tmp_path / "dist", tmp_path / "cache"
+    assert computed(run_build(root, out, cache)) == ALL
+    return root, out, cache
+
+
+def test_unchanged_build_runs_nothing_and_imports_no_numpy(built):
+    root, out, cache = built
+    result = subprocess.run([sys.executable, "-X", "importtime", str(REPO / "build.py"), "--root", str(root),
+                             "--out", str(out), "--cache", str(cache)], capture_output=True, text=True,
+                            env={**os.environ, "SOURCE_DATE_EPOCH": EPOCH}, timeout=120)
+    assert result.returncode == 0 and "[nothing changed]" in result.stdout
+    imported = {line.split("|")[-1].strip() for line in result.stderr.splitlines() if "|" in line}
+    assert not {"numpy", "matplotlib", "jinja2", "markdown", "nbformat"} & imported
+
+
+def test_a_changed_output_folder_is_rebuilt(built):
+    root, out, cache = built
+    (out / "course/guide.html").write_text("damaged", encoding="utf-8")
+    result = run_build(root, out, cache)
+    assert "[nothing changed]" not in result.stdout and computed(result) == set()
+    assert "damaged" not in (out / "course/guide.html").read_text(encoding="utf-8")
+
+
+def test_a_damaged_cache_entry_is_detected_and_recomputed(built):
+    root, out, cache = built
+    entry = next((cache / "labs/lab09").iterdir())
+    csv = entry / "files/token-changes.csv"
+    csv.write_bytes(csv.read_bytes()[:20])                      # truncated
+    guide = root / "content/course/guide.md"                     # so the build is not skipped
+    guide.write_text(guide.read_text(encoding="utf-8") + "\n一句。\n", encoding="utf-8")
+    # lab09 alone: its key is unchanged, so the labs that read it keep theirs
+    assert computed(run_build(root, out, cache)) == {"lab09"}
+    (next((cache / "labs/patches-to-tokens").iterdir()) / "manifest.json").write_text("{", encoding="utf-8")
+    guide.write_text(guide.read_text(encoding="utf-8") + "\n又一句。\n", encoding="utf-8")
+    assert computed(run_build(root, out, cache)) == {"patches-to-tokens"}
+
+
+def test_a_changed_numpy_version_invalidates_the_cache(built, monkeypatch):
+    from sitegen import memo
+    from sitegen.compute import compute_labs
+    from sitegen.config import load_config
+    root, out, cache = built
+    cfg = load_config(root)
+    assert not any(a.recomputed for a in compute_labs(cfg, cache).values())
+    real = memo._environment()
+    monkeypatch.setattr(memo, "_environment", lambda: tuple((k, "9.9.9" if k == "numpy" else v) for k, v in real))
+    fresh = compute_labs(cfg, cache)
+    assert all(a.recomputed for a in fresh.values())
+    assert fresh["lab09"].provenance["numpy"] == "9.9.9"
+
+
+def test_two_clean_builds_serial_and_parallel_are_byte_identical(tmp_path):
+    first = run_build(REPO, tmp_path / "a/dist", tmp_path / "a/cache", "--jobs", "1")
+    second = run_build(REPO, tmp_path / "b/dist", tmp_path / "b/cache", "--jobs", "2")
+    assert first.returncode == 0 and second.returncode == 0
+    a, b = tree_bytes(tmp_path / "a/dist"), tree_bytes(tmp_path / "b/dist")
+    assert a.keys() == b.keys()
+    assert [path for path in a if a[path] != b[path]] == []
+    assert len(a) > 20
