@@ -134,6 +134,17 @@ def run_cells(script: str, cells: tuple[Cell, ...], workdir: str) -> dict:
     warnings.filterwarnings("ignore", message=".*non-interactive.*")
     namespace = {"__name__": "__main__", "__file__": script}
     folder, results = Path(workdir), []
+    # Figures are re-encoded in threads while the next cells run (Pillow and zlib
+    # release the GIL), from a snapshot of their bytes: a file the lab writes
+    # again later is re-encoded again at the end.
+    threads, encoding = ThreadPoolExecutor(2), {}
+    try:
+        return _run_cells(script, cells, folder, namespace, results, threads, encoding)
+    finally:
+        threads.shutdown(cancel_futures=True)
+
+
+def _run_cells(script, cells, folder, namespace, results, threads, encoding) -> dict:
     for cell in cells:
         before = _snapshot(folder)
         stdout = io.StringIO()
@@ -146,10 +157,17 @@ def run_cells(script: str, cells: tuple[Cell, ...], workdir: str) -> dict:
         figures = sorted(p for p, stamp in after.items()
                          if p.endswith(".png") and before.get(p) != stamp)
         results.append({"name": cell.name, "stdout": stdout.getvalue(), "figures": figures})
-    normalize = {".png": _normalize_png, ".npz": _normalize_zip}
-    with ThreadPoolExecutor(2) as threads:    # Pillow and zlib release the GIL: use both cores
-        list(threads.map(lambda p: normalize[p.suffix](p),
-                         [p for p in sorted(folder.rglob("*")) if p.suffix in normalize]))
+        for name in figures:
+            data = (folder / name).read_bytes()
+            encoding[name] = (data, threads.submit(_quantized, data))
+    for path in sorted(folder.rglob("*")):
+        rel = str(path.relative_to(folder))
+        if path.suffix == ".png":
+            data = path.read_bytes()
+            snapshot, future = encoding.get(rel, (None, None))
+            path.write_bytes(future.result() if snapshot == data else _quantized(data))
+        elif path.suffix == ".npz":
+            _normalize_zip(path)
     return {"cells": results, "error": None}
 
 
@@ -174,14 +192,14 @@ def _preload() -> None:
 
 # -- normalising what a lab wrote ----------------------------------------------
 
-def _normalize_png(path: Path) -> None:
-    """Re-encode as a 256-colour palette PNG without text chunks (no version strings).
+def _quantized(data: bytes) -> bytes:
+    """The PNG re-encoded with 256 colours and without text chunks (no version strings).
 
     Plots have few colours: this is about a third of matplotlib's size and
     looks the same. Opaque figures use median cut; ones with transparency keep it.
     """
     from PIL import Image
-    with Image.open(path) as image:
+    with Image.open(io.BytesIO(data)) as image:
         image.load()
     if image.mode == "RGBA" and image.getextrema()[3][0] == 255:
         image = image.convert("RGB")
@@ -189,7 +207,9 @@ def _normalize_png(path: Path) -> None:
         image = image.quantize(256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
     elif image.mode == "RGBA":
         image = image.quantize(256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
-    image.save(path, format="PNG", compress_level=9)
+    out = io.BytesIO()
+    image.save(out, format="PNG", compress_level=9)
+    return out.getvalue()
 
 
 def _normalize_zip(path: Path) -> None:
@@ -273,79 +293,148 @@ def _load(lab: Lab, cells: tuple[Cell, ...], entry: Path, recomputed: bool) -> A
     return Artifacts(lab, cells, outputs, files, manifest["provenance"], recomputed)
 
 
-def _run_wave(cfg, env, todo, artifacts, pool) -> list[BuildError]:
-    """Compute labs whose inputs are ready, in parallel; store each into the cache."""
-    stagings, failures = [], []
+def _child(conn, script: str, cells: tuple[Cell, ...], workdir: str) -> None:
+    """Body of a lab's process: run it, send back what it printed and saved."""
     try:
-        for lab, _, _, entry in todo:
-            entry.parent.mkdir(parents=True, exist_ok=True)
-            stagings.append(Path(tempfile.mkdtemp(prefix=".tmp-", dir=entry.parent)))
-            for name in lab.inputs:      # what this lab reads: inputs/<lab>/results.json
-                target = stagings[-1] / "work" / "inputs" / name
-                target.mkdir(parents=True)
-                shutil.copyfile(artifacts[name].files["results.json"], target / "results.json")
-            (stagings[-1] / "work").mkdir(exist_ok=True)
-        runs = [pool.apply_async(run_cells, (str(lab.script), cells, str(staging / "work")))
-                for (lab, cells, _, _), staging in zip(todo, stagings)]
-        for (lab, cells, key, entry), staging, run in zip(todo, stagings, runs):
-            try:
-                _store(cfg, lab, key, env, str(lab.script.relative_to(cfg.root)),
-                       run.get(), staging / "work", staging)
-            except BuildError as exc:
-                failures.append(exc)
+        result = run_cells(script, cells, workdir)
+    except BaseException as exc:  # noqa: BLE001 - a harness failure is reported like a lab's
+        result = {"cells": [], "error": _failure(script, exc)}
+    conn.send(result)
+    conn.close()
+
+
+@dataclass
+class _Job:
+    lab: Lab
+    cells: tuple[Cell, ...]
+    key: str
+    entry: Path
+    staging: Path | None = None
+    process: object = None
+
+
+class LabScheduler:
+    """Computes the labs the cache lacks, each in a fresh process forked from this one.
+
+    All cache keys are known up front (a lab's key includes its inputs' keys),
+    so `start()` knows what must run, launches what is ready and returns at
+    once: the caller does its own work while labs compute, then `finish()`
+    stores each result as it arrives and launches the labs that waited for it.
+    Processes are forked only from the calling thread, at most `jobs` at once.
+    When more labs must run than there are cores, NumPy and Matplotlib are
+    imported here first so that every fork starts warm; otherwise each lab
+    imports them in its own process while this one carries on.
+    """
+
+    def __init__(self, cfg: SiteConfig, cache_dir: Path, *, use_cache: bool = True, jobs: int | None = None):
+        self.cfg, self.cache_dir = cfg, cache_dir
+        self.env = environment()
+        self.workers = max(1, jobs or os.cpu_count() or 1)
+        self.artifacts: dict[str, Artifacts] = {}
+        self.todo: list[_Job] = []
+        self.running: dict = {}                  # connection -> _Job
+        self.failures: list[BuildError] = []
+        keys: dict[str, str] = {}
+        for lab in _in_dependency_order(cfg.labs):
+            cells = read_cells(lab.script, cfg.root)
+            keys[lab.id] = lab_key(cfg, lab, self.env, [keys[name] for name in lab.inputs])
+            entry = cache_dir / "labs" / lab.id / keys[lab.id]
+            found = _load(lab, cells, entry, False) if use_cache else None
+            if found is None:
+                self.todo.append(_Job(lab, cells, keys[lab.id], entry))
+            else:
+                self.artifacts[lab.id] = found
+
+    @property
+    def computing(self) -> list[_Job]:
+        """The labs this build computes (waiting or running): each job's lab and cells."""
+        return self.todo + list(self.running.values())
+
+    def __enter__(self) -> "LabScheduler":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for job in self.running.values():        # interrupted: stop what still runs
+            job.process.kill()
+            job.process.join()
+        for job in list(self.running.values()) + self.todo:
+            if job.staging is not None:
+                shutil.rmtree(job.staging, ignore_errors=True)
+        self.running.clear()
+
+    def start(self) -> "LabScheduler":
+        if len(self.todo) > self.workers:
+            _preload()
+        self._launch_ready()
+        return self
+
+    def _launch_ready(self) -> None:
+        for job in list(self.todo):
+            if len(self.running) >= self.workers:
+                break
+            if not all(name in self.artifacts for name in job.lab.inputs):
                 continue
-            for old in entry.parent.iterdir():   # one entry per lab: drop stale keys
-                if old.name != staging.name and not old.name.startswith(".tmp-"):
-                    shutil.rmtree(old)
-            os.replace(staging, entry)
-            artifacts[lab.id] = _load(lab, cells, entry, True)
-    finally:
-        for staging in stagings:
-            shutil.rmtree(staging, ignore_errors=True)
-    return failures
+            self.todo.remove(job)
+            job.entry.parent.mkdir(parents=True, exist_ok=True)
+            job.staging = Path(tempfile.mkdtemp(prefix=".tmp-", dir=job.entry.parent))
+            work = job.staging / "work"
+            work.mkdir()
+            for name in job.lab.inputs:          # what this lab reads: inputs/<lab>/results.json
+                (work / "inputs" / name).mkdir(parents=True)
+                shutil.copyfile(self.artifacts[name].files["results.json"], work / "inputs" / name / "results.json")
+            context = multiprocessing.get_context("fork")
+            receive, send = context.Pipe(duplex=False)
+            job.process = context.Process(target=_child, args=(send, str(job.lab.script), job.cells, str(work)),
+                                          daemon=True)
+            job.process.start()
+            send.close()
+            self.running[receive] = job
+
+    def finish(self) -> dict[str, Artifacts]:
+        from multiprocessing.connection import wait
+        if not self.running and self.todo:
+            self.start()
+        while self.running:
+            for conn in wait(list(self.running)):
+                job = self.running.pop(conn)
+                try:
+                    run = conn.recv()
+                except EOFError:
+                    run = {"cells": [], "error": {"line": 0, "trace": "", "message":
+                           f"the lab's process ended without a result (exit code {job.process.exitcode})"}}
+                job.process.join()
+                try:
+                    _store(self.cfg, job.lab, job.key, self.env, str(job.lab.script.relative_to(self.cfg.root)),
+                           run, job.staging / "work", job.staging)
+                    for old in job.entry.parent.iterdir():   # one entry per lab: drop stale keys
+                        if old.name != job.staging.name and not old.name.startswith(".tmp-"):
+                            shutil.rmtree(old)
+                    os.replace(job.staging, job.entry)
+                    self.artifacts[job.lab.id] = _load(job.lab, job.cells, job.entry, True)
+                except BuildError as exc:
+                    self.failures.append(exc)
+                finally:
+                    shutil.rmtree(job.staging, ignore_errors=True)
+            self._launch_ready()
+        if self.failures:
+            exc = self.failures
+            raise exc[0] if len(exc) == 1 else BuildError([p for e in exc for p in e.problems])
+        return {lab.id: self.artifacts[lab.id] for lab in self.cfg.labs}
+
+
+def _in_dependency_order(labs) -> list[Lab]:
+    done: set[str] = set()
+    ordered: list[Lab] = []
+    while len(ordered) < len(labs):
+        for lab in labs:
+            if lab.id not in done and set(lab.inputs) <= done:
+                ordered.append(lab)
+                done.add(lab.id)
+    return ordered
 
 
 def compute_labs(cfg: SiteConfig, cache_dir: Path, *, use_cache: bool = True,
                  jobs: int | None = None) -> dict[str, Artifacts]:
-    """Artifacts for every lab: from the cache when intact and current, else computed.
-
-    Labs run in waves: a lab whose `inputs` are other labs waits for them, and
-    its cache key includes theirs. Each wave's labs run in a pool of worker
-    processes (one per core by default); each result is stored under a
-    temporary name and renamed into the cache.
-    """
-    env = environment()
-    artifacts: dict[str, Artifacts] = {}
-    keys: dict[str, str] = {}
-    failures: list[BuildError] = []
-    pending = list(cfg.labs)
-    pool = None
-    try:
-        while pending:
-            wave = [lab for lab in pending if all(name in artifacts for name in lab.inputs)]
-            if not wave:
-                break            # what is left depends on a lab that failed
-            pending = [lab for lab in pending if lab not in wave]
-            todo = []
-            for lab in wave:
-                cells = read_cells(lab.script, cfg.root)
-                keys[lab.id] = lab_key(cfg, lab, env, [keys[name] for name in lab.inputs])
-                entry = cache_dir / "labs" / lab.id / keys[lab.id]
-                found = _load(lab, cells, entry, False) if use_cache else None
-                if found is None:
-                    todo.append((lab, cells, keys[lab.id], entry))
-                else:
-                    artifacts[lab.id] = found
-            if todo:
-                if pool is None:
-                    _preload()
-                    workers = max(1, min(len(cfg.labs), jobs or os.cpu_count() or 1))
-                    pool = multiprocessing.get_context("fork").Pool(workers, maxtasksperchild=1)
-                failures += _run_wave(cfg, env, todo, artifacts, pool)
-    finally:
-        if pool is not None:
-            pool.close()
-            pool.join()
-    if failures:
-        raise failures[0] if len(failures) == 1 else BuildError([p for exc in failures for p in exc.problems])
-    return {lab.id: artifacts[lab.id] for lab in cfg.labs}
+    """Artifacts for every lab: from the cache when intact and current, else computed."""
+    with LabScheduler(cfg, cache_dir, use_cache=use_cache, jobs=jobs) as labs:
+        return labs.start().finish()

@@ -34,13 +34,21 @@ def _markdown_cells(text: str) -> list[str]:
     return [c for c in cells if c]
 
 
-def build_notebook(cfg: SiteConfig, page: Page, art: Artifacts, outputs: set[str]) -> bytes:
-    # nbformat validates every cell it creates. Its default validator,
-    # fastjsonschema, first generates code for the schema, which costs more
-    # than validating a notebook of this size; jsonschema does not.
+def load_nbformat():
+    """nbformat, imported only when a notebook must be (re)built (or about to be).
+
+    nbformat validates every cell it creates. Its default validator,
+    fastjsonschema, first generates code for the schema, which costs more
+    than validating a notebook of this size; jsonschema does not.
+    """
     os.environ.setdefault("NBFORMAT_VALIDATOR", "jsonschema")
-    import nbformat     # imported only when a notebook must be (re)built
+    import nbformat
     from nbformat import v4
+    return nbformat, v4
+
+
+def build_notebook(cfg: SiteConfig, page: Page, art: Artifacts, outputs: set[str]) -> bytes:
+    nbformat, v4 = load_nbformat()
 
     from .render import transform_prose
 

@@ -68,20 +68,29 @@ def build(root: Path, out: Path | None = None, *, cache: Path | None = None,
     if use_cache and (state := _unchanged(state_file, key, out)):
         return BuildReport(out=out, files=len(state["files"]), bytes=state["bytes"], unchanged=True)
 
-    from .check import check_links, check_pages_limits, check_site
-    from .compute import compute_labs
+    from .compute import LabScheduler
     from .config import load_config
-    from .content import load_pages
-    from .memo import Memo
-    from .render import render_site
-    from .write import write_site
 
     cfg = load_config(root)
-    pages = load_pages(cfg.content_dir)
-    artifacts = compute_labs(cfg, cache, use_cache=use_cache, jobs=jobs)
+    with LabScheduler(cfg, cache, use_cache=use_cache, jobs=jobs) as labs:
+        labs.start()
+        # While labs compute in their own processes, do the rest of the reading here.
+        from .check import check_links, check_pages_limits, check_site
+        from .content import load_pages
+        from .memo import Memo
+        from .render import highlighted, pygments_css, render_site
+        from .write import write_site
+        pages = load_pages(cfg.content_dir)
+        memo = Memo(cache / "memo")
+        pygments_css(memo)
+        for job in labs.computing:
+            for cell in job.cells:
+                highlighted(memo, cell.source)
+        if any(job.lab.notebook for job in labs.computing):
+            from .notebook import load_nbformat
+            load_nbformat()
+        artifacts = labs.finish()
     check_site(cfg, pages, artifacts)
-    memo = Memo(cache / "memo")
-    (cache / "memo" / "jinja").mkdir(parents=True, exist_ok=True)
     files = render_site(cfg, pages, artifacts, preview=preview, memo=memo)
     check_links(cfg, pages, files)
     check_pages_limits(files)

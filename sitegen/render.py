@@ -40,6 +40,15 @@ def _pygments_version() -> str:
     return pygments.__version__
 
 
+def highlighted(memo: Memo, source: str) -> str:
+    """A cell's code as highlighted HTML, remembered on the source and Pygments' version."""
+    return memo.get("highlight", (_pygments_version(), source), lambda: _highlight(source)).decode()
+
+
+def pygments_css(memo: Memo) -> str:
+    return memo.get("pygments-css", (_pygments_version(),), _pygments_css).decode()
+
+
 def _highlight(source: str) -> bytes:
     from pygments import highlight
     from pygments.formatters import HtmlFormatter
@@ -125,6 +134,8 @@ class Renderer:
     def __init__(self, cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts], memo: Memo):
         self.cfg, self.pages, self.artifacts, self.memo = cfg, pages, artifacts, memo
         self.outputs_known = site_outputs(pages, artifacts)
+        if memo.folder:
+            (memo.folder / "jinja").mkdir(parents=True, exist_ok=True)
         self.env = jinja2.Environment(
             loader=jinja2.FileSystemLoader(cfg.templates_dir), autoescape=True,
             bytecode_cache=jinja2.FileSystemBytecodeCache(str(memo.folder / "jinja")) if memo.folder else None,
@@ -149,7 +160,7 @@ class Renderer:
     # -- assets -------------------------------------------------------------
     def stylesheet(self) -> str:
         css = (self.cfg.static_dir / "style.css").read_text(encoding="utf-8")
-        css += self.memo.get("pygments-css", (_pygments_version(),), _pygments_css).decode()
+        css += pygments_css(self.memo)
         data = css.encode()
         path = "assets/" + fingerprint("style.css", data)
         self.out.add(path, data, "static/style.css")
@@ -235,8 +246,7 @@ class Renderer:
         cell = next(c for c in art.cells if c.name == block.args[0])
         output = art.outputs[cell.name]
         last = cell.first_line + cell.source.count("\n")
-        code = self.memo.get("highlight", (_pygments_version(), cell.source),
-                             lambda: _highlight(cell.source)).decode()
+        code = highlighted(self.memo, cell.source)
         return self.render_template(
             "partials/cell.html", name=cell.name, code=code,
             script=art.provenance["script"], first_line=cell.first_line, last_line=last,

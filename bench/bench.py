@@ -1,0 +1,157 @@
+"""Benchmark the build against the floor: the seed script itself, all measured in this run.
+
+    python bench/bench.py              median of 3 runs each
+    python bench/bench.py --runs 5 --labs 40
+
+Prints one table: wall time of each scenario (a fresh `python build.py`
+process, as an author runs it), its ratio to the seed script's own run time,
+and the goal. Sites are built in a temporary folder; the repository is only read.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SEED = REPO / "tests/golden/seed_lab09.py"
+LAB = REPO / "compute/lab09_vision_attention.py"
+PAGE = REPO / "content/course/lab11.md"
+PARTS = ("site.yaml", "compute", "content", "templates", "static")
+
+
+def timed(command: list[str], cwd: Path | None = None, prepare=None, runs: int = 3) -> float:
+    """Median wall time of `runs` runs; `prepare(i)` runs before each, untimed."""
+    times = []
+    for i in range(runs):
+        if prepare:
+            prepare(i)
+        start = time.perf_counter()
+        result = subprocess.run(command, cwd=cwd, capture_output=True, text=True,
+                                env={**os.environ, "MPLBACKEND": "Agg"})
+        times.append(time.perf_counter() - start)
+        if result.returncode != 0:
+            sys.exit(f"failed: {' '.join(command)}\n{result.stderr[-2000:]}")
+    return statistics.median(times)
+
+
+def build_command(root: Path, *extra: str) -> list[str]:
+    return [sys.executable, str(REPO / "build.py"), "--root", str(root), "--out", str(root / "dist"),
+            "--cache", str(root / ".cache"), *extra]
+
+
+def copy_repo(target: Path) -> Path:
+    target.mkdir(parents=True)
+    for part in PARTS:
+        source = REPO / part
+        (shutil.copytree if source.is_dir() else shutil.copy2)(source, target / part)
+    return target
+
+
+def make_course(target: Path, labs: int) -> Path:
+    """A course of `labs` copies of the real lab, each with its own seed and page."""
+    for part in ("templates", "static"):
+        shutil.copytree(REPO / part, target / part)
+    (target / "compute").mkdir()
+    (target / "content/labs").mkdir(parents=True)
+    code, page = LAB.read_text(encoding="utf-8"), PAGE.read_text(encoding="utf-8")
+    page = re.sub(r"^parent: .*\n", "", page, flags=re.M)
+    page = re.sub(r"(?<!!)\[([^\]]*)\]\((?!https?:)[^)]*\)", r"\1", page)     # no links to pages it lacks
+    entries, items = [], []
+    for n in range(labs):
+        lab = f"lab{n:02d}"
+        (target / f"compute/{lab}.py").write_text(code.replace("SEED = 20260918", f"SEED = {20260918 + n}"),
+                                                  encoding="utf-8")
+        (target / f"content/labs/{lab}.md").write_text(page.replace("lab: lab09", f"lab: {lab}"), encoding="utf-8")
+        entries.append(f"  - id: {lab}\n    title: Lab {n}\n    script: compute/{lab}.py\n"
+                       f"    images: labs/images/{lab}\n    downloads: labs/materials/{lab}\n"
+                       f"    notebook: labs/materials/{lab}.ipynb\n    page: labs/{lab}.md\n")
+        items.append(f"- [Lab {n}](labs/{lab}.md)")
+    (target / "site.yaml").write_text(
+        "site:\n  title: 合成课程\n  base_url: https://example.pages.dev\n  language: zh-CN\n\nlabs:\n"
+        + "".join(entries), encoding="utf-8")
+    (target / "content/index.md").write_text("---\ntitle: 合成课程\n---\n" + "\n".join(items) + "\n",
+                                             encoding="utf-8")
+    (target / "content/404.md").write_text("---\ntitle: 没有找到\n---\n[首页](/)\n", encoding="utf-8")
+    return target
+
+
+def clean(root: Path):
+    def prepare(_):
+        for name in ("dist", ".cache"):
+            shutil.rmtree(root / name, ignore_errors=True)
+    return prepare
+
+
+def append(path: Path, text: str):
+    def prepare(i):
+        path.write_text(path.read_text(encoding="utf-8") + text.format(i=i, t=time.time_ns()), encoding="utf-8")
+    return prepare
+
+
+def page_weight(dist: Path, page: str) -> tuple[int, list[str]]:
+    """Bytes of the page and everything it loads (stylesheets, scripts, images)."""
+    html = (dist / page).read_text(encoding="utf-8")
+    refs = re.findall(r'<(?:link rel="stylesheet"|script[^>]*|img)[^>]*?(?:href|src)="([^"]+)"', html)
+    base = (dist / page).parent
+    files = [(base / ref).resolve() for ref in refs]
+    return len(html.encode()) + sum(f.stat().st_size for f in files), [str(f.relative_to(dist)) for f in files]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3, help="runs per scenario (median)")
+    parser.add_argument("--labs", type=int, default=40, help="labs in the synthetic course")
+    args = parser.parse_args()
+    rows: list[tuple[str, float | None, str, str]] = []
+    with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
+        tmp = Path(tmp)
+        (tmp / "seed").mkdir()
+        floor = timed([sys.executable, str(SEED)], cwd=tmp / "seed", runs=args.runs)
+        rows.append(("seed script (the floor)", floor, "", "1.00×"))
+
+        one = make_course(tmp / "one", 1)
+        rows.append(("clean build: the seed lab alone, as a site", timed(build_command(one), prepare=clean(one),
+                                                                          runs=args.runs), "≤ 1.2×", ""))
+        site = copy_repo(tmp / "site")
+        rows.append(("clean build: the whole course site (3 labs)",
+                     timed(build_command(site), prepare=clean(site), runs=args.runs), "", ""))
+        rows.append(("no-change rebuild", timed(build_command(site), runs=args.runs), "≤ 0.25 s", ""))
+        rows.append(("rebuild after a prose edit (guide page)",
+                     timed(build_command(site), prepare=append(site / "content/course/guide.md", "\n句 {t}。\n"),
+                           runs=args.runs), "≤ 0.4 s", ""))
+        rows.append(("rebuild after a prose edit (lab page)",
+                     timed(build_command(site), prepare=append(site / "content/course/lab11.md", "\n句 {t}。\n"),
+                           runs=args.runs), "≤ 0.4 s", ""))
+        rows.append(("rebuild after editing the lab's code (+ 2 labs reading it)",
+                     timed(build_command(site), prepare=append(site / "compute/lab09_vision_attention.py",
+                                                               "\n# edit {t}\n"), runs=args.runs), "", ""))
+        course = make_course(tmp / "course", args.labs)
+        serial = timed(build_command(course, "--jobs", "1"), prepare=clean(course), runs=args.runs)
+        parallel = timed(build_command(course), prepare=clean(course), runs=args.runs)
+        rows.append((f"{args.labs}-lab course, clean, serial (--jobs 1)", serial, "", ""))
+        rows.append((f"{args.labs}-lab course, clean, parallel ({os.cpu_count()} cores)", parallel,
+                     "≤ 0.65× serial", f"{parallel / serial:.2f}× serial"))
+        rows.append((f"{args.labs}-lab course, no change", timed(build_command(course), runs=args.runs), "≤ 1 s", ""))
+        weight, files = page_weight(site / "dist", "course/lab11.html")
+
+    print(f"Benchmark on this machine ({os.cpu_count()} cores, Python {sys.version.split()[0]}), "
+          f"median of {args.runs} runs, wall time of a fresh process\n")
+    print(f"| {'scenario':<58} | {'time':>8} | {'× floor':>8} | {'goal':<14} | note |")
+    print(f"|{'-' * 60}|{'-' * 10}:|{'-' * 9}:|{'-' * 16}|------|")
+    for name, seconds, goal, note in rows:
+        print(f"| {name:<58} | {seconds:>6.2f} s | {seconds / floor:>7.2f}× | {goal:<14} | {note} |")
+    print(f"\nlab page loads {weight / 1024:.0f} KiB uncompressed (goal ≤ 300 KB): "
+          f"the HTML and {', '.join(f.rsplit('/', 1)[-1] for f in files)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
