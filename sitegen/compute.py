@@ -1,12 +1,12 @@
 """Phase 2: run each lab's cells and keep what they made, cached on content.
 
-A lab runs in a worker process, in an empty working folder, cell by cell: the
-printed output of each cell is captured and every PNG a cell saves is its
-figure. The files the lab wrote become its artifacts. The cache key is a hash
-of everything that can change them (the script, the project modules it
-imports, this harness, the Python/NumPy/Matplotlib versions), never a time.
-NumPy and Matplotlib are imported only inside the worker, so a build whose
-labs are all cached never imports them.
+A lab runs in a process of its own, forked from the build, in an empty
+working folder, cell by cell: the printed output of each cell is captured and
+every PNG a cell saves is its figure. The files the lab wrote become its
+artifacts. The cache key is a hash of everything that can change them (the
+script, the project modules it imports, the labs it reads, this harness, the
+Python/NumPy/Matplotlib versions), never a time. A build whose labs are all
+cached never imports NumPy or Matplotlib.
 """
 from __future__ import annotations
 
@@ -138,13 +138,6 @@ def run_cells(script: str, cells: tuple[Cell, ...], workdir: str) -> dict:
     # release the GIL), from a snapshot of their bytes: a file the lab writes
     # again later is re-encoded again at the end.
     threads, encoding = ThreadPoolExecutor(2), {}
-    try:
-        return _run_cells(script, cells, folder, namespace, results, threads, encoding)
-    finally:
-        threads.shutdown(cancel_futures=True)
-
-
-def _run_cells(script, cells, folder, namespace, results, threads, encoding) -> dict:
     for cell in cells:
         before = _snapshot(folder)
         stdout = io.StringIO()
@@ -152,6 +145,7 @@ def _run_cells(script, cells, folder, namespace, results, threads, encoding) -> 
             with contextlib.redirect_stdout(stdout):
                 exec(compile(cell_code(cell), script, "exec"), namespace)
         except BaseException as exc:  # noqa: BLE001 - every failure is reported
+            threads.shutdown(cancel_futures=True)
             return {"cells": results, "error": _failure(script, exc)}
         after = _snapshot(folder)
         figures = sorted(p for p, stamp in after.items()
@@ -160,6 +154,7 @@ def _run_cells(script, cells, folder, namespace, results, threads, encoding) -> 
         for name in figures:
             data = (folder / name).read_bytes()
             encoding[name] = (data, threads.submit(_quantized, data))
+    threads.shutdown()
     for path in sorted(folder.rglob("*")):
         rel = str(path.relative_to(folder))
         if path.suffix == ".png":
