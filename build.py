@@ -27,6 +27,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-cache", action="store_true", help="recompute every lab")
     parser.add_argument("--jobs", type=int, help="labs computed at once (default: one per core)")
     parser.add_argument("--debug", action="store_true", help="full traceback when a lab fails")
+    parser.add_argument("--strict", action="store_true",
+                        help="treat warnings (missing alt text, empty sections, external links without rel) as errors")
     args = parser.parse_args(argv)
 
     from sitegen.errors import BuildError, LabFailure
@@ -36,13 +38,22 @@ def main(argv: list[str] | None = None) -> int:
         start = time.perf_counter()
         try:
             report = build(args.root, args.out, cache=args.cache, use_cache=not args.no_cache,
-                           jobs=args.jobs, preview=args.command == "serve")
+                           jobs=args.jobs, preview=args.command == "serve", strict=args.strict)
         except BuildError as exc:
             if args.debug and isinstance(exc, LabFailure):
                 print(exc.trace, file=sys.stderr)
             print(exc.report(), file=sys.stderr)
             print("build failed; the previous output was left as it was", file=sys.stderr)
             return False
+        except Exception as exc:  # noqa: BLE001 - a bug in the generator, not in the site
+            if args.debug:
+                raise
+            print(f"internal error: {type(exc).__name__}: {exc}\nthis is a bug in the generator, not in "
+                  "your site; the previous output was left as it was. Run with --debug for the "
+                  "traceback and report it.", file=sys.stderr)
+            return False
+        for warning in report.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
         labs = ", ".join([f"{lab} computed" for lab in report.computed] + [f"{lab} cached" for lab in report.cached]
                          + (["nothing changed"] if report.unchanged else []))
         print(f"built {report.files} files ({report.bytes / 1024:.0f} KiB) into {report.out} "

@@ -15,7 +15,7 @@ from .compute import Artifacts
 from .config import SiteConfig
 from .content import (LINK, VALUE, Page, Unresolved, format_value, is_external, lookup,
                       resolve_target)
-from .errors import Collector
+from .errors import Collector, Problem
 
 AXES = {"token", "channel", "query", "key", "head", "hidden", "row", "column", "slot", "stage"}
 
@@ -41,10 +41,13 @@ def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifact
     from_labs = lab_outputs(artifacts)
     writers: dict[str, str] = {}
     for page in pages:
-        if page.output in writers or page.output in from_labs:
-            other = writers.get(page.output, "a lab download")
-            problems.add(page.source, 0, f"two sources write {page.output}: this page and {other}")
+        if page.output in writers:
+            problems.add(page.source, 0, f"two pages write {page.output}: this one and {writers[page.output]}")
         writers[page.output] = page.source
+    for art in artifacts.values():
+        for output in sorted(lab_outputs({art.lab.id: art}) & set(writers)):
+            problems.add("site.yaml", art.lab.line, f"lab {art.lab.id} publishes {output}, which "
+                         f"{writers[output]} also writes: give the lab's images, downloads or notebook another path")
     outputs = from_labs | set(writers)
     for art in artifacts.values():
         page = next((p for p in pages if p.source == f"content/{art.lab.page}"), None)
@@ -154,11 +157,23 @@ def _table(page, block, art, results, outputs, problems):
 CHECKS = {"prose": _prose, "cell": _cell, "table": _table}
 
 
-# -- links in the rendered site ------------------------------------------------
+# -- the rendered site -------------------------------------------------------
 
 # The build writes every attribute double-quoted (Jinja, Python-Markdown), and a
 # quote inside text or code is escaped, so attributes can be read without a parser.
 ATTRIBUTE = re.compile(r'\s(id|href|src)="([^"]*)"')
+INLINE_CODE = [  # what the Content-Security-Policy (script-src/style-src 'self') would block
+    (re.compile(r"<script\b(?![^>]*\ssrc=)[^>]*>", re.I), "an inline <script>"),
+    (re.compile(r"<style\b", re.I), "an inline <style>"),
+    (re.compile(r"<[a-z][^>]*\sstyle=", re.I), "a style= attribute"),
+    (re.compile(r"<[a-z][^>]*\son[a-z]+=", re.I), "an on...= event handler"),
+    (re.compile(r"href=\"\s*javascript:", re.I), "a javascript: link"),
+]
+IMG_NO_ALT = re.compile(r'<img\b(?![^>]*\salt="[^"]+")[^>]*>', re.I)
+EXTERNAL_NO_REL = re.compile(r'<a\b(?=[^>]*\shref="https?://)(?![^>]*\srel=)[^>]*>', re.I)
+HEADING = re.compile(r"<h([2-6])\b[^>]*>(.*?)</h\1>", re.S)
+NEXT_HEADING = re.compile(r"\s*(?:<h([2-6])\b|</article>)")
+HEADING_ANCHOR = re.compile(r'<a class="heading-anchor".*?</a>', re.S)
 
 
 class _Refs:
@@ -183,29 +198,45 @@ def served_file(url_path: str, files: dict) -> str | None:
     return None
 
 
-def check_links(cfg: SiteConfig, pages: list[Page], files: dict[str, bytes]) -> None:
-    """Every internal href/src of every rendered HTML file resolves, #anchors included."""
-    problems = Collector()
+def check_rendered(cfg: SiteConfig, pages: list[Page], files: dict[str, bytes]) -> list[Problem]:
+    """Every rendered HTML file: links and #anchors resolve and nothing breaks the CSP
+    (errors, raised together); images without alt text, empty sections and
+    external links without rel are returned as warnings."""
+    problems, warnings = Collector(), Collector()
     sources = {page.output: page.source for page in pages}
-    site_url = cfg.base_url
-    parsed = {}
-    for path, data in files.items():
-        if path.endswith(".html"):
-            parsed[path] = _Refs(data.decode("utf-8"))
-    base = urlsplit(site_url)
-    for path, parser in sorted(parsed.items()):
-        for attribute, url in parser.refs:
+    texts = {path: data.decode("utf-8") for path, data in files.items() if path.endswith(".html")}
+    parsed = {path: _Refs(text) for path, text in texts.items()}
+    base = urlsplit(cfg.base_url)
+    for path, text in sorted(texts.items()):
+        def where(needle: str) -> tuple[str, int]:
+            return _source_line(cfg.root, sources.get(path), needle)
+        for attribute, url in parsed[path].refs:
             target = urlsplit(urljoin(f"{base.scheme}://{base.netloc}/{path}", url))
             if target.netloc != base.netloc or target.scheme not in ("http", "https"):
                 continue
             served = served_file(unquote(target.path), files)
-            where = _source_line(cfg.root, sources.get(path), url)
+            needle = url.split("#", 1)[1] if "#" in url else url.rsplit("/", 1)[-1]
             if served is None:
-                problems.add(*where, f"{attribute}=\"{url}\" in {path} points to no file of the site")
+                problems.add(*where(needle), f"{attribute}=\"{url}\" in {path} points to no file of the site")
             elif target.fragment and served in parsed and unquote(target.fragment) not in parsed[served].ids:
-                problems.add(*where, f"{attribute}=\"{url}\" in {path}: {served} has no id "
-                                     f"'{unquote(target.fragment)}'")
+                problems.add(*where(needle), f"{attribute}=\"{url}\" in {path}: {served} has no id "
+                                             f"'{unquote(target.fragment)}'")
+        for pattern, what in INLINE_CODE:
+            for match in pattern.finditer(text):
+                problems.add(*where(match.group(0)[:12]), f"{path} has {what}, which the site's "
+                             "Content-Security-Policy blocks: move it to static/ and load it by URL")
+        for match in IMG_NO_ALT.finditer(text):
+            warnings.add(*where(match.group(0)[:30]), f"{path}: an image without alt text: {match.group(0)[:80]}")
+        for match in EXTERNAL_NO_REL.finditer(text):
+            warnings.add(*where(match.group(0)[9:40]), f"{path}: external link without rel "
+                                                       f"(add rel=\"noopener\"): {match.group(0)[:80]}")
+        for match in HEADING.finditer(text):
+            after = NEXT_HEADING.match(text, match.end())
+            if after and (after.group(1) is None or int(after.group(1)) <= int(match.group(1))):
+                title = html.unescape(re.sub(r"<[^>]+>", "", HEADING_ANCHOR.sub("", match.group(2)))).strip()
+                warnings.add(*where(title), f"{path}: section '{title}' is empty")
     problems.raise_if_any()
+    return warnings.problems
 
 
 def _source_line(root: Path, source: str | None, url: str) -> tuple[str, int]:

@@ -163,7 +163,19 @@ def run_cells(script: str, cells: tuple[Cell, ...], workdir: str) -> dict:
             path.write_bytes(future.result() if snapshot == data else _quantized(data))
         elif path.suffix == ".npz":
             _normalize_zip(path)
+            bad = _non_finite_arrays(path)
+            if bad:
+                return {"cells": results, "error": {"line": 0, "trace": "", "message":
+                        f"non-finite values (NaN or inf) in {path.name}: {', '.join(bad)}"}}
     return {"cells": results, "error": None}
+
+
+def _non_finite_arrays(path: Path) -> list[str]:
+    """Names of the numeric arrays in an .npz that hold NaN or inf (NumPy is loaded here)."""
+    import numpy as np
+    with np.load(path) as data:
+        return [name for name in data.files
+                if np.issubdtype(data[name].dtype, np.number) and not np.isfinite(data[name]).all()]
 
 
 PRELOAD = ("numpy", "matplotlib.pyplot", "PIL.Image")
@@ -250,7 +262,7 @@ def _store(cfg, lab, key, env, rel_script, run, work, staging) -> None:
     results = json.loads(files["results.json"].read_text(encoding="utf-8"))
     bad = _non_finite(results)
     if bad:
-        raise BuildError(Problem(rel_script, 0, f"lab {lab.id}: non-finite values (NaN or inf) in "
+        raise BuildError(Problem(rel_script, 0, f"lab {lab.id} failed: non-finite values (NaN or inf) in "
                                  f"results.json at {', '.join(bad[:5])}"))
     out = staging / "files"
     out.mkdir()

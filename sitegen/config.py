@@ -99,6 +99,10 @@ def load_yaml(text: str, path: str, line_offset: int = 0):
         line = (mark.line + 1 + line_offset) if mark else line_offset or 1
         col = f", column {mark.column + 1}" if mark else ""
         raise BuildError(Problem(path, line, f"YAML syntax error{col}: {exc.problem}")) from None
+    except yaml.reader.ReaderError as exc:       # a character YAML does not allow
+        line = text[: exc.position].count("\n") + 1 + line_offset
+        raise BuildError(Problem(path, line, f"YAML cannot read character {exc.character!r}: "
+                                             "remove it or quote the value")) from None
 
 
 class _Fields:
@@ -138,6 +142,13 @@ class _Fields:
                                   f"unknown key '{key}' in {self.where} (expected one of: {expected})")
 
 
+def _content_page(root: Path, page: str) -> bool:
+    """A Markdown file inside content/ (a path that climbs out does not count)."""
+    content = (root / "content").resolve()
+    path = (content / page).resolve()
+    return page.endswith(".md") and content in path.parents and path.is_file()
+
+
 def _has_cycle(labs: list[Lab]) -> bool:
     inputs = {lab.id: set(lab.inputs) for lab in labs}
     done: set[str] = set()
@@ -172,13 +183,13 @@ def load_config(root: Path) -> SiteConfig:
     for i, item in enumerate(top.get("nav", list, [], required=False)):
         f = _Fields(item, f"nav[{i}]", rel, problems, top.key_line("nav"))
         nav.append(NavItem(title=f.get("title", default=""), page=f.get("page", default="")))
-        if nav[-1].page and not (root / "content" / nav[-1].page).is_file():
+        if nav[-1].page and not _content_page(root, nav[-1].page):
             problems.add(rel, f.key_line("page"), f"nav[{i}].page: no such page content/{nav[-1].page}")
         f.finish()
 
     sequence = top.get("sequence", list, [], required=False)
     for i, item in enumerate(sequence):
-        if not isinstance(item, str) or not (root / "content" / item).is_file():
+        if not isinstance(item, str) or not _content_page(root, item):
             problems.add(rel, top.key_line("sequence") + 1 + i, f"sequence[{i}]: no such page content/{item}")
     if len(set(map(str, sequence))) != len(sequence):
         problems.add(rel, top.key_line("sequence"), "sequence lists a page twice")
@@ -200,7 +211,7 @@ def load_config(root: Path) -> SiteConfig:
         script_path = (root / script).resolve()
         if script and (not script_path.is_file() or root not in script_path.parents):
             problems.add(rel, f.key_line("script"), f"labs[{i}].script: no such file {script!r} inside the project")
-        if values["page"] and not (root / "content" / values["page"]).is_file():
+        if values["page"] and not _content_page(root, values["page"]):
             problems.add(rel, f.key_line("page"), f"labs[{i}].page: no such page content/{values['page']}")
         for key in ("images", "downloads", "notebook"):
             if values[key] and not (OUT_PATH.match(values[key]) and ".." not in values[key].split("/")):

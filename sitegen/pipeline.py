@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from .errors import BuildError, Problem
 from .memo import digest, environment, generator_digest
 from .write import check_output_folder
 
@@ -28,11 +29,12 @@ class BuildReport:
     computed: tuple[str, ...] = ()     # labs run this time
     cached: tuple[str, ...] = ()       # labs read from the cache
     unchanged: bool = False            # nothing to do: inputs and output as last time
+    warnings: tuple = ()               # Problems that --strict would make errors
 
 
-def fingerprint(root: Path, out: Path, preview: bool) -> str:
+def fingerprint(root: Path, out: Path, preview: bool, strict: bool) -> str:
     """A hash of everything a build reads, and of how it was asked to build."""
-    parts = [generator_digest(), json.dumps(environment(), sort_keys=True), str(out), preview,
+    parts = [generator_digest(), json.dumps(environment(), sort_keys=True), str(out), preview, strict,
              os.environ.get("SOURCE_DATE_EPOCH", "")]
     for name in SOURCES:
         path = root / name
@@ -59,11 +61,12 @@ def _unchanged(state_file: Path, key: str, out: Path) -> dict | None:
 
 
 def build(root: Path, out: Path | None = None, *, cache: Path | None = None,
-          use_cache: bool = True, jobs: int | None = None, preview: bool = False) -> BuildReport:
+          use_cache: bool = True, jobs: int | None = None, preview: bool = False,
+          strict: bool = False) -> BuildReport:
     root = Path(root).resolve()
     out = check_output_folder(out or root / "dist", root)
     cache = Path(cache or root / ".cache")
-    key = fingerprint(root, out, preview)
+    key = fingerprint(root, out, preview, strict)
     state_file = cache / STATE
     if use_cache and (state := _unchanged(state_file, key, out)):
         return BuildReport(out=out, files=len(state["files"]), bytes=state["bytes"], unchanged=True)
@@ -75,7 +78,7 @@ def build(root: Path, out: Path | None = None, *, cache: Path | None = None,
     with LabScheduler(cfg, cache, use_cache=use_cache, jobs=jobs) as labs:
         labs.start()
         # While labs compute in their own processes, do the rest of the reading here.
-        from .check import check_links, check_pages_limits, check_site
+        from .check import check_pages_limits, check_rendered, check_site
         from .content import load_pages
         from .memo import Memo
         from .render import highlighted, pygments_css, render_site
@@ -92,7 +95,10 @@ def build(root: Path, out: Path | None = None, *, cache: Path | None = None,
         artifacts = labs.finish()
     check_site(cfg, pages, artifacts)
     files = render_site(cfg, pages, artifacts, preview=preview, memo=memo)
-    check_links(cfg, pages, files)
+    warnings = check_rendered(cfg, pages, files)
+    if strict and warnings:
+        raise BuildError([Problem(w.path, w.line, w.message + " (a warning; --strict makes it an error)")
+                          for w in warnings])
     check_pages_limits(files)
     write_site(files, out)
     memo.prune()
@@ -104,4 +110,5 @@ def build(root: Path, out: Path | None = None, *, cache: Path | None = None,
     os.replace(cache / (STATE + ".tmp"), state_file)
     return BuildReport(out=out, files=len(files), bytes=total,
                        computed=tuple(a.lab.id for a in artifacts.values() if a.recomputed),
-                       cached=tuple(a.lab.id for a in artifacts.values() if not a.recomputed))
+                       cached=tuple(a.lab.id for a in artifacts.values() if not a.recomputed),
+                       warnings=tuple(warnings))

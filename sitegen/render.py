@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import jinja2
 import markdown
+import markdown.treeprocessors
 
 from .check import site_outputs, table_axes
 from .compute import Artifacts
@@ -62,6 +63,20 @@ def _pygments_css() -> bytes:
     light = HtmlFormatter(cssclass="highlight").get_style_defs(".highlight")
     dark = HtmlFormatter(style=get_style_by_name("github-dark")).get_style_defs(".highlight")
     return f"\n/* code: Pygments */\n{light}\n@media (prefers-color-scheme: dark) {{\n{dark}\n}}\n".encode()
+
+
+class _ExternalLinks(markdown.treeprocessors.Treeprocessor):
+    """Markdown's own external links get rel="noopener" (raw HTML is the author's to mark)."""
+
+    def run(self, root):
+        for link in root.iter("a"):
+            if is_external(link.get("href", "")):
+                link.set("rel", "noopener")
+
+
+class ExternalLinks(markdown.Extension):
+    def extendMarkdown(self, md):
+        md.treeprocessors.register(_ExternalLinks(md), "external-links", 1)
 
 
 class Outputs(dict):
@@ -233,7 +248,7 @@ class Renderer:
                 parts.append(placeholder(self.table_html(results, block)))
             elif block.kind == "downloads":
                 parts.append(placeholder(self.downloads_html(art, page)))
-        md = markdown.Markdown(extensions=MD_EXTENSIONS,
+        md = markdown.Markdown(extensions=[*MD_EXTENSIONS, ExternalLinks()],
                                extension_configs={**MD_CONFIG, "toc": {**TOC_CONFIG, "slugify": slugify}})
         body = md.convert("\n".join(parts))
         for key, value in rendered.items():

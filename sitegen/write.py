@@ -7,6 +7,8 @@ value (the project, a source folder, home, /).
 """
 from __future__ import annotations
 
+import ctypes
+import errno
 import os
 import shutil
 import tempfile
@@ -32,18 +34,37 @@ def check_output_folder(out: Path, root: Path) -> Path:
     return out
 
 
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two folders in one atomic step (Linux renameat2 RENAME_EXCHANGE); False if unsupported."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    if ctypes.get_errno() in (errno.ENOSYS, errno.EINVAL, errno.EPERM):
+        return False
+    raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()), str(a))
+
+
 def recover(out: Path) -> None:
-    """After a build killed mid-swap, put the last good site back."""
+    """Clear what a killed build left beside the output: its own staging folders only."""
     old = out.with_name(out.name + ".old")
-    if old.is_dir() and not out.exists():
+    if old.is_dir() and not out.exists():     # killed between the two renames of the fallback
         os.replace(old, out)
-    if old.is_dir():
-        shutil.rmtree(old)
-    for stale in out.parent.glob(out.name + ".tmp-*"):
-        shutil.rmtree(stale, ignore_errors=True)
+    for stale in [old, *out.parent.glob(out.name + ".tmp-*")]:
+        if stale.is_dir():
+            shutil.rmtree(stale, ignore_errors=True)
 
 
 def write_site(files: dict[str, bytes], out: Path) -> None:
+    """Write every file into a staging folder beside `out`, then swap it in at once.
+
+    With an atomic exchange there is no moment without a complete `out`; a
+    build killed at any point leaves the previous site as it was.
+    """
     out.parent.mkdir(parents=True, exist_ok=True)
     recover(out)
     staging = Path(tempfile.mkdtemp(prefix=out.name + ".tmp-", dir=out.parent))
@@ -55,10 +76,12 @@ def write_site(files: dict[str, bytes], out: Path) -> None:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(files[rel])
         os.chmod(staging, 0o755)
-        old = out.with_name(out.name + ".old")
-        if out.exists():
+        if not out.exists():
+            os.replace(staging, out)
+        elif not _exchange(staging, out):        # no atomic exchange here: two renames
+            old = out.with_name(out.name + ".old")
             os.replace(out, old)
-        os.replace(staging, out)
-        shutil.rmtree(old, ignore_errors=True)
+            os.replace(staging, out)
+            shutil.rmtree(old, ignore_errors=True)
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        shutil.rmtree(staging, ignore_errors=True)   # after an exchange: the previous site

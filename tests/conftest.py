@@ -43,7 +43,7 @@ def tree_bytes(folder: Path) -> dict[str, bytes]:
 def site(tmp_path_factory) -> Path:
     """The repository's site, built once into a temporary dist/."""
     base = tmp_path_factory.mktemp("site")
-    result = run_build(REPO, base / "dist", base / "cache")
+    result = run_build(REPO, base / "dist", base / "cache", "--strict")
     assert result.returncode == 0, result.stderr
     return base / "dist"
 

@@ -1,0 +1,131 @@
+"""No input crashes the build, no kill loses the site, no value injects markup."""
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import EPOCH, REPO, run_build, tree_bytes
+from test_sites_invalid import CASES, lay
+
+
+def tiny_site(root: Path) -> Path:
+    for part in ("templates", "static"):
+        shutil.copytree(REPO / part, root / part)
+    lay(CASES / "_base", root)
+    return root
+
+
+# -- random front matter and references --------------------------------------
+
+TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=30)
+FRONT = st.one_of(
+    st.dictionaries(st.sampled_from(["title", "lab", "toc", "description", "parent", "tittle"]),
+                    st.one_of(TEXT, st.booleans(), st.integers(), st.none(), st.lists(st.integers(), max_size=2)),
+                    max_size=5).map(lambda d: yaml.safe_dump(d, allow_unicode=True)),
+    TEXT,
+)
+LINES = st.lists(st.one_of(st.sampled_from([
+    "::: cell setup", "::: cell nope", "::: cell", "::: cell setup output=weird", "::: cell save output=collapsed",
+    '::: table x axes=row,column caption="值"', "::: table x", "::: table total axes=row caption=t",
+    '::: table x axes=row,column columns=x caption="c"', "::: downloads", "::: downloads extra", ":::",
+    "{{ total }}", "{{ x[1][2] }}", "{{ x[9] }}", "{{ total | .2e }}", "{{ total | zz }}", "{{ x | .1f }}",
+    "{{ }}", "{{ provenance.seed }}", "![图](figure:line.png)", "![](figure:line.png)", "![图](figure:nope.png)",
+    "[a](index.md#compute)", "[b](missing.md)", "[c](#nowhere)", "[d](/materials/results.json)",
+    "[e](../../etc/passwd)", "[f](https://example.org)", "## 标题", "## 标题 {#compute}", "```", "<b>粗</b>",
+]), TEXT), max_size=8)
+
+
+@pytest.fixture(scope="module")
+def fuzz_site(tmp_path_factory):
+    root = tiny_site(tmp_path_factory.mktemp("fuzz") / "site")
+    cache = root.parent / "cache"
+    from sitegen.pipeline import build
+    build(root, root.parent / "dist", cache=cache)     # compute the lab once
+    return root, cache
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(front=FRONT, lines=LINES)
+def test_random_pages_build_or_fail_clearly(fuzz_site, front, lines):
+    from sitegen.errors import BuildError
+    from sitegen.pipeline import build
+    root, cache = fuzz_site
+    (root / "content/index.md").write_text(f"---\n{front}\n---\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    try:
+        build(root, root.parent / "dist", cache=cache)
+    except BuildError as exc:
+        assert exc.problems and all(p.message for p in exc.problems)
+        assert exc.report().startswith("error: ")
+
+
+# -- a build killed at any moment ------------------------------------------------
+
+def test_a_build_killed_at_any_moment_leaves_a_whole_site(tmp_path):
+    root = tiny_site(tmp_path / "site")
+    out, cache = tmp_path / "dist", tmp_path / "cache"
+    page = root / "content/index.md"
+    versions = [page.read_text(encoding="utf-8"), page.read_text(encoding="utf-8") + "\n又一段文字。\n"]
+    sites = []
+    for i, text in enumerate(versions):                  # the two complete sites a kill may leave
+        page.write_text(text, encoding="utf-8")
+        assert run_build(root, tmp_path / f"reference-{i}", cache).returncode == 0
+        sites.append(tree_bytes(tmp_path / f"reference-{i}"))
+    page.write_text(versions[0], encoding="utf-8")
+    assert run_build(root, out, cache).returncode == 0
+    rng = random.Random(20260918)
+    env = {**os.environ, "SOURCE_DATE_EPOCH": EPOCH}
+    for attempt in range(12):
+        page.write_text(versions[(attempt + 1) % 2], encoding="utf-8")
+        process = subprocess.Popen([sys.executable, str(REPO / "build.py"), "--root", str(root), "--out", str(out),
+                                    "--cache", str(cache)], env=env, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0.0, 0.45))
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        assert tree_bytes(out) in sites, f"attempt {attempt}: dist/ is neither the old nor the new site"
+    result = run_build(root, out, cache)
+    assert result.returncode == 0
+    assert tree_bytes(out) == sites[12 % 2]          # the last version written, whole
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("dist")) == ["dist"]
+
+
+# -- where the build may write ---------------------------------------------------
+
+def test_refuses_output_folders_that_hold_anything_else(tmp_path):
+    from sitegen.errors import BuildError
+    from sitegen.write import check_output_folder
+    root = tiny_site(tmp_path / "site").resolve()
+    for bad in (Path("/"), Path.home(), root, root / "content", root / "content/sub", root.parent):
+        with pytest.raises(BuildError, match="refusing"):
+            check_output_folder(bad, root)
+    result = run_build(root, root / "content", tmp_path / "cache")    # through the command line too
+    assert result.returncode == 1 and "refusing to use this folder as the output" in result.stderr
+    assert sorted(p.name for p in (root / "content").iterdir()) == ["404.md", "index.md"]
+
+
+def test_values_and_captions_cannot_inject_markup(tmp_path):
+    root = tiny_site(tmp_path / "site")
+    script = root / "compute/tiny.py"
+    script.write_text(script.read_text(encoding="utf-8").replace(
+        "'total': float(x.sum())", "'total': float(x.sum()), 'label': '<img src=x onerror=alert(1)>'"),
+        encoding="utf-8")
+    page = root / "content/index.md"
+    page.write_text(page.read_text(encoding="utf-8").replace('caption="x 的值"', 'caption="<b>x</b> 的值"')
+                    + "\n标签：{{ label }}\n", encoding="utf-8")
+    result = run_build(root, tmp_path / "dist", tmp_path / "cache", "--strict")
+    assert result.returncode == 0, result.stderr
+    html = (tmp_path / "dist/index.html").read_text(encoding="utf-8")
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html and "<img src=x" not in html
+    assert "&lt;b&gt;x&lt;/b&gt; 的值" in html

@@ -1,0 +1,64 @@
+"""Every kind of mistake an author makes gets a clear error and costs nothing.
+
+Each folder in tests/sites_invalid/ (but _base) is one mistake: its files are
+laid over the minimal valid site in _base/, `expected.txt` holds the lines the
+build must print (exactly), and `args.txt` the build's extra arguments, if any.
+The test builds the valid site first, then the broken one into the same
+output folder: exit code 1, the expected lines, and the previous output
+byte-identical.
+"""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, run_build, tree_bytes
+
+CASES = Path(__file__).resolve().parent / "sites_invalid"
+META = {"expected.txt", "args.txt"}
+
+
+def case_names() -> list[str]:
+    return sorted(p.name for p in CASES.iterdir() if p.is_dir() and not p.name.startswith("_"))
+
+
+def lay(source: Path, target: Path) -> None:
+    for path in sorted(source.rglob("*")):
+        if path.is_file() and path.name not in META:
+            destination = target / path.relative_to(source)
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, destination)
+
+
+@pytest.fixture(scope="module")
+def shared_cache(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("cache")    # the base lab is computed once for all cases
+
+
+def test_there_are_at_least_twenty_cases():
+    assert len(case_names()) >= 20
+
+
+@pytest.mark.parametrize("case", case_names())
+def test_broken_site_fails_clearly_and_keeps_the_last_good_output(case, tmp_path, shared_cache):
+    root, out = tmp_path / "site", tmp_path / "dist"
+    for part in ("templates", "static"):
+        shutil.copytree(REPO / part, root / part)
+    lay(CASES / "_base", root)
+    good = run_build(root, out, shared_cache)
+    assert good.returncode == 0, good.stderr
+    before = tree_bytes(out)
+
+    lay(CASES / case, root)
+    args_file = CASES / case / "args.txt"
+    args = args_file.read_text(encoding="utf-8").split() if args_file.exists() else []
+    result = run_build(root, out, shared_cache, *args)
+    assert result.returncode == 1, result.stdout + result.stderr
+    printed = result.stderr.splitlines()
+    for line in (CASES / case / "expected.txt").read_text(encoding="utf-8").splitlines():
+        assert line in printed, f"expected line missing:\n{line}\n--- printed:\n{result.stderr}"
+    assert "Traceback" not in result.stderr
+    assert tree_bytes(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dist", "site"]   # nothing left beside it
