@@ -1,7 +1,6 @@
 """No input crashes the build, no kill loses the site, no value injects markup."""
 from __future__ import annotations
 
-import json
 import os
 import random
 import shutil
