@@ -13,7 +13,7 @@ from urllib.parse import unquote, urljoin, urlsplit
 
 from .compute import Artifacts
 from .config import SiteConfig
-from .content import (LINK, VALUE, Page, Unresolved, format_value, is_external, lookup,
+from .content import (LINK, VALUE, Page, Unresolved, format_value, is_external, lookup, math_spans, to_mathml,
                       resolve_target)
 from .errors import Collector, Problem
 
@@ -80,6 +80,11 @@ def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifact
 def _prose(page, block, art, results, outputs, problems):
     for offset, line in enumerate(block.text.splitlines()):
         number = block.line + offset
+        for _, _, tex, display in math_spans(VALUE.sub("0", line)):
+            try:
+                to_mathml(tex, display)
+            except Unresolved as exc:
+                problems.add(page.source, number, str(exc))
         for match in VALUE.finditer(line):
             try:
                 format_value(lookup(results, match["path"]), match["spec"])

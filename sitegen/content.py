@@ -9,8 +9,9 @@ A page is YAML front matter between `---` lines, then Markdown in which a line
     ::: downloads                             the lab's downloads with their sizes
 
 In prose, `{{ path }}` is a value from the lab's results.json (4 decimals, or
-`{{ path | .2e }}`), `![alt](figure:NAME.png)` is a figure the lab saved, and
-links name pages by their source (`guide.md#anchor`) or site path (`/course/x`).
+`{{ path | .2e }}`), `![alt](figure:NAME.png)` is a figure the lab saved,
+links name pages by their source (`guide.md#anchor`) or site path (`/course/x`),
+and `$...$` (inline) or a line `$$...$$` (display) is LaTeX math.
 """
 from __future__ import annotations
 
@@ -26,6 +27,9 @@ from .errors import BuildError, Collector, Problem
 DIRECTIVE = re.compile(r"^:::\s*(?P<kind>\S+)(?P<rest>.*)$")
 VALUE = re.compile(r"\{\{\s*(?P<path>[^}|]+?)\s*(?:\|\s*(?P<spec>[^}]*?)\s*)?\}\}")
 LINK = re.compile(r"(?P<bang>!?)\[(?P<text>[^\]]*)\]\((?P<target>[^)\s]+)(?P<title>\s+\"[^\"]*\")?\)")
+DISPLAY_MATH = re.compile(r"^\s*\$\$(?P<tex>.+?)\$\$\s*$")
+INLINE_MATH = re.compile(r"(?<![\\$\w])\$(?=\S)(?P<tex>[^$\n]+?)(?<=\S)\$(?![\w$])")
+CODE_SPAN = re.compile(r"(`+).+?\1")
 PATH_TOKEN = re.compile(r"\.?([A-Za-z_][A-Za-z0-9_]*)|\[(-?\d+)\]")
 BLOCKS = {"cell": ({"output"}, 1), "table": ({"axes", "caption", "columns"}, 1), "downloads": (set(), 0)}
 FRONT_MATTER = {"title": str, "description": str, "lab": str, "toc": bool, "parent": str}
@@ -169,6 +173,25 @@ def load_pages(content_dir: Path) -> list[Page]:
 
 class Unresolved(LookupError):
     """A reference that does not resolve; its message says what exists."""
+
+
+def math_spans(line: str) -> list[tuple[int, int, str, bool]]:
+    """(start, end, LaTeX, display) of each formula in a line, outside `code`."""
+    display = DISPLAY_MATH.match(line)
+    if display:
+        return [(0, len(line), display["tex"].strip(), True)]
+    code = [m.span() for m in CODE_SPAN.finditer(line)]
+    return [(m.start(), m.end(), m["tex"], False) for m in INLINE_MATH.finditer(line)
+            if not any(a <= m.start() < b for a, b in code)]
+
+
+def to_mathml(tex: str, display: bool) -> str:
+    """MathML for the browser to render: no script, no font download."""
+    from latex2mathml.converter import convert
+    try:
+        return convert(tex, display="block" if display else "inline")
+    except Exception as exc:  # noqa: BLE001 - latex2mathml raises many kinds
+        raise Unresolved(f"math ${tex}$ is not LaTeX that can be read: {type(exc).__name__} {exc}".rstrip())
 
 
 def lookup(data, path: str):

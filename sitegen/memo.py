@@ -54,22 +54,33 @@ class Memo:
         self.folder = folder
         self.used: dict[str, set[str]] = {}
 
-    def get(self, namespace: str, key_parts: tuple, make: Callable[[], bytes]) -> bytes:
+    def _path(self, namespace: str, key_parts: tuple) -> Path | None:
         key = digest(namespace, *key_parts)
         self.used.setdefault(namespace, set()).add(key)
-        if self.folder is None:
-            return make()
-        path = self.folder / namespace / key
+        return None if self.folder is None else self.folder / namespace / key
+
+    def peek(self, namespace: str, key_parts: tuple) -> bytes | None:
+        path = self._path(namespace, key_parts)
         try:
-            return path.read_bytes()
+            return path.read_bytes() if path else None
         except OSError:
-            pass
-        data = make()
+            return None
+
+    def put(self, namespace: str, key_parts: tuple, data: bytes) -> None:
+        path = self._path(namespace, key_parts)
+        if path is None:
+            return
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
         os.replace(tmp, path)
+
+    def get(self, namespace: str, key_parts: tuple, make: Callable[[], bytes]) -> bytes:
+        data = self.peek(namespace, key_parts)
+        if data is None:
+            data = make()
+            self.put(namespace, key_parts, data)
         return data
 
     def prune(self) -> None:

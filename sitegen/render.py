@@ -19,11 +19,13 @@ import markdown.treeprocessors
 from .check import site_outputs, table_axes
 from .compute import Artifacts
 from .config import SiteConfig
-from .content import (LINK, VALUE, Page, format_value, is_external, lookup, output_path, relative_url,
+from .content import (LINK, VALUE, Page, format_value, is_external, lookup, math_spans, output_path, pretty_url,
+                      relative_url, to_mathml,
                       resolve_target)
 from .errors import BuildError, Problem
 from .deploy import add_deploy_files
 from .memo import Memo, generator_digest
+from .search import SearchIndex
 
 MD_EXTENSIONS = ["tables", "attr_list", "fenced_code", "sane_lists", "toc", "codehilite"]
 MD_CONFIG = {"codehilite": {"css_class": "highlight", "guess_lang": False}}
@@ -31,7 +33,8 @@ TOC_CONFIG = {"permalink": "#", "permalink_class": "heading-anchor", "permalink_
 AXIS_LABELS = {"token": "token {}", "channel": "通道 {}", "query": "query {}", "key": "key {}",
                "head": "head {}", "hidden": "隐藏单元 {}", "row": "行 {}", "column": "列 {}",
                "slot": "块内位置 {}", "stage": "阶段 {}"}
-PREVIEW_ONLY = {"live-reload.js"}
+PAGE_SCRIPTS = ("copy.js", "search.js")       # every page loads these (static/)
+PREVIEW_SCRIPTS = ("live-reload.js",)           # and preview builds this one
 FIGURE_LINE = re.compile(r"^\s*!\[(?P<alt>[^\]]+)\]\(figure:(?P<name>[^)\s]+)(?:\s+\"(?P<title>[^\"]*)\")?\)\s*$")
 
 
@@ -96,8 +99,10 @@ class PageContext:
     body: str                 # rendered HTML of the page's content
     toc: list                 # [{id, name, level}] of h2/h3 headings
     stylesheet: str           # relative href of the fingerprinted CSS
+    icon: str                 # relative href of the favicon
     scripts: list             # relative hrefs of the scripts the page loads
     home: str                 # relative href of the home page
+    canonical: str            # the page's absolute URL on the published site
     nav: list                 # [{title, href, current}]
     breadcrumbs: list         # [{title, href}] from home to the page's parent
     previous: dict | None     # {title, href} in site.yaml's sequence
@@ -127,8 +132,9 @@ def stamp(provenance: dict) -> str:
 
 
 def transform_prose(text: str, page: Page, art: Artifacts | None, results: dict | None,
-                    href, figure_block=None) -> str:
-    """Fill values, point links at their targets, and (on pages) lift figures into blocks."""
+                    href, figure_block=None, math=None) -> str:
+    """Fill values, point links at their targets, and (on pages) lift figures into
+    blocks and turn formulas into MathML via `math(tex, display)`."""
     lines = []
     for line in text.splitlines():
         match = FIGURE_LINE.match(line)
@@ -136,6 +142,9 @@ def transform_prose(text: str, page: Page, art: Artifacts | None, results: dict 
             lines.append(figure_block(match["name"], match["alt"], match["title"] or ""))
             continue
         line = VALUE.sub(lambda m: html.escape(format_value(lookup(results, m["path"]), m["spec"])), line)
+        if math is not None:
+            for start, end, tex, display in reversed(math_spans(line)):
+                line = line[:start] + math(tex, display) + line[end:]
         lines.append(LINK.sub(lambda m: _link(m, href), line))
     return "\n".join(lines)
 
@@ -173,29 +182,29 @@ class Renderer:
             raise BuildError(Problem(f"templates/{line[0]}", line[1], f"undefined in template: {exc.message}"))
 
     # -- assets -------------------------------------------------------------
-    def stylesheet(self) -> str:
-        css = (self.cfg.static_dir / "style.css").read_text(encoding="utf-8")
-        css += pygments_css(self.memo)
-        data = css.encode()
-        path = "assets/" + fingerprint("style.css", data)
-        self.out.add(path, data, "static/style.css")
-        return path
-
-    def static_files(self, preview: bool) -> list[str]:
-        """Copy static/ into assets/, fingerprinting scripts; returns the scripts pages load."""
-        scripts = []
+    def assets(self, preview: bool) -> dict[str, str]:
+        """static/ into assets/: CSS and JS minified and named by their hash (cached
+        for a year by _headers). Returns each static file's published path."""
+        import rcssmin
+        import rjsmin
+        published = {}
         for path in sorted(self.cfg.static_dir.rglob("*")):
             rel = path.relative_to(self.cfg.static_dir).as_posix()
-            if not path.is_file() or rel == "style.css" or (rel in PREVIEW_ONLY and not preview):
+            if not path.is_file() or (rel in PREVIEW_SCRIPTS and not preview):
                 continue
             data = path.read_bytes()
-            target = "assets/" + (fingerprint(rel, data) if rel.endswith(".js") else rel)
+            if rel == "style.css":
+                data += pygments_css(self.memo).encode()
+            if rel.endswith(".css"):
+                data = rcssmin.cssmin(data.decode()).encode()
+            elif rel.endswith(".js"):
+                data = rjsmin.jsmin(data.decode()).encode()
+            target = "assets/" + (fingerprint(rel, data) if rel.endswith((".css", ".js")) else rel)
             self.out.add(target, data, f"static/{rel}")
-            if rel in PREVIEW_ONLY:
-                scripts.append(target)
+            published[rel] = target
         if preview:
             self.out.add("__build-id.txt", f"{time.time_ns()}\n".encode())
-        return scripts
+        return published
 
     # -- labs ---------------------------------------------------------------
     def lab_files(self, art: Artifacts, page: Page) -> None:
@@ -238,10 +247,18 @@ class Renderer:
                 "partials/figure.html", src=relative_url(page.output, art.figure_path(name)),
                 alt=alt, caption=caption, width=(width + 1) // 2, height=(height + 1) // 2))
 
+        def math(tex: str, display: bool) -> str:
+            mathml = to_mathml(tex, display)
+            if display:
+                return placeholder(f'<div class="math">{mathml}</div>')
+            key = f"\ue000{len(rendered)}\ue001"      # Markdown leaves private-use characters alone
+            rendered[key] = mathml
+            return key
+
         parts = []
         for block in page.blocks:
             if block.kind == "prose":
-                parts.append(transform_prose(block.text, page, art, results, href, figure_block))
+                parts.append(transform_prose(block.text, page, art, results, href, figure_block, math))
             elif block.kind == "cell":
                 parts.append(placeholder(self.cell_html(art, block)))
             elif block.kind == "table":
@@ -250,7 +267,8 @@ class Renderer:
                 parts.append(placeholder(self.downloads_html(art, page)))
         md = markdown.Markdown(extensions=[*MD_EXTENSIONS, ExternalLinks()],
                                extension_configs={**MD_CONFIG, "toc": {**TOC_CONFIG, "slugify": slugify}})
-        body = md.convert("\n".join(parts))
+        body = md.convert("\n".join(parts)).replace('class="heading-anchor"',
+                                                      'class="heading-anchor" data-pagefind-ignore')
         for key, value in rendered.items():
             body = body.replace(key, value)
         toc = [{"id": t["id"], "name": html.unescape(t["name"]), "level": t["level"]}
@@ -295,7 +313,7 @@ class Renderer:
                               "kind": name.rsplit(".", 1)[-1], "size": path.stat().st_size})
         return self.render_template("partials/downloads.html", items=items)
 
-    def page(self, page: Page, stylesheet: str, scripts: list[str]) -> None:
+    def page(self, page: Page, assets: dict[str, str], scripts: list[str]) -> None:
         body, toc = self.page_body(page)
         art = self.artifacts.get(page.lab) if page.lab else None
         nav = [{"title": item.title, "href": relative_url(page.output, output_path(item.page)),
@@ -321,9 +339,11 @@ class Renderer:
                     other = by_output[output_path(order[index])]
                     neighbours[key] = {"title": other.title, "href": relative_url(page.output, other.output)}
         context = PageContext(site=self.cfg, page=page, body=body, toc=toc if page.meta.get("toc", True) else [],
-                              stylesheet=relative_url(page.output, stylesheet),
+                              stylesheet=relative_url(page.output, assets["style.css"]),
+                              icon=relative_url(page.output, assets["favicon.svg"]),
                               scripts=[relative_url(page.output, s) for s in scripts],
                               home=relative_url(page.output, "index.html"), nav=nav, breadcrumbs=crumbs,
+                              canonical=f"{self.cfg.base_url}/{pretty_url(page.output)}",
                               previous=neighbours.get("previous"), next=neighbours.get("next"),
                               provenance=art.provenance if art else None)
         self.out.add(page.output, self.render_template("page.html", ctx=context).encode(), page.source)
@@ -346,12 +366,20 @@ def _template_line(exc, fallback):
 def render_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts],
                 preview: bool = False, memo: Memo | None = None) -> Outputs:
     renderer = Renderer(cfg, pages, artifacts, memo or Memo(None))
-    stylesheet = renderer.stylesheet()
-    scripts = renderer.static_files(preview)
-    by_source = {page.source: page for page in pages}
-    for art in artifacts.values():
-        renderer.lab_files(art, by_source[f"content/{art.lab.page}"])
+    assets = renderer.assets(preview)
+    scripts = [assets[name] for name in PAGE_SCRIPTS + (PREVIEW_SCRIPTS if preview else ())]
     for page in pages:
-        renderer.page(page, stylesheet, scripts)
+        renderer.page(page, assets, scripts)
+    # Pagefind indexes the pages in its own process while the notebooks are assembled.
+    search = SearchIndex(renderer.memo).start(
+        {page.output: renderer.out[page.output] for page in pages if page.output != "404.html"})
+    try:
+        by_source = {page.source: page for page in pages}
+        for art in artifacts.values():
+            renderer.lab_files(art, by_source[f"content/{art.lab.page}"])
+        for path, data in search.finish().items():
+            renderer.out.add(path, data, "pagefind")
+    finally:
+        search.close()
     add_deploy_files(cfg, renderer.out)
     return renderer.out

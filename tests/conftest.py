@@ -90,3 +90,47 @@ def browser():
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield chromium
         chromium.close()
+
+
+# -- the built site served by Cloudflare's own emulator ------------------------
+
+def free_port() -> int:
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def get(port: int, path: str):
+    """GET without following redirects; the body is on `.body`."""
+    import http.client
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+    connection.request("GET", path)
+    response = connection.getresponse()
+    response.body = response.read()
+    connection.close()
+    return response
+
+
+@pytest.fixture(scope="session")
+def pages(site, tmp_path_factory):
+    """Port of `wrangler pages dev` serving the built site."""
+    import time
+    from sitegen.serve import start_emulator
+    port = free_port()
+    log = (tmp_path_factory.mktemp("wrangler") / "log.txt").open("w")
+    process = start_emulator(REPO, site, port, tmp_path_factory.mktemp("wrangler-state"),
+                             stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.time() + 90
+    while time.time() < deadline:
+        try:
+            get(port, "/")
+            break
+        except OSError:
+            time.sleep(0.5)
+    else:
+        process.terminate()
+        pytest.fail(f"the emulator did not start: {open(log.name).read()[-2000:]}")
+    yield port
+    process.terminate()
+    process.wait(timeout=20)

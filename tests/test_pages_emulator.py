@@ -1,58 +1,16 @@
 """The built site as Cloudflare Pages serves it, through its own emulator (wrangler pages dev)."""
 from __future__ import annotations
 
-import http.client
 import json
 import re
-import socket
-import subprocess
-import time
 from urllib.parse import urlsplit
 
-import pytest
 from helpers import Elements
 
-from conftest import GOLDEN, REPO
+from conftest import GOLDEN, get
 from sitegen.deploy import SECURITY
 
 SITE = "https://codingai-lec02.pages.dev"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def pages(site, tmp_path_factory):
-    from sitegen.serve import start_emulator
-    port = free_port()
-    log = (tmp_path_factory.mktemp("wrangler") / "log.txt").open("w")
-    process = start_emulator(REPO, site, port, tmp_path_factory.mktemp("wrangler-state"),
-                             stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        try:
-            get(port, "/")
-            break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        process.terminate()
-        pytest.fail(f"the emulator did not start: {open(log.name).read()[-2000:]}")
-    yield port
-    process.terminate()
-    process.wait(timeout=20)
-
-
-def get(port: int, path: str) -> http.client.HTTPResponse:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
-    connection.request("GET", path)
-    response = connection.getresponse()
-    response.body = response.read()
-    connection.close()
-    return response
 
 
 def follow(port: int, path: str, hops: int = 1):

@@ -7,8 +7,7 @@ import subprocess
 import sys
 import time
 
-from conftest import REPO, copy_project
-from test_pages_emulator import free_port, get
+from conftest import REPO, copy_project, free_port, get
 
 
 def test_edit_rebuilds_and_the_open_page_reloads(tmp_path, browser):
