@@ -250,7 +250,7 @@ class Renderer:
         def math(tex: str, display: bool) -> str:
             mathml = to_mathml(tex, display)
             if display:
-                return placeholder(f'<div class="math">{mathml}</div>')
+                return placeholder(f'<div class="math" tabindex="0">{mathml}</div>')
             key = f"\ue000{len(rendered)}\ue001"      # Markdown leaves private-use characters alone
             rendered[key] = mathml
             return key
@@ -271,6 +271,8 @@ class Renderer:
                                                       'class="heading-anchor" data-pagefind-ignore')
         for key, value in rendered.items():
             body = body.replace(key, value)
+        # Code and formulas scroll sideways in their own box on a phone: reachable by keyboard.
+        body = body.replace("<pre>", '<pre tabindex="0">')
         toc = [{"id": t["id"], "name": html.unescape(t["name"]), "level": t["level"]}
                for t in _flatten(md.toc_tokens) if t["level"] in (2, 3)]
         return body, toc

@@ -57,7 +57,7 @@ def test_tensors_npz_and_csv_hold_full_precision(site, site_results):
 
 def page_outputs(site) -> list[str]:
     page = (site / "course/lab11.html").read_text(encoding="utf-8")
-    blocks = re.findall(r'class="cell-output">.*?<pre><code>(.*?)</code></pre>', page, flags=re.S)
+    blocks = re.findall(r'class="cell-output">.*?<pre[^>]*><code>(.*?)</code></pre>', page, flags=re.S)
     return [html.unescape(b) for b in blocks]
 
 

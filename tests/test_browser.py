@@ -1,0 +1,133 @@
+"""The pages as a student's browser sees them: Debian Chromium, through the Pages emulator."""
+from __future__ import annotations
+
+import pytest
+
+from conftest import REPO
+
+PAGES = ["/", "/course/guide", "/course/reference", "/course/lab11",
+         "/course/reference/frontier-patches-to-tokens", "/course/reference/frontier-attention-worked-example",
+         "/no-such-page"]
+AXE = REPO / "node_modules/axe-core/axe.min.js"
+AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"]
+
+
+def visit(context, port: int, path: str):
+    """Open a page and record everything that went wrong while it loaded."""
+    page = context.new_page()
+    site = f"http://127.0.0.1:{port}/"
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+    page.on("pageerror", lambda e: problems.append(f"script error: {e}"))
+    page.on("requestfailed", lambda r: problems.append(f"failed: {r.url}"))
+    page.on("request", lambda r: None if r.url.startswith((site, "data:")) else problems.append(f"outside: {r.url}"))
+    page.on("response", lambda r: problems.append(f"HTTP {r.status}: {r.url}")
+            if r.status >= 400 and not (path == "/no-such-page" and r.url == site + path[1:]) else None)
+    response = page.goto(site + path.lstrip("/"))
+    page.evaluate("async () => { for (let y = 0; y < document.body.scrollHeight; y += 500) {"
+                  " window.scrollTo(0, y); await new Promise(r => setTimeout(r, 20)); } window.scrollTo(0, 0); }")
+    page.wait_for_load_state("networkidle")
+    return page, response, problems
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_every_page_loads_cleanly_on_a_phone(browser, pages, scheme):
+    context = browser.new_context(viewport={"width": 375, "height": 800}, device_scale_factor=2,
+                                  is_mobile=True, has_touch=True, color_scheme=scheme)
+    for path in PAGES:
+        page, response, problems = visit(context, pages, path)
+        assert response.status == (404 if path == "/no-such-page" else 200), path
+        if path == "/no-such-page":    # the document's own 404 is reported once, as it should be
+            problems.remove("console error: Failed to load resource: the server responded with a status of 404 (Not Found)")
+        assert problems == [], (path, problems)
+        # Nothing wider than the phone, except tables, code and formulas that scroll in their own box.
+        assert page.evaluate("() => document.documentElement.scrollWidth") <= 375, path
+        images = page.evaluate("() => [...document.images].filter(i => !i.complete || !i.naturalWidth).length")
+        assert images == 0, path
+        page.close()
+    context.close()
+
+
+@pytest.mark.parametrize("scheme,width", [("light", 375), ("dark", 375), ("light", 1280)])
+def test_axe_finds_no_accessibility_violations(browser, pages, scheme, width):
+    # axe is injected as a script; bypass_csp lets the test add it (the site's own pages never need it).
+    context = browser.new_context(viewport={"width": width, "height": 900}, color_scheme=scheme, bypass_csp=True)
+    for path in PAGES:
+        page = context.new_page()
+        page.goto(f"http://127.0.0.1:{pages}{path}")
+        page.add_script_tag(path=str(AXE))
+        violations = page.evaluate("""async (tags) => {
+            const result = await axe.run(document, {runOnly: {type: "tag", values: tags}});
+            return result.violations.map(v => `${v.id}: ${v.help} -> ${v.nodes.slice(0, 3).map(n => n.target.join(" ")).join(" | ")}`);
+        }""", AXE_TAGS)
+        assert violations == [], (path, scheme, violations)
+        page.close()
+    context.close()
+
+
+def test_skip_link_comes_first_and_focus_is_visible(browser, pages):
+    context = browser.new_context(viewport={"width": 375, "height": 800})
+    page = context.new_page()
+    page.goto(f"http://127.0.0.1:{pages}/course/lab11")
+    page.keyboard.press("Tab")
+    focused = page.evaluate("""() => { const e = document.activeElement, s = getComputedStyle(e);
+        return {cls: e.className, top: e.getBoundingClientRect().top, outline: s.outlineStyle, width: s.outlineWidth}; }""")
+    assert focused["cls"] == "skip-link" and focused["top"] >= 0
+    assert focused["outline"] != "none" and focused["width"] != "0px"
+    page.keyboard.press("Enter")
+    assert page.evaluate("() => location.hash") == "#main"
+    context.close()
+
+
+@pytest.mark.parametrize("query", ["注意力", "softmax"])
+def test_search_from_the_lab_page_finds_the_lab_and_the_worked_example(browser, pages, query):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto(f"http://127.0.0.1:{pages}/course/lab11")
+    page.fill("#search-input", query)
+    page.locator(".search-results li").first.wait_for(timeout=15_000)
+    titles = page.locator(".search-results li a").all_inner_texts()
+    assert "LAB 09 · 视觉 Attention 完整层" in titles
+    assert "参考图解：读回与完整层" in titles
+    page.locator(".search-results li a", has_text="参考图解：读回与完整层").click()
+    page.wait_for_load_state()
+    assert page.url.endswith("/course/reference/frontier-attention-worked-example")
+    context.close()
+
+
+def test_copy_button_copies_the_code(browser, pages):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=f"http://127.0.0.1:{pages}")
+    page = context.new_page()
+    page.goto(f"http://127.0.0.1:{pages}/course/lab11")
+    block = page.locator(".highlight").first
+    block.locator(".copy-button").click()
+    block.locator(".copy-button", has_text="已复制").wait_for(timeout=5_000)
+    copied = page.evaluate("() => navigator.clipboard.readText()")
+    assert copied == block.locator("pre").inner_text() and copied.startswith("from pathlib import Path")
+    context.close()
+
+
+def test_print_shows_code_and_tables_whole(browser, pages):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto(f"http://127.0.0.1:{pages}/course/lab11")
+    page.emulate_media(media="print")
+    clipped = page.evaluate("""() => [...document.querySelectorAll("pre, table, .table-scroll")]
+        .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.outerHTML.slice(0, 80))""")
+    assert clipped == []
+    hidden = page.evaluate("""() => ["nav.toc", ".site-search", ".pager", ".copy-button"]
+        .map(s => document.querySelector(s)).filter(Boolean).every(e => getComputedStyle(e).display === "none")""")
+    assert hidden
+    context.close()
+
+
+def test_dark_mode_follows_the_system(browser, pages):
+    colours = {}
+    for scheme in ("light", "dark"):
+        context = browser.new_context(color_scheme=scheme)
+        page = context.new_page()
+        page.goto(f"http://127.0.0.1:{pages}/course/lab11")
+        colours[scheme] = page.evaluate("() => getComputedStyle(document.body).backgroundColor")
+        context.close()
+    assert colours == {"light": "rgb(255, 255, 255)", "dark": "rgb(13, 17, 23)"}
