@@ -27,6 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-cache", action="store_true", help="recompute every lab")
     parser.add_argument("--jobs", type=int, help="labs computed at once (default: one per core)")
     parser.add_argument("--debug", action="store_true", help="full traceback when a lab fails")
+    parser.add_argument("--base-url", help="the site's address, instead of site.yaml's (e.g. a preview deployment)")
     parser.add_argument("--strict", action="store_true",
                         help="treat warnings (missing alt text, empty sections, external links without rel) as errors")
     args = parser.parse_args(argv)
@@ -38,7 +39,8 @@ def main(argv: list[str] | None = None) -> int:
         start = time.perf_counter()
         try:
             report = build(args.root, args.out, cache=args.cache, use_cache=not args.no_cache,
-                           jobs=args.jobs, preview=args.command == "serve", strict=args.strict)
+                           jobs=args.jobs, preview=args.command == "serve", strict=args.strict,
+                           base_url=args.base_url)
         except BuildError as exc:
             if args.debug and isinstance(exc, LabFailure):
                 print(exc.trace, file=sys.stderr)

@@ -7,6 +7,7 @@ are imported only when they run.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -32,9 +33,9 @@ class BuildReport:
     warnings: tuple = ()               # Problems that --strict would make errors
 
 
-def fingerprint(root: Path, out: Path, preview: bool, strict: bool) -> str:
+def fingerprint(root: Path, out: Path, *options) -> str:
     """A hash of everything a build reads, and of how it was asked to build."""
-    parts = [generator_digest(), json.dumps(environment(), sort_keys=True), str(out), preview, strict,
+    parts = [generator_digest(), json.dumps(environment(), sort_keys=True), str(out), *options,
              os.environ.get("SOURCE_DATE_EPOCH", "")]
     for name in SOURCES:
         path = root / name
@@ -62,11 +63,11 @@ def _unchanged(state_file: Path, key: str, out: Path) -> dict | None:
 
 def build(root: Path, out: Path | None = None, *, cache: Path | None = None,
           use_cache: bool = True, jobs: int | None = None, preview: bool = False,
-          strict: bool = False) -> BuildReport:
+          strict: bool = False, base_url: str | None = None) -> BuildReport:
     root = Path(root).resolve()
     out = check_output_folder(out or root / "dist", root)
     cache = Path(cache or root / ".cache")
-    key = fingerprint(root, out, preview, strict)
+    key = fingerprint(root, out, preview, strict, base_url)
     state_file = cache / STATE
     if use_cache and (state := _unchanged(state_file, key, out)):
         return BuildReport(out=out, files=len(state["files"]), bytes=state["bytes"], unchanged=True)
@@ -75,6 +76,8 @@ def build(root: Path, out: Path | None = None, *, cache: Path | None = None,
     from .config import load_config
 
     cfg = load_config(root)
+    if base_url:
+        cfg = dataclasses.replace(cfg, base_url=base_url.rstrip("/"))
     with LabScheduler(cfg, cache, use_cache=use_cache, jobs=jobs) as labs:
         labs.start()
         # While labs compute in their own processes, do the rest of the reading here.
