@@ -159,7 +159,12 @@ artifact = {'kind':'exact_constructed_calculation_not_trained_model', 'seed':SEE
             'image':image.tolist(),'patches':patches.tolist(),'position':position.tolist(),
             'patch_projection':W_patch.tolist(),'weights':{k:v.tolist() for k,v in weights.items()},
             'trace':{k:v.tolist() for k,v in trace.items()},'changes':changes,
-            'checks':checks}
+            'checks':checks,
+            # Every tensor of the four controls, so that other implementations can be checked.
+            'controls':{name:{k:v.tolist() for k,v in t.items()} for name, t in [
+                ('one_pixel',pixel_trace),('remove_position',no_position),
+                ('identical_tokens',identical),('permutation',permuted)]},
+            'permutation':permutation.tolist()}
 (OUTPUT/'results.json').write_text(json.dumps(artifact,indent=2),encoding='utf-8')
 np.savez_compressed(OUTPUT/'tensors.npz', **trace, **weights, image=image, position=position, W_patch=W_patch)
 with (OUTPUT/'token-changes.csv').open('w',newline='') as f:

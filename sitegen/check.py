@@ -66,6 +66,9 @@ def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifact
             except Unresolved as exc:
                 problems.add(page.source, page.meta_line, f"front matter parent: {exc}")
         for block in page.blocks:
+            if block.kind == "explorer":         # names its own lab
+                _explorer(page, block, art, results, outputs, problems, artifacts)
+                continue
             needs_lab = block.kind != "prose" or VALUE.search(block.text) or "figure:" in block.text
             if needs_lab and art is None:
                 if not page.lab:
@@ -157,6 +160,22 @@ def _table(page, block, art, results, outputs, problems):
                                                       f"a list of {width} names")
     if not block.options.get("caption"):
         problems.add(page.source, block.line, f"table {path} needs a caption=\"...\" saying what it shows")
+
+
+EXPLORER_NEEDS = ("image", "patch_projection", "position", "weights", "structure")
+
+
+def _explorer(page, block, art, results, outputs, problems, artifacts=None):
+    lab = artifacts.get(block.args[0]) if artifacts else None
+    if lab is None:
+        problems.add(page.source, block.line, f"explorer: unknown lab '{block.args[0]}'")
+        return
+    missing = [key for key in EXPLORER_NEEDS if key not in lab.results]
+    if missing:
+        problems.add(page.source, block.line, f"explorer: lab {lab.lab.id}'s results.json lacks "
+                                              f"{', '.join(missing)}, which the encoder needs")
+    if block.options.get("view", "full") not in ("full", "compact"):
+        problems.add(page.source, block.line, "explorer option view= must be 'full' or 'compact'")
 
 
 CHECKS = {"prose": _prose, "cell": _cell, "table": _table}

@@ -7,6 +7,7 @@ A page is YAML front matter between `---` lines, then Markdown in which a line
     ::: table PATH axes=a,b caption="..."     a tensor from results.json as a table
                      [columns=PATH]           column labels: a list of names in results.json
     ::: downloads                             the lab's downloads with their sizes
+    ::: explorer LAB [view=compact]           the live encoder explorer on LAB's weights
 
 In prose, `{{ path }}` is a value from the lab's results.json (4 decimals, or
 `{{ path | .2e }}`), `![alt](figure:NAME.png)` is a figure the lab saved,
@@ -31,7 +32,8 @@ DISPLAY_MATH = re.compile(r"^\s*\$\$(?P<tex>.+?)\$\$\s*$")
 INLINE_MATH = re.compile(r"(?<![\\$\w])\$(?=\S)(?P<tex>[^$\n]+?)(?<=\S)\$(?![\w$])")
 CODE_SPAN = re.compile(r"(`+).+?\1")
 PATH_TOKEN = re.compile(r"\.?([A-Za-z_][A-Za-z0-9_]*)|\[(-?\d+)\]")
-BLOCKS = {"cell": ({"output"}, 1), "table": ({"axes", "caption", "columns"}, 1), "downloads": (set(), 0)}
+BLOCKS = {"cell": ({"output"}, 1), "table": ({"axes", "caption", "columns"}, 1), "downloads": (set(), 0),
+          "explorer": ({"view"}, 1)}
 FRONT_MATTER = {"title": str, "description": str, "lab": str, "toc": bool, "parent": str}
 REQUIRED = {"title"}
 

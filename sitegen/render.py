@@ -33,6 +33,7 @@ TOC_CONFIG = {"permalink": "#", "permalink_class": "heading-anchor", "permalink_
 AXIS_LABELS = {"token": "token {}", "channel": "通道 {}", "query": "query {}", "key": "key {}",
                "head": "head {}", "hidden": "隐藏单元 {}", "row": "行 {}", "column": "列 {}",
                "slot": "块内位置 {}", "stage": "阶段 {}"}
+JS_IMPORT = re.compile(r"""from\s*["']\./([\w.-]+\.js)["']""")
 PAGE_SCRIPTS = ("copy.js", "search.js")       # every page loads these (static/)
 PREVIEW_SCRIPTS = ("live-reload.js",)           # and preview builds this one
 FIGURE_LINE = re.compile(r"^\s*!\[(?P<alt>[^\]]+)\]\(figure:(?P<name>[^)\s]+)(?:\s+\"(?P<title>[^\"]*)\")?\)\s*$")
@@ -187,7 +188,7 @@ class Renderer:
         for a year by _headers). Returns each static file's published path."""
         import rcssmin
         import rjsmin
-        published = {}
+        published, pending = {}, {}
         for path in sorted(self.cfg.static_dir.rglob("*")):
             rel = path.relative_to(self.cfg.static_dir).as_posix()
             if not path.is_file() or (rel in PREVIEW_SCRIPTS and not preview):
@@ -198,10 +199,24 @@ class Renderer:
             if rel.endswith(".css"):
                 data = rcssmin.cssmin(data.decode()).encode()
             elif rel.endswith(".js"):
-                data = rjsmin.jsmin(data.decode()).encode()
-            target = "assets/" + (fingerprint(rel, data) if rel.endswith((".css", ".js")) else rel)
+                pending[rel] = rjsmin.jsmin(data.decode())
+                continue
+            target = "assets/" + (fingerprint(rel, data) if rel.endswith(".css") else rel)
             self.out.add(target, data, f"static/{rel}")
             published[rel] = target
+        # An ES module's name is its hash, so a module is named after the modules it imports.
+        while pending:
+            ready = [rel for rel, code in pending.items()
+                     if all(dep in published for dep in JS_IMPORT.findall(code))]
+            if not ready:
+                raise BuildError(Problem(f"static/{next(iter(pending))}", 0,
+                                         "imports a module that static/ lacks, or modules import each other"))
+            for rel in ready:
+                code = JS_IMPORT.sub(lambda m: m.group(0).replace(m.group(1), published[m.group(1)][len("assets/"):]),
+                                     pending.pop(rel))
+                target = "assets/" + fingerprint(rel, code.encode())
+                self.out.add(target, code.encode(), f"static/{rel}")
+                published[rel] = target
         if preview:
             self.out.add("__build-id.txt", f"{time.time_ns()}\n".encode())
         return published
@@ -222,10 +237,12 @@ class Renderer:
             self.out.add(art.lab.notebook, notebook, page.source)
 
     # -- pages --------------------------------------------------------------
-    def page_body(self, page: Page) -> tuple[str, list]:
+    def page_body(self, page: Page) -> tuple[str, list, list[str]]:
+        """The page's HTML, its table of contents, and the extra scripts its blocks need."""
         art = self.artifacts.get(page.lab) if page.lab else None
         results = art.results if art else None
         rendered: dict[str, str] = {}
+        scripts: list[str] = []
 
         def placeholder(html_text: str) -> str:
             key = f"<!--block-{len(rendered)}-->"
@@ -265,6 +282,9 @@ class Renderer:
                 parts.append(placeholder(self.table_html(results, block)))
             elif block.kind == "downloads":
                 parts.append(placeholder(self.downloads_html(art, page)))
+            elif block.kind == "explorer":
+                parts.append(placeholder(self.explorer_html(block, page)))
+                scripts.append("explorer.js")
         md = markdown.Markdown(extensions=[*MD_EXTENSIONS, ExternalLinks()],
                                extension_configs={**MD_CONFIG, "toc": {**TOC_CONFIG, "slugify": slugify}})
         body = md.convert("\n".join(parts)).replace('class="heading-anchor"',
@@ -275,7 +295,7 @@ class Renderer:
         body = body.replace("<pre>", '<pre tabindex="0">')
         toc = [{"id": t["id"], "name": html.unescape(t["name"]), "level": t["level"]}
                for t in _flatten(md.toc_tokens) if t["level"] in (2, 3)]
-        return body, toc
+        return body, toc, scripts
 
     def cell_html(self, art: Artifacts, block) -> str:
         cell = next(c for c in art.cells if c.name == block.args[0])
@@ -306,6 +326,12 @@ class Renderer:
                          for i, row in enumerate(matrix)]})
         return self.render_template("partials/table.html", path=block.args[0], tables=tables)
 
+    def explorer_html(self, block, page: Page) -> str:
+        lab = self.artifacts[block.args[0]].lab
+        return self.render_template(
+            "partials/explorer.html", id=f"explorer-{lab.id}", compact=block.options.get("view") == "compact",
+            results=relative_url(page.output, f"{lab.downloads}/results.json"))
+
     def downloads_html(self, art: Artifacts, page: Page) -> str:
         items = [{"href": relative_url(page.output, art.lab.notebook), "name": art.lab.notebook.rsplit("/", 1)[-1],
                   "kind": "notebook", "size": None}] if art.lab.notebook else []
@@ -316,7 +342,7 @@ class Renderer:
         return self.render_template("partials/downloads.html", items=items)
 
     def page(self, page: Page, assets: dict[str, str], scripts: list[str]) -> None:
-        body, toc = self.page_body(page)
+        body, toc, extra = self.page_body(page)
         art = self.artifacts.get(page.lab) if page.lab else None
         nav = [{"title": item.title, "href": relative_url(page.output, output_path(item.page)),
                 "current": output_path(item.page) == page.output} for item in self.cfg.nav]
@@ -343,7 +369,8 @@ class Renderer:
         context = PageContext(site=self.cfg, page=page, body=body, toc=toc if page.meta.get("toc", True) else [],
                               stylesheet=relative_url(page.output, assets["style.css"]),
                               icon=relative_url(page.output, assets["favicon.svg"]),
-                              scripts=[relative_url(page.output, s) for s in scripts],
+                              scripts=[relative_url(page.output, s) for s in
+                                       scripts + sorted({assets[name] for name in extra})],
                               home=relative_url(page.output, "index.html"), nav=nav, breadcrumbs=crumbs,
                               canonical=f"{self.cfg.base_url}/{pretty_url(page.output)}",
                               previous=neighbours.get("previous"), next=neighbours.get("next"),

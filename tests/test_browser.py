@@ -55,6 +55,8 @@ def test_axe_finds_no_accessibility_violations(browser, pages, scheme, width):
     for path in PAGES:
         page = context.new_page()
         page.goto(f"http://127.0.0.1:{pages}{path}")
+        for explorer in page.locator(".explorer").all():     # check the explorer as students see it
+            explorer.wait_for(state="visible")
         page.add_script_tag(path=str(AXE))
         violations = page.evaluate("""async (tags) => {
             const result = await axe.run(document, {runOnly: {type: "tag", values: tags}});
