@@ -15,8 +15,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -52,7 +50,7 @@ def failing(report: dict) -> list[str]:
 
 def main() -> int:
     from sitegen.pipeline import build
-    from sitegen.serve import start_emulator
+    from sitegen.serve import serving
     sys.path.insert(0, str(REPO / "tests"))
     from conftest import free_port
 
@@ -62,15 +60,7 @@ def main() -> int:
         build(REPO, tmp / "dist", cache=REPO / ".cache", base_url=f"http://127.0.0.1:{port}")
         pages = sorted(p.relative_to(tmp / "dist").as_posix() for p in (tmp / "dist").rglob("*.html")
                        if p.name != "404.html")
-        server = start_emulator(REPO, tmp / "dist", port, tmp / "state",
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            for _ in range(120):
-                try:
-                    urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2)
-                    break
-                except OSError:
-                    time.sleep(0.5)
+        with serving(REPO, tmp / "dist", port, tmp / "state"):
             rows, notes = [], []
             for page in pages:
                 path = page[: -len("index.html")] if page.endswith("index.html") else page[: -len(".html")]
@@ -80,9 +70,6 @@ def main() -> int:
                     weight = report["audits"]["total-byte-weight"]["numericValue"]
                     rows.append((f"/{path}", form, *scores, weight))
                     notes += [f"/{path} {form}: {f}" for f in failing(report)]
-        finally:
-            server.terminate()
-            server.wait(timeout=20)
     print(f"| {'page':<55} | form    | perf | a11y | best | seo | bytes loaded |")
     print(f"|{'-' * 57}|---------|-----:|-----:|-----:|----:|-------------:|")
     for page, form, perf, a11y, best, seo, weight in rows:

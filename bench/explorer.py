@@ -13,11 +13,8 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -33,7 +30,7 @@ def main() -> int:
 
     from conftest import CHROMIUM, CHROMIUM_ARGS, free_port
     from sitegen.pipeline import build
-    from sitegen.serve import start_emulator
+    from sitegen.serve import serving
 
     with tempfile.TemporaryDirectory(prefix="bench-explorer-") as tmp:
         dist = Path(tmp) / "dist"
@@ -41,37 +38,25 @@ def main() -> int:
         sizes = {p.name: p.stat().st_size for p in (dist / "assets").glob("*.js")
                  if p.name.startswith(("explorer.", "encoder."))}
         port = free_port()
-        server = start_emulator(REPO, dist, port, Path(tmp) / "state",
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            for _ in range(120):
-                try:
-                    urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2)
-                    break
-                except OSError:
-                    time.sleep(0.5)
-            with sync_playwright() as playwright:
-                browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-                page = browser.new_page(viewport={"width": 1280, "height": 1000})
-                page.goto(f"http://127.0.0.1:{port}/course/lab11")
-                page.locator("#explorer-lab09").wait_for(state="visible")
-                durations = page.evaluate("""(n) => {
-                    const input = document.querySelector("#explorer-lab09-p33");
-                    performance.clearMeasures("explorer-update");
-                    const wall = [];
-                    for (let i = 0; i < n; i++) {
-                        input.value = String((i % 10) / 10);
-                        const start = performance.now();
-                        input.dispatchEvent(new Event("input", { bubbles: true }));
-                        document.body.offsetHeight;           // force layout: count the re-render
-                        wall.push(performance.now() - start);
-                    }
-                    return { update: performance.getEntriesByName("explorer-update").map((e) => e.duration), wall };
-                }""", args.updates)
-                browser.close()
-        finally:
-            server.terminate()
-            server.wait(timeout=20)
+        with serving(REPO, dist, port, Path(tmp) / "state"), sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1280, "height": 1000})
+            page.goto(f"http://127.0.0.1:{port}/course/lab11")
+            page.locator("#explorer-lab09").wait_for(state="visible")
+            durations = page.evaluate("""(n) => {
+                const input = document.querySelector("#explorer-lab09-p33");
+                performance.clearMeasures("explorer-update");
+                const wall = [];
+                for (let i = 0; i < n; i++) {
+                    input.value = String((i % 10) / 10);
+                    const start = performance.now();
+                    input.dispatchEvent(new Event("input", { bubbles: true }));
+                    document.body.offsetHeight;           // force layout: count the re-render
+                    wall.push(performance.now() - start);
+                }
+                return { update: performance.getEntriesByName("explorer-update").map((e) => e.duration), wall };
+            }""", args.updates)
+            browser.close()
 
     def row(name, values):
         values = sorted(values)

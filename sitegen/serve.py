@@ -6,6 +6,7 @@ one script that polls `__build-id.txt` and reloads the page when it changes.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -43,6 +44,30 @@ def start_emulator(root: Path, dist: Path, port: int, workdir: Path, **popen) ->
     command = emulator_command(root, dist, port)
     workdir.mkdir(parents=True, exist_ok=True)
     return subprocess.Popen(command, cwd=workdir, env={**os.environ, **EMULATOR_ENV}, **popen)
+
+
+@contextlib.contextmanager
+def serving(root: Path, dist: Path, port: int, workdir: Path, timeout: float = 90):
+    """The emulator serving `dist` on 127.0.0.1:port, once it answers; stopped on exit."""
+    import urllib.error
+    import urllib.request
+    process = start_emulator(root, dist, port, workdir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + timeout
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2)
+                break
+            except urllib.error.HTTPError:
+                break                         # it answers, even if not with 200
+            except OSError:
+                if time.time() > deadline or process.poll() is not None:
+                    raise BuildError(Problem("wrangler", 0, f"the Pages emulator did not start on port {port}"))
+                time.sleep(0.3)
+        yield process
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
 
 
 def serve(root: Path, out: Path, port: int, rebuild) -> int:

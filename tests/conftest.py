@@ -115,22 +115,7 @@ def get(port: int, path: str):
 @pytest.fixture(scope="session")
 def pages(site, tmp_path_factory):
     """Port of `wrangler pages dev` serving the built site."""
-    import time
-    from sitegen.serve import start_emulator
+    from sitegen.serve import serving
     port = free_port()
-    log = (tmp_path_factory.mktemp("wrangler") / "log.txt").open("w")
-    process = start_emulator(REPO, site, port, tmp_path_factory.mktemp("wrangler-state"),
-                             stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        try:
-            get(port, "/")
-            break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        process.terminate()
-        pytest.fail(f"the emulator did not start: {open(log.name).read()[-2000:]}")
-    yield port
-    process.terminate()
-    process.wait(timeout=20)
+    with serving(REPO, site, port, tmp_path_factory.mktemp("wrangler-state")):
+        yield port
