@@ -81,7 +81,7 @@ async function start(section) {
   const reset = el("button", { type: "button", className: "explorer-reset", textContent: "复原" });
   const controls = section.querySelector(".explorer-controls");
   controls.append(
-    el("fieldset", {}, [el("legend", { textContent: "4×4 图像：每格一个像素（输入数值或用 ↑ ↓ 键调整）" }), grid]),
+    el("fieldset", {}, [el("legend", { textContent: "4×4 图像（输入数值，或用 ↑ ↓ 键）" }), grid]),
     el("fieldset", {}, [el("legend", { textContent: "对照条件" }),
       el("label", {}, [boxes.position, " 加位置向量"]),
       el("label", {}, [boxes.identical, " 四个 token 相同（都用 patch 0）"]),
