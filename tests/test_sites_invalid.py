@@ -1,8 +1,12 @@
 """Every kind of mistake an author makes gets a clear error and costs nothing.
 
-Each folder in tests/sites_invalid/ (but _base) is one mistake: its files are
-laid over the minimal valid site in _base/, `expected.txt` holds the lines the
-build must print (exactly), and `args.txt` the build's extra arguments, if any.
+Each folder in tests/sites_invalid/ (but _base) is one mistake, made to the
+minimal valid site in _base/ (with the repository's templates and static/):
+`edits.yaml` lists text replacements, each of which must match its file
+exactly once, any other file is laid over the site, `expected.txt` holds the
+lines the build must print (exactly), and `args.txt` the build's extra
+arguments, if any. Edits rather than copies: a case breaks the current
+templates, not an old copy of them.
 The test builds the valid site first, then the broken one into the same
 output folder: exit code 1, the expected lines, and the previous output
 byte-identical.
@@ -13,11 +17,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 
 from conftest import REPO, run_build, tree_bytes
 
 CASES = Path(__file__).resolve().parent / "sites_invalid"
-META = {"expected.txt", "args.txt"}
+META = {"expected.txt", "args.txt", "edits.yaml"}
 
 
 def case_names() -> list[str]:
@@ -25,11 +30,18 @@ def case_names() -> list[str]:
 
 
 def lay(source: Path, target: Path) -> None:
+    """Copy a case's files over the site, then make its edits."""
     for path in sorted(source.rglob("*")):
         if path.is_file() and path.name not in META:
             destination = target / path.relative_to(source)
             destination.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(path, destination)
+    edits = source / "edits.yaml"
+    for edit in yaml.safe_load(edits.read_text(encoding="utf-8")) if edits.exists() else []:
+        file = target / edit["file"]
+        text = file.read_text(encoding="utf-8")
+        assert text.count(edit["replace"]) == 1, f"{edits}: {edit['replace']!r} must occur once in {edit['file']}"
+        file.write_text(text.replace(edit["replace"], edit["with"]), encoding="utf-8")
 
 
 @pytest.fixture(scope="module")
