@@ -28,11 +28,11 @@ def copy_project(target: Path) -> Path:
     return target
 
 
-def run_build(root: Path, out: Path, cache: Path, *args: str) -> subprocess.CompletedProcess:
+def run_build(root: Path, out: Path, cache: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "SOURCE_DATE_EPOCH": EPOCH}
     return subprocess.run([sys.executable, str(REPO / "build.py"), "--root", str(root), "--out", str(out),
                            "--cache", str(cache), *args],
-                          capture_output=True, text=True, env=env, timeout=600)
+                          capture_output=True, text=True, env=env, timeout=600, cwd=cwd)
 
 
 def tree_bytes(folder: Path) -> dict[str, bytes]:

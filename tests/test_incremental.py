@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -69,8 +70,9 @@ def test_a_changed_numpy_version_invalidates_the_cache(built, monkeypatch):
 
 def test_two_clean_builds_serial_and_parallel_are_byte_identical(tmp_path):
     first = run_build(REPO, tmp_path / "a/dist", tmp_path / "a/cache", "--jobs", "1")
-    second = run_build(REPO, tmp_path / "b/dist", tmp_path / "b/cache", "--jobs", "2")
-    assert first.returncode == 0 and second.returncode == 0
+    # The second is given relative paths: labs run in folders of their own, not in the caller's.
+    second = run_build(os.path.relpath(REPO, tmp_path), Path("b/dist"), Path("b/cache"), "--jobs", "2", cwd=tmp_path)
+    assert first.returncode == 0 and second.returncode == 0, second.stderr
     a, b = tree_bytes(tmp_path / "a/dist"), tree_bytes(tmp_path / "b/dist")
     assert a.keys() == b.keys()
     assert [path for path in a if a[path] != b[path]] == []
