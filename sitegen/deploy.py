@@ -12,7 +12,7 @@ from .errors import BuildError, Problem
 
 SECURITY = {
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self'; "
-                               "script-src 'self' 'wasm-unsafe-eval'; font-src 'self'; connect-src 'self'; object-src 'none'; "
+                               "script-src 'self'; font-src 'self'; connect-src 'self'; object-src 'none'; "
                                "base-uri 'self'; form-action 'self'; frame-ancestors 'none'",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "strict-origin-when-cross-origin",

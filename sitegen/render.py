@@ -25,7 +25,7 @@ from .content import (LINK, VALUE, Page, format_value, is_external, lookup, math
 from .errors import BuildError, Problem
 from .deploy import add_deploy_files
 from .memo import Memo, generator_digest
-from .search import SearchIndex
+from .search import INDEX, search_index
 
 MD_EXTENSIONS = ["tables", "attr_list", "fenced_code", "sane_lists", "toc", "codehilite"]
 MD_CONFIG = {"codehilite": {"css_class": "highlight", "guess_lang": False}}
@@ -288,7 +288,7 @@ class Renderer:
         md = markdown.Markdown(extensions=[*MD_EXTENSIONS, ExternalLinks()],
                                extension_configs={**MD_CONFIG, "toc": {**TOC_CONFIG, "slugify": slugify}})
         body = md.convert("\n".join(parts)).replace('class="heading-anchor"',
-                                                      'class="heading-anchor" data-pagefind-ignore')
+                                                      'class="heading-anchor" data-search-ignore')
         for key, value in rendered.items():
             body = body.replace(key, value)
         # Code and formulas scroll sideways in their own box on a phone: reachable by keyboard.
@@ -399,16 +399,10 @@ def render_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifac
     scripts = [assets[name] for name in PAGE_SCRIPTS + (PREVIEW_SCRIPTS if preview else ())]
     for page in pages:
         renderer.page(page, assets, scripts)
-    # Pagefind indexes the pages in its own process while the notebooks are assembled.
-    search = SearchIndex(renderer.memo).start(
-        {page.output: renderer.out[page.output] for page in pages if page.output != "404.html"})
-    try:
-        by_source = {page.source: page for page in pages}
-        for art in artifacts.values():
-            renderer.lab_files(art, by_source[f"content/{art.lab.page}"])
-        for path, data in search.finish().items():
-            renderer.out.add(path, data, "pagefind")
-    finally:
-        search.close()
+    by_source = {page.source: page for page in pages}
+    for art in artifacts.values():
+        renderer.lab_files(art, by_source[f"content/{art.lab.page}"])
+    renderer.out.add(INDEX, search_index(renderer.memo, {page.output: (page.title, renderer.out[page.output])
+                                                         for page in pages if page.output != "404.html"}), "search")
     add_deploy_files(cfg, renderer.out)
     return renderer.out

@@ -1,81 +1,106 @@
-"""Full-text search built with the site: Pagefind, run on the rendered pages.
+"""Full-text search built with the site: the readable text of every page, by section.
 
-Pagefind's extended binary (from PyPI, with Chinese word segmentation)
-indexes the pages that carry `data-pagefind-body` into `pagefind/`. It runs
-as its own process while the build finishes rendering and checking, and its
-result is remembered on the pages' HTML, so a build that changed no page
-reuses it. Pagefind's ready-made UI files are left out: the site has its own
-small search box (static/search.js).
+Each page's `data-search-body` element is read from the rendered HTML and cut
+into sections at its headings; what is marked `data-search-ignore` (code
+cells, their outputs, tensor tables, the explorer, navigation) and display
+formulas are left out. The result is one small `search.json` that
+static/search.js loads on first use and matches by substring, which suits
+Chinese (no word segmentation to get wrong: 意力 finds 注意力) as well as
+English. A page's sections are remembered on its HTML, so a prose edit reads
+only the page that changed.
 """
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
-import tempfile
-from base64 import b64decode, b64encode
-from pathlib import Path
+import re
+from html.parser import HTMLParser
 
-from .errors import BuildError, Problem
-from .memo import Memo
+from .content import pretty_url
+from .memo import Memo, generator_digest
 
-UI_FILES = ("pagefind-ui", "pagefind-modular-ui", "pagefind-component-ui", "pagefind-highlight")
-
-
-def _binary() -> str:
-    try:
-        from pagefind_bin_extended import get_executable
-    except ImportError as exc:
-        raise BuildError(Problem("requirements.txt", 0, "Pagefind is not installed: "
-                                                        "pip install -r requirements.txt")) from exc
-    return str(get_executable())
+INDEX = "search.json"
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+BLOCKS = {"p", "li", "div", "section", "td", "th", "pre", "blockquote", "figcaption", "dt", "dd", "tr", "br"}
+HEADINGS = {"h1", "h2", "h3"}
 
 
-class SearchIndex:
-    def __init__(self, memo: Memo):
-        self.memo = memo
-        self.process: subprocess.Popen | None = None
-        self.folder: Path | None = None
-        self.files: dict[str, bytes] | None = None
-        self.key: tuple = ()
+class _Sections(HTMLParser):
+    """[id, heading, text] for each section of the search body, in order."""
 
-    def start(self, pages: dict[str, bytes]) -> "SearchIndex":
-        """Begin indexing these pages (output path -> HTML) in the background."""
-        self.key = tuple(sorted(pages.items()))
-        cached = self.memo.peek("search", self.key)
-        if cached is not None:
-            self.files = {path: b64decode(data) for path, data in json.loads(cached).items()}
-            return self
-        self.folder = Path(tempfile.mkdtemp(prefix="sitegen-search-"))
-        for path, html in pages.items():
-            (self.folder / "site" / path).parent.mkdir(parents=True, exist_ok=True)
-            (self.folder / "site" / path).write_bytes(html)
-        self.process = subprocess.Popen(
-            [_binary(), "--site", str(self.folder / "site"), "--output-path", str(self.folder / "pagefind")],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        return self
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.sections: list[list[str]] = [["", "", ""]]
+        self.body = 0          # depth inside the search body (0: outside)
+        self.ignored = 0       # depth inside an ignored element
+        self.heading: list[str] | None = None    # text of the heading being read
+        self.parts: list[str] = []
 
-    def finish(self) -> dict[str, bytes]:
-        """The index as output files under pagefind/."""
-        if self.files is not None:
-            return self.files
-        try:
-            output, _ = self.process.communicate(timeout=300)
-            if self.process.returncode != 0:
-                raise BuildError(Problem("pagefind", 0, "search indexing failed:\n"
-                                         + output.decode("utf-8", "replace")[-2000:]))
-            root = self.folder / "pagefind"
-            self.files = {f"pagefind/{p.relative_to(root).as_posix()}": p.read_bytes()
-                          for p in sorted(root.rglob("*")) if p.is_file() and not p.name.startswith(UI_FILES)}
-            self.memo.put("search", self.key, json.dumps(
-                {path: b64encode(data).decode("ascii") for path, data in self.files.items()}).encode())
-            return self.files
-        finally:
-            self.close()
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag in VOID:
+            if tag == "br":
+                self._text(" ")
+            return
+        if self.body:
+            self.body += 1
+        elif "data-search-body" in attrs:
+            self.body = 1
+            return
+        if not self.body:
+            return
+        if self.ignored or "data-search-ignore" in attrs or (tag == "math" and attrs.get("display") == "block"):
+            self.ignored += 1
+        elif tag in HEADINGS and self.heading is None:
+            self._close_section()
+            self.sections.append([attrs.get("id") or "", "", ""])
+            self.heading = []
 
-    def close(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.kill()
-            self.process.wait()
-        if self.folder is not None:
-            shutil.rmtree(self.folder, ignore_errors=True)
+    def handle_endtag(self, tag):
+        if not self.body or tag in VOID:
+            return
+        self.body -= 1
+        if self.ignored:
+            self.ignored -= 1
+        elif tag in HEADINGS and self.heading is not None:
+            self.sections[-1][1] = _squeeze("".join(self.heading))
+            self.heading = None
+        elif tag in BLOCKS:
+            self._text(" ")
+
+    def handle_data(self, data):
+        if self.body and not self.ignored:
+            self._text(data)
+
+    def _text(self, data: str) -> None:
+        (self.heading if self.heading is not None else self.parts).append(data)
+
+    def _close_section(self) -> None:
+        self.sections[-1][2] = _squeeze("".join(self.parts))
+        self.parts = []
+
+    def result(self) -> list[list[str]]:
+        self._close_section()
+        return [s for s in self.sections if s[1] or s[2]]
+
+
+def _squeeze(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def page_sections(html: str) -> list[list[str]]:
+    """The searchable sections of one rendered page: [heading id, heading, text]."""
+    parser = _Sections()
+    parser.feed(html)
+    parser.close()
+    return parser.result()
+
+
+def search_index(memo: Memo, pages: dict[str, tuple[str, bytes]]) -> bytes:
+    """search.json for these pages (output path -> (title, HTML)), in output order."""
+    entries = []
+    for output, (title, html) in sorted(pages.items()):
+        sections = json.loads(memo.get("search", (generator_digest(), html), lambda: json.dumps(
+            page_sections(html.decode("utf-8")), ensure_ascii=False).encode()))
+        if sections:
+            entries.append({"url": pretty_url(output), "title": title, "sections": sections})
+    return json.dumps({"pages": entries}, ensure_ascii=False, separators=(",", ":")).encode()

@@ -1,44 +1,111 @@
-// Full-text search of the site, offline: Pagefind's index is built with the site into
-// pagefind/. The form stays hidden without JavaScript.
+// Full-text search of the site, offline: search.json (built with the site) holds each
+// page's text by section. A query's words are matched as substrings, which suits Chinese
+// (no word segmentation) as well as English. The form stays hidden without JavaScript.
 const form = document.querySelector(".site-search");
 if (form) {
   const input = form.querySelector("input");
   const results = form.querySelector(".search-results");
   const status = form.querySelector(".search-status");
   const root = new URL(form.dataset.root, location.href);
-  let pagefind = null;
-  let latest = 0;
+  const MAX_RESULTS = 8;
+  const CONTEXT = 20;   // characters shown before the first match
+  let pages = null;
 
-  const load = async () => {
-    if (!pagefind) {
-      pagefind = await import(new URL("pagefind/pagefind.js", root).href);
-      await pagefind.init();
-    }
-    return pagefind;
+  const fold = (text) => text.toLowerCase();
+  const load = () => {
+    pages ??= fetch(new URL("search.json", root)).then((r) => {
+      if (!r.ok) throw new Error(`search.json: HTTP ${r.status}`);
+      return r.json();
+    }).then((index) => index.pages.map((page) => ({
+      ...page,
+      folded: fold(page.title),
+      sections: page.sections.map(([id, heading, text]) => ({ id, heading, text, folded: fold(`${heading} ${text}`) })),
+    })));
+    return pages;
   };
 
-  const show = (items, query) => {
-    results.replaceChildren(...items.map((item) => {
+  const count = (haystack, term) => {
+    let n = 0;
+    for (let at = haystack.indexOf(term); at >= 0; at = haystack.indexOf(term, at + term.length)) n++;
+    return n;
+  };
+
+  // Pages holding every term; each with its best section. Title hits weigh most.
+  const rank = (index, terms) => index.flatMap((page) => {
+    const scored = page.sections.map((section) => ({ section,
+      score: terms.reduce((sum, t) => sum + count(section.folded, t) + 4 * count(fold(section.heading), t), 0) }));
+    const everywhere = `${page.folded} ${page.sections.map((s) => s.folded).join(" ")}`;
+    if (!terms.every((t) => everywhere.includes(t))) return [];
+    const best = scored.reduce((a, b) => (b.score > a.score ? b : a));
+    const score = terms.reduce((sum, t) => sum + 10 * count(page.folded, t), 0)
+      + scored.reduce((sum, s) => sum + s.score, 0);
+    return [{ page, section: best.section, score }];
+  }).sort((a, b) => b.score - a.score).slice(0, MAX_RESULTS);
+
+  // A short stretch of the section around the first match, with every term marked.
+  const excerpt = (text, terms) => {
+    const folded = fold(text);
+    const first = Math.min(...terms.map((t) => folded.indexOf(t)).filter((i) => i >= 0));
+    const start = Number.isFinite(first) ? Math.max(0, first - CONTEXT) : 0;
+    const end = Math.min(text.length, start + 3 * CONTEXT + 40);
+    const nodes = start > 0 ? ["…"] : [];
+    let at = start;
+    while (at < end) {
+      const hits = terms.map((t) => [folded.indexOf(t, at), t]).filter(([i]) => i >= 0 && i < end);
+      if (!hits.length) break;
+      const [next, term] = hits.reduce((a, b) => (b[0] < a[0] || (b[0] === a[0] && b[1].length > a[1].length) ? b : a));
+      const mark = document.createElement("mark");
+      mark.textContent = text.slice(next, next + term.length);
+      nodes.push(text.slice(at, next), mark);
+      at = next + term.length;
+    }
+    nodes.push(text.slice(at, end) + (end < text.length ? "…" : ""));
+    return nodes;
+  };
+
+  const show = (found, terms) => {
+    results.replaceChildren(...found.map(({ page, section }) => {
       const li = document.createElement("li");
       const link = document.createElement("a");
-      link.href = new URL(item.url.replace(/^\//, ""), root).href;
-      link.textContent = item.meta.title;
-      const excerpt = document.createElement("p");
-      excerpt.innerHTML = item.excerpt;   // Pagefind escapes the page text and adds <mark>
-      li.append(link, excerpt);
+      link.href = new URL(page.url + (section.id ? `#${section.id}` : ""), root).href;
+      link.textContent = page.title;
+      li.append(link);
+      if (section.heading && section.heading !== page.title) {
+        const where = document.createElement("span");
+        where.className = "search-where";
+        where.textContent = section.heading;
+        li.append(where);
+      }
+      const text = document.createElement("p");
+      text.append(...excerpt(section.text || section.heading, terms));
+      li.append(text);
       return li;
     }));
-    status.textContent = query ? (items.length ? `找到 ${items.length} 个页面` : "没有找到匹配的页面") : "";
+    status.textContent = terms.length ? (found.length ? `找到 ${found.length} 个页面` : "没有找到匹配的页面") : "";
+  };
+
+  const update = async () => {
+    const query = input.value;
+    const terms = [...new Set(fold(query.normalize("NFKC")).split(/\s+/).filter(Boolean))];
+    if (!terms.length) return show([], []);
+    try {
+      const index = await load();
+      if (input.value === query) show(rank(index, terms), terms);
+    } catch (error) {
+      pages = null;
+      status.textContent = "搜索索引加载失败，请稍后再试";
+      console.warn(error);
+    }
   };
 
   form.addEventListener("submit", (event) => event.preventDefault());
-  input.addEventListener("input", async () => {
-    const query = input.value.trim();
-    const ticket = ++latest;
-    if (!query) return show([], "");
-    const search = await (await load()).debouncedSearch(query, {}, 200);
-    if (!search || ticket !== latest) return;
-    show(await Promise.all(search.results.slice(0, 8).map((r) => r.data())), query);
+  input.addEventListener("focus", () => load().catch(() => { pages = null; }), { once: true });
+  input.addEventListener("input", update);
+  input.addEventListener("keydown", (event) => {
+    if (event.key === "Escape") {
+      input.value = "";
+      show([], []);
+    }
   });
   form.hidden = false;
 }

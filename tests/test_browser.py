@@ -81,8 +81,9 @@ def test_skip_link_comes_first_and_focus_is_visible(browser, pages):
     context.close()
 
 
-@pytest.mark.parametrize("query", ["注意力", "softmax"])
+@pytest.mark.parametrize("query", ["注意力", "softmax", "意力"])
 def test_search_from_the_lab_page_finds_the_lab_and_the_worked_example(browser, pages, query):
+    """Substrings match, so part of a Chinese word (意力 in 注意力) is found too; results link to the section."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     page.goto(f"http://127.0.0.1:{pages}/course/lab11")
@@ -91,9 +92,21 @@ def test_search_from_the_lab_page_finds_the_lab_and_the_worked_example(browser, 
     titles = page.locator(".search-results li a").all_inner_texts()
     assert "LAB 09 · 视觉 Attention 完整层" in titles
     assert "参考图解：读回与完整层" in titles
-    page.locator(".search-results li a", has_text="参考图解：读回与完整层").click()
+    assert page.locator(".search-status").inner_text() == f"找到 {len(titles)} 个页面"
+    result = page.locator(".search-results li", has_text="参考图解：读回与完整层")
+    assert query.lower() in result.locator("mark").first.inner_text().lower()
+    result.locator("a").click()
     page.wait_for_load_state()
-    assert page.url.endswith("/course/reference/frontier-attention-worked-example")
+    path, _, section = page.url.partition("#")
+    assert path.endswith("/course/reference/frontier-attention-worked-example")
+    if section:     # the section the match is in
+        text = page.locator(f"[id='{section}']").evaluate(
+            "h => { let t = h.textContent, n = h.nextElementSibling;"
+            " while (n && !/^H[23]$/.test(n.tagName)) { t += n.textContent; n = n.nextElementSibling; } return t; }")
+        assert query.lower() in text.lower()
+    page.fill("#search-input", "没有这个词qzx")
+    page.locator(".search-status", has_text="没有找到匹配的页面").wait_for(timeout=5_000)
+    assert page.locator(".search-results li").count() == 0
     context.close()
 
 

@@ -84,3 +84,25 @@ def test_broken_anchor_fails_with_file_and_line(tmp_path):
     assert (f"content/course/guide.md:{len(lines)}: href=\"lab11#no-such-section\" in course/guide.html: "
             "course/lab11.html has no id 'no-such-section'") in result.stderr
     assert tree_bytes(out) == before
+
+
+def test_search_index_holds_each_pages_prose_by_section_and_no_code_or_tables(site, site_results):
+    import json
+    index = json.loads((site / "search.json").read_text(encoding="utf-8"))
+    by_url = {page["url"]: page for page in index["pages"]}
+    assert set(by_url) == {path.removesuffix(".html").removesuffix("index") for path in PAGES if path != "404.html"}
+    lab = by_url["course/lab11"]
+    assert lab["title"] == "LAB 09 · 视觉 Attention 完整层"
+    page = Elements((site / "course/lab11.html").read_text(encoding="utf-8"))
+    headings = {attrs["id"]: text.rstrip("#") for tag in ("h2", "h3") for _, attrs, text in page.find(tag)
+                if not attrs["id"].startswith("explorer-")}        # the explorer is left out, as code is
+    sections = {section_id: (heading, text) for section_id, heading, text in lab["sections"]}
+    assert {k: v[0] for k, v in sections.items() if k} == headings     # every section, under its own id
+    text = " ".join(heading + " " + body for heading, body in sections.values())
+    assert "改一块图像，为什么另一块的输出也会改变？" in text          # prose
+    assert "返回第二讲" in sections[""][1] and "首页" not in text      # the intro; breadcrumbs left out
+    assert "def patchify" not in text and "np.set_printoptions" not in text   # code cells
+    table_value = f"{site_results['trace']['scores'][1][3][2]:.4f}"
+    assert table_value in (site / "course/lab11.html").read_text(encoding="utf-8")
+    assert table_value not in text                                         # tensor tables
+    assert "本页目录" not in text and "下一篇" not in text                 # navigation
