@@ -60,31 +60,36 @@ def build_notebook(cfg: SiteConfig, page: Page, art: Artifacts, outputs: set[str
         output, fragment = resolve_target(page, target, outputs)
         return f"{cfg.base_url}/{pretty_url(output)}" + (f"#{fragment}" if fragment else "")
 
-    cells, count = [v4.new_markdown_cell(f"# {page.title}")], 0
+    # Cells are plain nbformat 4 dicts, validated once as a whole notebook below
+    # (nbformat's new_*_cell helpers would validate each on its own, at many times the cost).
+    def markdown_cell(text: str) -> dict:
+        return {"cell_type": "markdown", "metadata": {}, "source": text}
+
+    cells, count = [markdown_cell(f"# {page.title}")], 0
     for block in page.blocks:
         if block.kind == "prose":
             text = transform_prose(block.text, page, art, results, href, figure_block=lambda *a: "")
-            cells += [v4.new_markdown_cell(md) for md in _markdown_cells(text)]
+            cells += [markdown_cell(md) for md in _markdown_cells(text)]
         elif block.kind == "cell":
             cell = next(c for c in art.cells if c.name == block.args[0])
             output = art.outputs[cell.name]
             count += 1
-            produced = [v4.new_output("stream", name="stdout", text=output.stdout)] if output.stdout else []
+            produced = [{"output_type": "stream", "name": "stdout", "text": output.stdout}] if output.stdout else []
             for name in output.figures:
                 data = base64.b64encode(art.files[name].read_bytes()).decode("ascii")
-                produced.append(v4.new_output("display_data", data={"image/png": data,
-                                                                     "text/plain": "<Figure>"}))
-            cells.append(v4.new_code_cell(cell.source, execution_count=count, outputs=produced,
-                                          metadata={"name": cell.name}))
+                produced.append({"output_type": "display_data", "metadata": {},
+                                 "data": {"image/png": data, "text/plain": "<Figure>"}})
+            cells.append({"cell_type": "code", "execution_count": count, "metadata": {"name": cell.name},
+                          "outputs": produced, "source": cell.source})
     for number, cell in enumerate(cells):
         cell["id"] = f"{cell['cell_type']}-{number:02d}"
-    notebook = v4.new_notebook(cells=cells, metadata={
+    notebook = nbformat.from_dict({"nbformat": 4, "nbformat_minor": 5, "cells": cells, "metadata": {
         "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
         "language_info": {"name": "python"},
         "title": page.title,
         "provenance": {k: art.provenance[k] for k in ("lab", "seed", "python", "numpy", "matplotlib",
                                                       "computed_at")},
-    })
+    }})
     try:
         nbformat.validate(notebook)
     except nbformat.ValidationError as exc:

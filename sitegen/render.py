@@ -402,7 +402,7 @@ def render_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifac
     by_source = {page.source: page for page in pages}
     for art in artifacts.values():
         renderer.lab_files(art, by_source[f"content/{art.lab.page}"])
-    renderer.out.add(INDEX, search_index(renderer.memo, {page.output: (page.title, renderer.out[page.output])
-                                                         for page in pages if page.output != "404.html"}), "search")
+    renderer.out.add(INDEX, search_index({page.output: (page.title, renderer.out[page.output])
+                                          for page in pages if page.output != "404.html"}), "search")
     add_deploy_files(cfg, renderer.out)
     return renderer.out

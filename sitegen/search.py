@@ -6,8 +6,7 @@ cells, their outputs, tensor tables, the explorer, navigation) and display
 formulas are left out. The result is one small `search.json` that
 static/search.js loads on first use and matches by substring, which suits
 Chinese (no word segmentation to get wrong: 意力 finds 注意力) as well as
-English. A page's sections are remembered on its HTML, so a prose edit reads
-only the page that changed.
+English.
 """
 from __future__ import annotations
 
@@ -16,12 +15,32 @@ import re
 from html.parser import HTMLParser
 
 from .content import pretty_url
-from .memo import Memo, generator_digest
 
 INDEX = "search.json"
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 BLOCKS = {"p", "li", "div", "section", "td", "th", "pre", "blockquote", "figcaption", "dt", "dd", "tr", "br"}
 HEADINGS = {"h1", "h2", "h3"}
+IGNORED = re.compile(r"<([a-zA-Z][\w-]*)\b[^>]*?\sdata-search-ignore\b[^>]*>")
+
+
+def _without_ignored(html: str) -> str:
+    """The HTML with every element marked data-search-ignore cut out, found by matching tags.
+
+    Code cells and tables are most of a lab page; skipping them here is many
+    times faster than parsing them only to drop their text.
+    """
+    kept, at = [], 0
+    for start in IGNORED.finditer(html):
+        if start.start() < at:
+            continue                    # inside an element already cut
+        tags, depth, end = re.compile(rf"<(/?){start[1]}\b[^>]*>"), 1, start.end()
+        while depth and (tag := tags.search(html, end)):
+            depth += -1 if tag[1] else 1
+            end = tag.end()
+        kept.append(html[at:start.start()])
+        at = end
+    kept.append(html[at:])
+    return "".join(kept)
 
 
 class _Sections(HTMLParser):
@@ -31,7 +50,7 @@ class _Sections(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.sections: list[list[str]] = [["", "", ""]]
         self.body = 0          # depth inside the search body (0: outside)
-        self.ignored = 0       # depth inside an ignored element
+        self.ignored = 0       # depth inside a display formula
         self.heading: list[str] | None = None    # text of the heading being read
         self.parts: list[str] = []
 
@@ -48,7 +67,7 @@ class _Sections(HTMLParser):
             return
         if not self.body:
             return
-        if self.ignored or "data-search-ignore" in attrs or (tag == "math" and attrs.get("display") == "block"):
+        if self.ignored or (tag == "math" and attrs.get("display") == "block"):
             self.ignored += 1
         elif tag in HEADINGS and self.heading is None:
             self._close_section()
@@ -90,17 +109,15 @@ def _squeeze(text: str) -> str:
 def page_sections(html: str) -> list[list[str]]:
     """The searchable sections of one rendered page: [heading id, heading, text]."""
     parser = _Sections()
-    parser.feed(html)
+    parser.feed(_without_ignored(html))
     parser.close()
     return parser.result()
 
 
-def search_index(memo: Memo, pages: dict[str, tuple[str, bytes]]) -> bytes:
+def search_index(pages: dict[str, tuple[str, bytes]]) -> bytes:
     """search.json for these pages (output path -> (title, HTML)), in output order."""
     entries = []
     for output, (title, html) in sorted(pages.items()):
-        sections = json.loads(memo.get("search", (generator_digest(), html), lambda: json.dumps(
-            page_sections(html.decode("utf-8")), ensure_ascii=False).encode()))
-        if sections:
+        if sections := page_sections(html.decode("utf-8")):
             entries.append({"url": pretty_url(output), "title": title, "sections": sections})
     return json.dumps({"pages": entries}, ensure_ascii=False, separators=(",", ":")).encode()
