@@ -26,17 +26,30 @@ def digest(*parts) -> str:
     return h.hexdigest()
 
 
+def _version(package: str) -> str:
+    """The installed version, from the name of its `.dist-info` folder (the wheel spec
+    fixes it as name-version.dist-info); importlib.metadata, which costs more to import
+    than the rest of a no-change build, only when that is not found."""
+    prefix = package + "-"
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for name in names:
+            if name.startswith(prefix) and name.endswith(".dist-info"):
+                return name[len(prefix):-len(".dist-info")]
+    from importlib import metadata
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
 @functools.lru_cache(maxsize=None)
 def _environment() -> tuple:
-    from importlib import metadata
-
-    def version(package: str) -> str:
-        try:
-            return metadata.version(package)
-        except metadata.PackageNotFoundError:
-            return "not installed"
-    return (("python", sys.version.split()[0]), ("numpy", version("numpy")),
-            ("matplotlib", version("matplotlib")))
+    return (("python", sys.version.split()[0]), ("numpy", _version("numpy")),
+            ("matplotlib", _version("matplotlib")))
 
 
 def environment() -> dict:

@@ -72,13 +72,20 @@ def build(root: Path, out: Path | None = None, *, cache: Path | None = None,
     if use_cache and (state := _unchanged(state_file, key, out)):
         return BuildReport(out=out, files=len(state["files"]), bytes=state["bytes"], unchanged=True)
 
-    from .compute import LabScheduler
-    from .config import load_config
-
-    cfg = load_config(root)
-    if base_url:
-        cfg = dataclasses.replace(cfg, base_url=base_url.rstrip("/"))
-    with LabScheduler(cfg, cache, use_cache=use_cache, jobs=jobs) as labs:
+    from .compute import LabHost, LabScheduler
+    # Labs may have to run: their host starts importing NumPy and Matplotlib now,
+    # while this process reads the configuration and works out which must.
+    host = LabHost()
+    try:
+        from .config import load_config
+        cfg = load_config(root)
+        if base_url:
+            cfg = dataclasses.replace(cfg, base_url=base_url.rstrip("/"))
+        labs = LabScheduler(cfg, cache, use_cache=use_cache, jobs=jobs, host=host)
+    except BaseException:
+        host.stop()
+        raise
+    with labs:
         labs.start()
         # While labs compute in their own processes, do the rest of the reading here.
         from .check import check_pages_limits, check_rendered, check_site

@@ -100,6 +100,40 @@ def test_a_build_killed_at_any_moment_leaves_a_whole_site(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("dist")) == ["dist"]
 
 
+def _processes_mentioning(text: str) -> list[int]:
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if text.encode() in cmdline.read_bytes():
+                found.append(int(cmdline.parent.name))
+        except OSError:
+            pass                                        # ended meanwhile
+    return found
+
+
+def test_a_build_killed_while_a_lab_runs_leaves_no_process_behind(tmp_path):
+    """The lab host and the labs it forked end with the build, however the build ends."""
+    root = tiny_site(tmp_path / "site")
+    script = root / "compute/tiny.py"
+    script.write_text(script.read_text(encoding="utf-8").replace(
+        "# %% save\n", "# %% save\nimport time\nPath('running').touch()\ntime.sleep(60)\n"), encoding="utf-8")
+    cache = tmp_path / "cache"
+    process = subprocess.Popen([sys.executable, str(REPO / "build.py"), "--root", str(root), "--out",
+                                str(tmp_path / "dist"), "--cache", str(cache)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not list(cache.glob("labs/tiny/.tmp-*/work/running")):
+        assert time.monotonic() < deadline and process.poll() is None, "the lab never started"
+        time.sleep(0.05)
+    assert len(_processes_mentioning(str(root))) == 3      # the build, the lab host, the lab
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    deadline = time.monotonic() + 10
+    while (left := _processes_mentioning(str(root))) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert left == []
+
+
 # -- where the build may write ---------------------------------------------------
 
 def test_refuses_output_folders_that_hold_anything_else(tmp_path):
