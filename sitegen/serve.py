@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -40,10 +41,29 @@ def emulator_command(root: Path, dist: Path, port: int) -> list[str]:
 
 
 def start_emulator(root: Path, dist: Path, port: int, workdir: Path, **popen) -> subprocess.Popen:
-    """Start `wrangler pages dev`; its `.wrangler/` state goes to workdir, not the project."""
+    """Start `wrangler pages dev`; its `.wrangler/` state goes to workdir, not the project.
+
+    It runs in a process group of its own, so that stop_emulator() ends the
+    workerd processes it starts as well as wrangler itself.
+    """
     command = emulator_command(root, dist, port)
     workdir.mkdir(parents=True, exist_ok=True)
-    return subprocess.Popen(command, cwd=workdir, env={**os.environ, **EMULATOR_ENV}, **popen)
+    return subprocess.Popen(command, cwd=workdir, env={**os.environ, **EMULATOR_ENV}, start_new_session=True,
+                            **popen)
+
+
+def stop_emulator(process: subprocess.Popen) -> None:
+    """End the emulator's whole process group: SIGTERM to all of it, then SIGKILL to what is left."""
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=10)
+    except ProcessLookupError:
+        return
+    except subprocess.TimeoutExpired:
+        pass
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
 
 
 @contextlib.contextmanager
@@ -66,14 +86,14 @@ def serving(root: Path, dist: Path, port: int, workdir: Path, timeout: float = 9
                 time.sleep(0.3)
         yield process
     finally:
-        process.terminate()
-        process.wait(timeout=20)
+        stop_emulator(process)
 
 
 def serve(root: Path, out: Path, port: int, rebuild) -> int:
     from watchfiles import watch
 
     wrangler(root)                   # say what is missing before building anything
+    signal.signal(signal.SIGTERM, signal.default_int_handler)     # stopped like Ctrl-C: the emulator too
     rebuild()
     process = start_emulator(root, out, port, root / ".cache" / "wrangler")
     print(f"serving {out} at http://127.0.0.1:{port}/ (Ctrl-C stops)", file=sys.stderr)
@@ -87,6 +107,5 @@ def serve(root: Path, out: Path, port: int, rebuild) -> int:
     except KeyboardInterrupt:
         pass
     finally:
-        process.terminate()
-        process.wait(timeout=10)
+        stop_emulator(process)
     return 0

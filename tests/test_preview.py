@@ -8,6 +8,7 @@ import sys
 import time
 
 from conftest import REPO, copy_project, free_port, get
+from test_robustness import _processes_mentioning
 
 
 def test_edit_rebuilds_and_the_open_page_reloads(tmp_path, browser):
@@ -44,6 +45,17 @@ def test_edit_rebuilds_and_the_open_page_reloads(tmp_path, browser):
     finally:
         server.terminate()
         server.wait(timeout=30)
+    # Stopping serve stops the emulator, workerd included: nothing serves the port any more.
+    deadline = time.time() + 10
+    while _listening(port) and time.time() < deadline:
+        time.sleep(0.1)
+    assert not _listening(port) and not _processes_mentioning(f"127.0.0.1:{port}")
+
+
+def _listening(port: int) -> bool:
+    import socket
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
 def test_serve_without_node_says_what_to_install(tmp_path):
