@@ -6,6 +6,7 @@ are reported together, each as `content/...md:LINE: ...`.
 """
 from __future__ import annotations
 
+import functools
 import html
 import re
 from pathlib import Path
@@ -13,6 +14,7 @@ from urllib.parse import unquote, urljoin, urlsplit
 
 from .compute import Artifacts
 from .config import SiteConfig
+from .memo import Memo
 from .content import (LINK, VALUE, Page, Unresolved, format_value, is_external, lookup, math_spans, to_mathml,
                       resolve_target)
 from .errors import Collector, Problem
@@ -36,8 +38,9 @@ def site_outputs(pages: list[Page], artifacts: dict[str, Artifacts]) -> set[str]
     return lab_outputs(artifacts) | {page.output for page in pages}
 
 
-def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts]) -> None:
+def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts], memo: Memo | None = None) -> None:
     problems = Collector()
+    checks = {**CHECKS, "prose": functools.partial(_prose, memo=memo)}
     from_labs = lab_outputs(artifacts)
     writers: dict[str, str] = {}
     for page in pages:
@@ -75,17 +78,17 @@ def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifact
                     problems.add(page.source, block.line,
                                  "this refers to a lab, but the front matter names none: add 'lab: ID'")
                 continue
-            if block.kind in CHECKS:
-                CHECKS[block.kind](page, block, art, results, outputs, problems)
+            if block.kind in checks:
+                checks[block.kind](page, block, art, results, outputs, problems)
     problems.raise_if_any()
 
 
-def _prose(page, block, art, results, outputs, problems):
+def _prose(page, block, art, results, outputs, problems, memo=None):
     for offset, line in enumerate(block.text.splitlines()):
         number = block.line + offset
         for _, _, tex, display in math_spans(VALUE.sub("0", line)):
             try:
-                to_mathml(tex, display)
+                to_mathml(tex, display, memo)
             except Unresolved as exc:
                 problems.add(page.source, number, str(exc))
         for match in VALUE.finditer(line):

@@ -24,6 +24,7 @@ from pathlib import Path, PurePosixPath
 
 from .config import load_yaml
 from .errors import BuildError, Collector, Problem
+from .memo import Memo, package_version
 
 DIRECTIVE = re.compile(r"^:::\s*(?P<kind>\S+)(?P<rest>.*)$")
 VALUE = re.compile(r"\{\{\s*(?P<path>[^}|]+?)\s*(?:\|\s*(?P<spec>[^}]*?)\s*)?\}\}")
@@ -187,13 +188,21 @@ def math_spans(line: str) -> list[tuple[int, int, str, bool]]:
             if not any(a <= m.start() < b for a, b in code)]
 
 
-def to_mathml(tex: str, display: bool) -> str:
-    """MathML for the browser to render: no script, no font download."""
-    from latex2mathml.converter import convert
-    try:
-        return convert(tex, display="block" if display else "inline")
-    except Exception as exc:  # noqa: BLE001 - latex2mathml raises many kinds
-        raise Unresolved(f"math ${tex}$ is not LaTeX that can be read: {type(exc).__name__} {exc}".rstrip())
+def to_mathml(tex: str, display: bool, memo: Memo | None = None) -> str:
+    """MathML for the browser to render: no script, no font download.
+
+    Remembered in the memo: importing latex2mathml costs more than the rest of
+    a prose-edit rebuild's rendering.
+    """
+    def convert() -> bytes:
+        from latex2mathml.converter import convert
+        try:
+            return convert(tex, display="block" if display else "inline").encode()
+        except Exception as exc:  # noqa: BLE001 - latex2mathml raises many kinds
+            raise Unresolved(f"math ${tex}$ is not LaTeX that can be read: {type(exc).__name__} {exc}".rstrip())
+    if memo is None:
+        return convert().decode()
+    return memo.get("mathml", (package_version("latex2mathml"), tex, display), convert).decode()
 
 
 def lookup(data, path: str):

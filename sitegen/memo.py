@@ -26,7 +26,8 @@ def digest(*parts) -> str:
     return h.hexdigest()
 
 
-def _version(package: str) -> str:
+@functools.lru_cache(maxsize=None)
+def package_version(package: str) -> str:
     """The installed version, from the name of its `.dist-info` folder (the wheel spec
     fixes it as name-version.dist-info); importlib.metadata, which costs more to import
     than the rest of a no-change build, only when that is not found."""
@@ -48,8 +49,8 @@ def _version(package: str) -> str:
 
 @functools.lru_cache(maxsize=None)
 def _environment() -> tuple:
-    return (("python", sys.version.split()[0]), ("numpy", _version("numpy")),
-            ("matplotlib", _version("matplotlib")))
+    return (("python", sys.version.split()[0]), ("numpy", package_version("numpy")),
+            ("matplotlib", package_version("matplotlib")))
 
 
 def environment() -> dict:

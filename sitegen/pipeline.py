@@ -103,7 +103,7 @@ def build(root: Path, out: Path | None = None, *, cache: Path | None = None,
             from .notebook import load_nbformat
             load_nbformat()
         artifacts = labs.finish()
-    check_site(cfg, pages, artifacts)
+    check_site(cfg, pages, artifacts, memo)
     files = render_site(cfg, pages, artifacts, preview=preview, memo=memo)
     warnings = check_rendered(cfg, pages, files)
     if strict and warnings:

@@ -24,7 +24,7 @@ from .content import (LINK, VALUE, Page, format_value, is_external, lookup, math
                       resolve_target)
 from .errors import BuildError, Problem
 from .deploy import add_deploy_files
-from .memo import Memo, generator_digest
+from .memo import Memo, generator_digest, package_version
 from .search import INDEX, search_index
 
 MD_EXTENSIONS = ["tables", "attr_list", "fenced_code", "sane_lists", "toc", "codehilite"]
@@ -40,18 +40,13 @@ FIGURE_LINE = re.compile(r"^\s*!\[(?P<alt>[^\]]+)\]\(figure:(?P<name>[^)\s]+)(?:
 
 
 # Pygments is imported only when a highlight or its CSS is not in the memo.
-def _pygments_version() -> str:
-    import pygments     # the package alone is light; its lexers and formatters are not
-    return pygments.__version__
-
-
 def highlighted(memo: Memo, source: str) -> str:
     """A cell's code as highlighted HTML, remembered on the source and Pygments' version."""
-    return memo.get("highlight", (_pygments_version(), source), lambda: _highlight(source)).decode()
+    return memo.get("highlight", (package_version("pygments"), source), lambda: _highlight(source)).decode()
 
 
 def pygments_css(memo: Memo) -> str:
-    return memo.get("pygments-css", (_pygments_version(),), _pygments_css).decode()
+    return memo.get("pygments-css", (package_version("pygments"),), _pygments_css).decode()
 
 
 def _highlight(source: str) -> bytes:
@@ -265,7 +260,7 @@ class Renderer:
                 alt=alt, caption=caption, width=(width + 1) // 2, height=(height + 1) // 2))
 
         def math(tex: str, display: bool) -> str:
-            mathml = to_mathml(tex, display)
+            mathml = to_mathml(tex, display, self.memo)
             if display:
                 return placeholder(f'<div class="math" tabindex="0">{mathml}</div>')
             key = f"\ue000{len(rendered)}\ue001"      # Markdown leaves private-use characters alone

@@ -32,6 +32,21 @@ def test_unchanged_build_runs_nothing_and_imports_no_numpy(built):
     assert not {"numpy", "matplotlib", "jinja2", "markdown", "nbformat"} & imported
 
 
+def test_a_prose_edit_runs_no_lab_and_imports_no_converter_it_remembered(built):
+    """Highlighting, formulas and notebooks are remembered: an edited sentence needs none of their libraries."""
+    root, out, cache = built
+    guide = root / "content/course/guide.md"
+    guide.write_text(guide.read_text(encoding="utf-8") + "\n多一句话。\n", encoding="utf-8")
+    result = subprocess.run([sys.executable, "-X", "importtime", str(REPO / "build.py"), "--root", str(root),
+                             "--out", str(out), "--cache", str(cache)], capture_output=True, text=True,
+                            env={**os.environ, "SOURCE_DATE_EPOCH": EPOCH}, timeout=120)
+    assert result.returncode == 0 and computed(result) == set()
+    assert "多一句话。" in (out / "course/guide.html").read_text(encoding="utf-8")
+    imported = {line.split("|")[-1].strip() for line in result.stderr.splitlines() if "|" in line}
+    assert "jinja2" in imported                              # it did render
+    assert not {"latex2mathml.converter", "nbformat"} & imported, result.stderr[-3000:]
+
+
 def test_a_changed_output_folder_is_rebuilt(built):
     root, out, cache = built
     (out / "course/guide.html").write_text("damaged", encoding="utf-8")
