@@ -91,11 +91,13 @@ def build(root: Path, out: Path | None = None, *, cache: Path | None = None,
         from .check import check_pages_limits, check_rendered, check_site
         from .content import load_pages
         from .memo import Memo
-        from .render import highlighted, pygments_css, render_site
+        from .render import highlighted, pygments_css, render_site, warm_up
         from .write import write_site
         pages = load_pages(cfg.content_dir)
         memo = Memo(cache / "memo")
         pygments_css(memo)
+        if labs.computing:
+            warm_up(cfg, memo)
         for job in labs.computing:
             for cell in job.cells:
                 highlighted(memo, cell.source)

@@ -5,12 +5,14 @@ show were computed by the labs and formatted here.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import html
 import re
 import struct
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import jinja2
 import markdown
@@ -150,16 +152,43 @@ def _link(match, href) -> str:
     return f"{match['bang']}[{match['text']}]({href(match['target'])}{title})"
 
 
+@functools.lru_cache(maxsize=None)
+def template_environment(templates: Path, memo_folder: Path | None) -> jinja2.Environment:
+    """The templates, compiled once per process (and as bytecode in the memo) and reloaded when edited."""
+    if memo_folder:
+        (memo_folder / "jinja").mkdir(parents=True, exist_ok=True)
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(templates), autoescape=True,
+        bytecode_cache=jinja2.FileSystemBytecodeCache(str(memo_folder / "jinja")) if memo_folder else None,
+        undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+
+
+def _markdown() -> markdown.Markdown:
+    return markdown.Markdown(extensions=[*MD_EXTENSIONS, ExternalLinks()],
+                             extension_configs={**MD_CONFIG, "toc": {**TOC_CONFIG, "slugify": slugify}})
+
+
+def warm_up(cfg: SiteConfig, memo: Memo) -> None:
+    """Compile the templates and load Markdown's extensions, while labs compute.
+
+    The first page rendered would otherwise pay for both (about 40 ms) after
+    the last lab ends. A template that does not compile is left for rendering
+    to report, with its file and line.
+    """
+    env = template_environment(cfg.templates_dir, memo.folder)
+    for name in env.list_templates():
+        try:
+            env.get_template(name)
+        except jinja2.TemplateError:
+            pass
+    _markdown().convert("# warm\n\n*x* [y](z)\n\n| a |\n|---|\n| 1 |\n\n```python\nx = 1\n```\n")
+
+
 class Renderer:
     def __init__(self, cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts], memo: Memo):
         self.cfg, self.pages, self.artifacts, self.memo = cfg, pages, artifacts, memo
         self.outputs_known = site_outputs(pages, artifacts)
-        if memo.folder:
-            (memo.folder / "jinja").mkdir(parents=True, exist_ok=True)
-        self.env = jinja2.Environment(
-            loader=jinja2.FileSystemLoader(cfg.templates_dir), autoescape=True,
-            bytecode_cache=jinja2.FileSystemBytecodeCache(str(memo.folder / "jinja")) if memo.folder else None,
-            undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+        self.env = template_environment(cfg.templates_dir, memo.folder)
         self.out = Outputs()
 
     def template(self, name: str):
@@ -280,8 +309,7 @@ class Renderer:
             elif block.kind == "explorer":
                 parts.append(placeholder(self.explorer_html(block, page)))
                 scripts.append("explorer.js")
-        md = markdown.Markdown(extensions=[*MD_EXTENSIONS, ExternalLinks()],
-                               extension_configs={**MD_CONFIG, "toc": {**TOC_CONFIG, "slugify": slugify}})
+        md = _markdown()
         body = md.convert("\n".join(parts)).replace('class="heading-anchor"',
                                                       'class="heading-anchor" data-search-ignore')
         for key, value in rendered.items():
