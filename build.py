@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -73,4 +74,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    # Everything is written and the lab host has stopped: skip the interpreter's
+    # teardown of the modules and objects a build leaves (25 ms of every build).
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

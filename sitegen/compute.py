@@ -156,19 +156,21 @@ def run_cells(script: str, cells: tuple[Cell, ...], workdir: str) -> dict:
         for name in figures:
             data = (folder / name).read_bytes()
             encoding[name] = (data, threads.submit(_quantized, data))
-    threads.shutdown()
-    for path in sorted(folder.rglob("*")):
-        rel = str(path.relative_to(folder))
-        if path.suffix == ".png":
-            data = path.read_bytes()
-            snapshot, future = encoding.get(rel, (None, None))
-            path.write_bytes(future.result() if snapshot == data else _quantized(data))
-        elif path.suffix == ".npz":
+    files = sorted(folder.rglob("*"))
+    for path in files:                  # first what needs no figure, while the last ones are encoded
+        if path.suffix == ".npz":
             _normalize_zip(path)
             bad = _non_finite_arrays(path)
             if bad:
+                threads.shutdown(cancel_futures=True)
                 return {"cells": results, "error": {"line": 0, "trace": "", "message":
                         f"non-finite values (NaN or inf) in {path.name}: {', '.join(bad)}"}}
+    for path in files:
+        if path.suffix == ".png":
+            data = path.read_bytes()
+            snapshot, future = encoding.get(str(path.relative_to(folder)), (None, None))
+            path.write_bytes(future.result() if snapshot == data else _quantized(data))
+    threads.shutdown()
     return {"cells": results, "error": None}
 
 
@@ -317,14 +319,21 @@ def _run_lab(script: str, cells: tuple[Cell, ...], workdir: str, result: str) ->
 
 
 def _host(conn, builds_end) -> None:
-    """The lab host's loop: warm up, then fork one process per lab asked for, report each exit."""
+    """The lab host's loop: warm up, then fork one process per lab asked for, report each as done.
+
+    Each lab's process holds the write end of a pipe and closes it once its
+    result is written, so the build hears of it before the process has torn
+    itself down (a few milliseconds with NumPy and Matplotlib loaded).
+    """
     from multiprocessing.connection import wait
     builds_end.close()          # so that the build's death reads as end of file here
-    children: dict[int, tuple[str, int]] = {}      # pidfd -> (job id, pid)
+    children: dict[int, tuple[str, int, str]] = {}     # pipe's read end -> (job id, pid, result file)
+    ending: set[int] = set()                          # pids that reported and are exiting
 
     def stop(*_):
-        for _, pid in children.values():
-            os.kill(pid, signal.SIGKILL)
+        for pid in {pid for _, pid, _ in children.values()} | ending:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
         os._exit(0)
     signal.signal(signal.SIGTERM, stop)
     _preload()
@@ -335,22 +344,33 @@ def _host(conn, builds_end) -> None:
                     job_id, script, cells, workdir, result = conn.recv()
                 except EOFError:             # the build ended or died: so do its labs
                     stop()
+                done_read, done_write = os.pipe()
                 pid = os.fork()
                 if pid == 0:
                     signal.signal(signal.SIGTERM, signal.SIG_DFL)
                     status = 1
                     try:
                         conn.close()
+                        os.close(done_read)
                         _run_lab(script, cells, workdir, result)
+                        os.close(done_write)
                         status = 0
                     finally:
                         os._exit(status)
-                children[os.pidfd_open(pid)] = (job_id, pid)
+                os.close(done_write)
+                children[done_read] = (job_id, pid, result)
             else:
-                job_id, pid = children.pop(ready)
+                job_id, pid, result = children.pop(ready)
                 os.close(ready)
-                _, status = os.waitpid(pid, 0)
-                conn.send((job_id, os.waitstatus_to_exitcode(status)))
+                if os.path.exists(result):
+                    ending.add(pid)
+                    conn.send((job_id, 0))
+                else:                        # it died without a result: say how
+                    _, status = os.waitpid(pid, 0)
+                    conn.send((job_id, os.waitstatus_to_exitcode(status)))
+        for pid in list(ending):
+            if os.waitpid(pid, os.WNOHANG)[0]:
+                ending.discard(pid)
 
 
 class LabHost:
