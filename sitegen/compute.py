@@ -437,7 +437,8 @@ class LabScheduler:
 
     def __init__(self, cfg: SiteConfig, cache_dir: Path, *, use_cache: bool = True, jobs: int | None = None,
                  host: LabHost | None = None):
-        self.cfg, self.cache_dir, self.host = cfg, cache_dir, host
+        # Resolved: each lab runs in its own working folder, so relative paths would point elsewhere.
+        self.cfg, self.cache_dir, self.host = cfg, Path(cache_dir).resolve(), host
         self.env = environment()
         self.workers = max(1, jobs or os.cpu_count() or 1)
         self.artifacts: dict[str, Artifacts] = {}
@@ -448,7 +449,7 @@ class LabScheduler:
         for lab in _in_dependency_order(cfg.labs):
             cells = read_cells(lab.script, cfg.root)
             keys[lab.id] = lab_key(cfg, lab, self.env, [keys[name] for name in lab.inputs])
-            entry = cache_dir / "labs" / lab.id / keys[lab.id]
+            entry = self.cache_dir / "labs" / lab.id / keys[lab.id]
             found = _load(lab, cells, entry, False) if use_cache else None
             if found is None:
                 self.todo.append(_Job(lab, cells, keys[lab.id], entry))

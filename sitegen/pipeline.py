@@ -66,7 +66,7 @@ def build(root: Path, out: Path | None = None, *, cache: Path | None = None,
           strict: bool = False, base_url: str | None = None) -> BuildReport:
     root = Path(root).resolve()
     out = check_output_folder(out or root / "dist", root)
-    cache = Path(cache or root / ".cache").resolve()    # labs run in their own working folders
+    cache = Path(cache or root / ".cache")
     key = fingerprint(root, out, preview, strict, base_url)
     state_file = cache / STATE
     if use_cache and (state := _unchanged(state_file, key, out)):
