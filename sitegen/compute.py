@@ -129,7 +129,7 @@ def _failure(script: str, exc: BaseException) -> dict:
 def run_cells(script: str, cells: tuple[Cell, ...], workdir: str) -> dict:
     """Execute cells in order in `workdir`; what each printed and which PNGs it saved."""
     os.chdir(workdir)
-    os.environ["MPLBACKEND"] = "Agg"
+    os.environ["MPLBACKEND"] = LAB_BACKEND
     sys.path.insert(0, str(Path(script).parent))
     import warnings
     from concurrent.futures import ThreadPoolExecutor
@@ -182,7 +182,8 @@ def _non_finite_arrays(path: Path) -> list[str]:
                 if np.issubdtype(data[name].dtype, np.number) and not np.isfinite(data[name]).all()]
 
 
-PRELOAD = ("numpy", "matplotlib.pyplot", "PIL.Image")
+PRELOAD = ("numpy", "matplotlib.pyplot", "PIL.Image", "sitegen.labbackend")
+LAB_BACKEND = "module://sitegen.labbackend"      # Agg, with fast intermediate PNGs
 
 
 def _preload() -> None:
@@ -192,7 +193,7 @@ def _preload() -> None:
     so no lab sees another's global state: the bytes do not depend on which
     labs share a worker or run in parallel.
     """
-    os.environ["MPLBACKEND"] = "Agg"
+    os.environ["MPLBACKEND"] = LAB_BACKEND
     import importlib
     for name in PRELOAD:
         try:

@@ -63,3 +63,22 @@ def test_figure_two_colour_bar_clears_the_third_panel(tmp_path, monkeypatch):
     label_left = axes[2].yaxis.label.get_window_extent(renderer).x0
     assert label_left - bar_right > 5, (bar_right, label_left)
     plt.close("all")
+
+
+def test_the_lab_backend_saves_the_same_pixels_as_agg(tmp_path):
+    """Labs run with sitegen.labbackend: only the PNG's compression differs from Agg, whatever savefig is given."""
+    import numpy as np
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from PIL import Image
+
+    from sitegen.labbackend import FigureCanvas
+    figure = Figure(figsize=(3, 2))
+    figure.add_subplot().imshow(np.arange(12.0).reshape(3, 4))
+    saved = {}
+    for name, canvas in (("agg", FigureCanvasAgg), ("lab", FigureCanvas)):
+        canvas(figure)
+        figure.savefig(tmp_path / f"{name}.png", dpi=150, bbox_inches="tight", metadata={"Software": None})
+        saved[name] = np.asarray(Image.open(tmp_path / f"{name}.png"))
+    assert saved["lab"].shape == saved["agg"].shape and (saved["lab"] == saved["agg"]).all()
+    assert (tmp_path / "lab.png").stat().st_size > (tmp_path / "agg.png").stat().st_size   # level 1, not 6
