@@ -92,3 +92,19 @@ def test_two_clean_builds_serial_and_parallel_are_byte_identical(tmp_path):
     assert a.keys() == b.keys()
     assert [path for path in a if a[path] != b[path]] == []
     assert len(a) > 20
+
+
+def test_the_cache_key_follows_project_modules_imported_anywhere_in_a_lab(tmp_path):
+    from sitegen.compute import _local_imports
+    (tmp_path / "helpers").mkdir()
+    for name in ("top.py", "in_function.py", "in_try.py", "in_match.py", "helpers/__init__.py", "helpers/deep.py"):
+        (tmp_path / name).write_text("x = 1\n", encoding="utf-8")
+    lab = tmp_path / "lab.py"
+    lab.write_text("import numpy, top\n"
+                   "def f():\n    import in_function\n"
+                   "try:\n    pass\nexcept ImportError:\n    from helpers import deep\nfinally:\n    import in_try\n"
+                   "match 1:\n    case 1:\n        import in_match\n", encoding="utf-8")
+    found: set = set()
+    _local_imports(lab, tmp_path, found)
+    assert {p.relative_to(tmp_path).as_posix() for p in found} == {
+        "lab.py", "top.py", "in_function.py", "in_try.py", "in_match.py", "helpers/__init__.py", "helpers/deep.py"}
