@@ -227,14 +227,39 @@ def _quantized(data: bytes) -> bytes:
     with Image.open(io.BytesIO(data)) as image:
         image.load()
     if image.mode == "RGBA" and image.getextrema()[3][0] == 255:
-        image = image.convert("RGB")
-    if image.mode == "RGB":
+        image = _median_cut(image)
+    elif image.mode == "RGB":
         image = image.quantize(256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
     elif image.mode == "RGBA":
         image = image.quantize(256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
     out = io.BytesIO()
     image.save(out, format="PNG", compress_level=6)
     return out.getvalue()
+
+
+def _median_cut(image):
+    """An opaque RGBA figure in 256 colours: its background colour kept exactly,
+    the other 255 chosen by median cut among the pixels that are not background.
+
+    Most of a plot is background; leaving it out of the median cut makes it two
+    to six times faster (it is the part of a lab the build adds, and runs for
+    every figure), and spends all 255 other colours on what is drawn.
+    """
+    import numpy as np
+    from PIL import Image
+    rgba = np.asarray(image)
+    pixels = rgba.view(np.uint32)[..., 0]                       # one 32-bit word per RGBA pixel
+    drawn = pixels != pixels[0, 0]                              # a figure's corner is its face colour
+    if not drawn.any():
+        return image.convert("RGB").quantize(1)
+    colours = np.ascontiguousarray(pixels[drawn].view(np.uint8).reshape(1, -1, 4)[..., :3])
+    strip = Image.fromarray(colours, "RGB").quantize(255, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    index = np.full(pixels.shape, 255, dtype=np.uint8)
+    index[drawn] = np.asarray(strip)[0]
+    palette = strip.getpalette()[:255 * 3]
+    result = Image.fromarray(index, "P")
+    result.putpalette(palette + [0] * (255 * 3 - len(palette)) + rgba[0, 0, :3].tolist())
+    return result
 
 
 def _normalize_zip(path: Path) -> None:
