@@ -417,7 +417,7 @@ class LabHost:
     run while the build reads its configuration and works out which labs must
     run; it is stopped at once when none must. The build itself never imports
     what labs use. Each lab's process writes its result to a file and the host
-    reports its exit.
+    reports when it is done.
     """
 
     def __init__(self):
@@ -431,7 +431,7 @@ class LabHost:
         self.conn.send((job_id, script, cells, str(workdir), str(result)))
 
     def finished(self) -> tuple[str, int]:
-        """(job id, exit code) of the next lab process to end."""
+        """(job id, exit code) of the next lab to be done: 0 once its result is written."""
         return self.conn.recv()
 
     def stop(self) -> None:
@@ -440,13 +440,6 @@ class LabHost:
             self.process.terminate()
         self.process.join()
         self.conn.close()
-
-    def __enter__(self) -> "LabHost":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
-
 
 @dataclass
 class _Job:
