@@ -291,7 +291,7 @@ class Renderer:
         def math(tex: str, display: bool) -> str:
             mathml = to_mathml(tex, display, self.memo)
             if display:
-                return placeholder(f'<div class="math" tabindex="0">{mathml}</div>')
+                return placeholder(f'<div class="math" tabindex="0" data-search-ignore>{mathml}</div>')
             key = f"\ue000{len(rendered)}\ue001"      # Markdown leaves private-use characters alone
             rendered[key] = mathml
             return key

@@ -2,8 +2,8 @@
 
 Each page's `data-search-body` element is read from the rendered HTML and cut
 into sections at its headings; what is marked `data-search-ignore` (code
-cells, their outputs, tensor tables, the explorer, navigation) and display
-formulas are left out. The result is one small `search.json` that
+cells, their outputs, tensor tables, the explorer, navigation, display
+formulas) is left out. The result is one small `search.json` that
 static/search.js loads on first use and matches by substring, which suits
 Chinese (no word segmentation to get wrong: 意力 finds 注意力) as well as
 English.
@@ -18,7 +18,7 @@ from .content import pretty_url
 
 INDEX = "search.json"
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
-BLOCKS = {"p", "li", "div", "section", "td", "th", "pre", "blockquote", "figcaption", "dt", "dd", "tr", "br"}
+BLOCKS = {"p", "li", "div", "section", "td", "th", "pre", "blockquote", "figcaption", "dt", "dd", "tr"}
 HEADINGS = {"h1", "h2", "h3"}
 IGNORED = re.compile(r"<([a-zA-Z][\w-]*)\b[^>]*?\sdata-search-ignore\b[^>]*>")
 
@@ -50,14 +50,13 @@ class _Sections(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.sections: list[list[str]] = [["", "", ""]]
         self.body = 0          # depth inside the search body (0: outside)
-        self.ignored = 0       # depth inside a display formula
         self.heading: list[str] | None = None    # text of the heading being read
         self.parts: list[str] = []
 
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
         if tag in VOID:
-            if tag == "br":
+            if tag == "br" and self.body:
                 self._text(" ")
             return
         if self.body:
@@ -65,11 +64,7 @@ class _Sections(HTMLParser):
         elif "data-search-body" in attrs:
             self.body = 1
             return
-        if not self.body:
-            return
-        if self.ignored or (tag == "math" and attrs.get("display") == "block"):
-            self.ignored += 1
-        elif tag in HEADINGS and self.heading is None:
+        if self.body and tag in HEADINGS and self.heading is None:
             self._close_section()
             self.sections.append([attrs.get("id") or "", "", ""])
             self.heading = []
@@ -78,16 +73,14 @@ class _Sections(HTMLParser):
         if not self.body or tag in VOID:
             return
         self.body -= 1
-        if self.ignored:
-            self.ignored -= 1
-        elif tag in HEADINGS and self.heading is not None:
+        if tag in HEADINGS and self.heading is not None:
             self.sections[-1][1] = _squeeze("".join(self.heading))
             self.heading = None
         elif tag in BLOCKS:
             self._text(" ")
 
     def handle_data(self, data):
-        if self.body and not self.ignored:
+        if self.body:
             self._text(data)
 
     def _text(self, data: str) -> None:

@@ -109,9 +109,10 @@ def test_search_index_holds_each_pages_prose_by_section_and_no_code_or_tables(si
 
 
 def test_search_sections_skip_nested_ignored_elements_and_display_math():
+    # render marks display formulas data-search-ignore, as it does code cells and tables
     from sitegen.search import page_sections
     html = ('<nav>首页</nav><article data-search-body><h1>标题</h1><p>开头 <math display="inline"><mi>x</mi></math></p>'
             '<div class="t" data-search-ignore><div><div>表内</div></div>表尾</div><p>之后</p>'
             '<h2 id="a">一节<a data-search-ignore href="#a">#</a></h2><p>正文</p>'
-            '<div class="math"><math display="block"><mi>y</mi></math></div><p>末尾</p></article><p>页脚</p>')
+            '<div class="math" data-search-ignore><math display="block"><mi>y</mi></math></div><p>末尾</p></article><p>页脚</p>')
     assert page_sections(html) == [["", "标题", "开头 x 之后"], ["a", "一节", "正文 末尾"]]
