@@ -19,7 +19,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-LIGHTHOUSE = REPO / "node_modules/lighthouse/cli/index.js"
+LIGHTHOUSE = REPO / "tools/node_modules/lighthouse/cli/index.js"
 CHROME_FLAGS = ("--headless=new --no-sandbox --disable-gpu --no-first-run --disable-sync "
                 "--disable-background-networking --disable-component-update")
 CATEGORIES = ("performance", "accessibility", "best-practices", "seo")

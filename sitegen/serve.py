@@ -13,31 +13,32 @@ import signal
 import subprocess
 import sys
 import time
-import tomllib
 from pathlib import Path
 
 from .errors import BuildError, Problem
 
 WATCHED = ("content", "compute", "templates", "static", "site.yaml")
 EMULATOR_ENV = {"WRANGLER_SEND_METRICS": "false", "CLOUDFLARE_CF_FETCH_ENABLED": "false"}
+# The newest date the pinned wrangler's workerd supports is 2026-05-03; Pages
+# serves static files the same way for any recent date.
+COMPATIBILITY_DATE = "2026-04-01"
+INSTALL = "npm ci --prefix tools --ignore-scripts"
 
 
 def wrangler(root: Path) -> Path:
-    """The project's pinned wrangler, installed from package-lock.json when missing."""
+    """The project's pinned wrangler (tools/package-lock.json); what to run when it is missing."""
     if shutil.which("node") is None or shutil.which("npm") is None:
-        raise BuildError(Problem("package.json", 0, "Node.js 20 and npm are needed for the Cloudflare "
-                                                    "emulator: install them (e.g. apt-get install nodejs npm)"))
-    binary = root / "node_modules" / ".bin" / "wrangler"
+        raise BuildError(Problem("tools/package.json", 0, "Node.js 20 and npm are needed for the Cloudflare "
+                                                          "emulator: install them (e.g. apt-get install nodejs npm)"))
+    binary = root / "tools" / "node_modules" / ".bin" / "wrangler"
     if not binary.exists():
-        print("installing the Cloudflare emulator (npm ci) ...", file=sys.stderr)
-        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=root, check=True)
+        raise BuildError(Problem("tools/package.json", 0, f"the Cloudflare emulator is not installed: run `{INSTALL}`"))
     return binary
 
 
 def emulator_command(root: Path, dist: Path, port: int) -> list[str]:
-    config = tomllib.loads((root / "wrangler.toml").read_text(encoding="utf-8"))
     return [str(wrangler(root)), "pages", "dev", str(dist), "--ip", "127.0.0.1", "--port", str(port),
-            "--compatibility-date", config["compatibility_date"]]
+            "--compatibility-date", COMPATIBILITY_DATE]
 
 
 def start_emulator(root: Path, dist: Path, port: int, workdir: Path, **popen) -> subprocess.Popen:
@@ -90,7 +91,7 @@ def serving(root: Path, dist: Path, port: int, workdir: Path, timeout: float = 9
 
 
 def serve(root: Path, out: Path, port: int, rebuild) -> int:
-    from watchfiles import watch
+    from watchfiles import watch    # before anything else: a missing package is said at once
 
     wrangler(root)                   # say what is missing before building anything
     signal.signal(signal.SIGTERM, signal.default_int_handler)     # stopped like Ctrl-C: the emulator too

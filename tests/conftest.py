@@ -1,4 +1,15 @@
-"""Shared fixtures: every build happens in a temporary folder, never in the repo."""
+"""Shared fixtures: every build happens in a temporary folder, never in the repo.
+
+Tests that need a tool beyond the Python requirements are marked by the
+fixture that provides it, so the marks cannot drift from what a test uses:
+`browser` (Debian's Chromium), `emulator` (wrangler, from tools/), `java`
+(the Nu Html Checker). The fast tier leaves them out:
+
+    python -m pytest -m "not browser and not emulator and not java"
+
+A missing tool skips its tests with the command that installs it; under
+CI=true it fails them, since CI must prove the whole suite.
+"""
 from __future__ import annotations
 
 import json
@@ -12,8 +23,28 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 GOLDEN = Path(__file__).resolve().parent / "golden"
+TOOLS = REPO / "tools" / "node_modules"
 PROJECT_PARTS = ("site.yaml", "compute", "content", "templates", "static")
 EPOCH = "1790000000"   # fixed SOURCE_DATE_EPOCH for reproducible test builds
+IN_CI = os.environ.get("CI") == "true"
+MARKS = {"browser": "browser", "pages": "emulator", "emulator": "emulator", "vnu": "java"}   # fixture -> mark
+NPM_TOOLS = "npm ci --prefix tools --ignore-scripts"
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        for mark in sorted({MARKS[f] for f in item.fixturenames if f in MARKS}):
+            item.add_marker(mark)
+
+
+def require(present: bool, what: str, install: str) -> None:
+    """Skip (or, in CI, fail) a test whose tool is missing, saying how to install it."""
+    if present:
+        return
+    message = f"{what} is not installed: {install}"
+    if IN_CI:
+        pytest.fail(message + " (CI=true: .ci/run must install it)", pytrace=False)
+    pytest.skip(message)
 
 
 def copy_project(target: Path) -> Path:
@@ -28,11 +59,53 @@ def copy_project(target: Path) -> Path:
     return target
 
 
-def run_build(root: Path, out: Path, cache: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+def run_build(root: Path, out: Path, cache: Path, *args: str, cwd: Path | None = None,
+              timeout: float = 600) -> subprocess.CompletedProcess:
     env = {**os.environ, "SOURCE_DATE_EPOCH": EPOCH}
     return subprocess.run([sys.executable, str(REPO / "build.py"), "--root", str(root), "--out", str(out),
                            "--cache", str(cache), *args],
-                          capture_output=True, text=True, env=env, timeout=600, cwd=cwd)
+                          capture_output=True, text=True, env=env, timeout=timeout, cwd=cwd)
+
+
+def build_command(root: Path, out: Path, cache: Path, *args: str) -> list[str]:
+    return [sys.executable, str(REPO / "build.py"), "--root", str(root), "--out", str(out), "--cache", str(cache),
+            *args]
+
+
+# -- the generator's own fixture site (tests/sites_invalid/_base) ----------------
+
+CASES = Path(__file__).resolve().parent / "sites_invalid"
+CASE_META = {"expected.txt", "args.txt", "edits.yaml"}
+
+
+def lay(source: Path, target: Path) -> None:
+    """Copy a case's files over the site, then make its edits."""
+    import yaml
+    for path in sorted(source.rglob("*")):
+        if path.is_file() and path.name not in CASE_META:
+            destination = target / path.relative_to(source)
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, destination)
+    edits = source / "edits.yaml"
+    for edit in yaml.safe_load(edits.read_text(encoding="utf-8")) if edits.exists() else []:
+        file = target / edit["file"]
+        text = file.read_text(encoding="utf-8")
+        assert text.count(edit["replace"]) == 1, f"{edits}: {edit['replace']!r} must occur once in {edit['file']}"
+        file.write_text(text.replace(edit["replace"], edit["with"]), encoding="utf-8")
+
+
+def tiny_site(root: Path) -> Path:
+    """The smallest valid site (one lab, two pages) with the repository's templates and static/."""
+    for part in ("templates", "static"):
+        shutil.copytree(REPO / part, root / part)
+    lay(CASES / "_base", root)
+    return root
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) == 1, f"{old!r} must occur once in {path}"
+    path.write_text(text.replace(old, new), encoding="utf-8")
 
 
 def tree_bytes(folder: Path) -> dict[str, bytes]:
@@ -85,6 +158,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-
 @pytest.fixture(scope="session")
 def browser():
     """Debian's Chromium, headless, driven by Playwright (.ci/run installs both)."""
+    require(Path(CHROMIUM).exists(), "Debian's Chromium", "apt-get install chromium fonts-noto-cjk")
     from playwright.sync_api import sync_playwright
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -113,7 +187,25 @@ def get(port: int, path: str):
 
 
 @pytest.fixture(scope="session")
-def pages(site, tmp_path_factory):
+def emulator() -> Path:
+    """The pinned `wrangler` (Cloudflare's Pages emulator) in tools/node_modules."""
+    binary = TOOLS / ".bin" / "wrangler"
+    require(shutil.which("node") is not None, "Node.js 20", "apt-get install nodejs npm")
+    require(binary.exists(), "wrangler (the Pages emulator)", NPM_TOOLS)
+    return binary
+
+
+@pytest.fixture(scope="session")
+def vnu() -> list[str]:
+    """The Nu Html Checker, as a command: Java running the jar from tools/."""
+    jar = TOOLS / "vnu-jar/build/dist/vnu.jar"
+    require(shutil.which("java") is not None, "Java", "apt-get install default-jre-headless")
+    require(jar.exists(), "the Nu Html Checker (vnu-jar)", NPM_TOOLS)
+    return ["java", "-jar", str(jar)]
+
+
+@pytest.fixture(scope="session")
+def pages(site, emulator, tmp_path_factory):
     """Port of `wrangler pages dev` serving the built site."""
     from sitegen.serve import serving
     port = free_port()

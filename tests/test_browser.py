@@ -8,7 +8,7 @@ from conftest import REPO
 PAGES = ["/", "/course/guide", "/course/reference", "/course/lab11",
          "/course/reference/frontier-patches-to-tokens", "/course/reference/frontier-attention-worked-example",
          "/no-such-page"]
-AXE = REPO / "node_modules/axe-core/axe.min.js"
+AXE = REPO / "tools/node_modules/axe-core/axe.min.js"
 AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"]
 
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -11,11 +10,10 @@ from conftest import REPO, copy_project, free_port, get
 from test_robustness import _processes_mentioning
 
 
-def test_edit_rebuilds_and_the_open_page_reloads(tmp_path, browser):
+def test_edit_rebuilds_and_the_open_page_reloads(tmp_path, browser, emulator):
     root = copy_project(tmp_path / "project")
-    for name in ("wrangler.toml", "package.json", "package-lock.json"):
-        shutil.copy2(REPO / name, root / name)
-    (root / "node_modules").symlink_to(REPO / "node_modules")
+    (root / "tools").mkdir()
+    (root / "tools/node_modules").symlink_to(REPO / "tools/node_modules")
     port = free_port()
     log = (tmp_path / "serve.log").open("w")
     server = subprocess.Popen([sys.executable, str(REPO / "build.py"), "serve", "--root", str(root),
@@ -60,7 +58,6 @@ def _listening(port: int) -> bool:
 
 def test_serve_without_node_says_what_to_install(tmp_path):
     root = copy_project(tmp_path / "project")
-    shutil.copy2(REPO / "wrangler.toml", root / "wrangler.toml")
     result = subprocess.run([sys.executable, str(REPO / "build.py"), "serve", "--root", str(root)],
                             capture_output=True, text=True, timeout=60, env={**os.environ, "PATH": str(tmp_path)})
     assert result.returncode == 1
