@@ -4,17 +4,44 @@
     python build.py --no-cache    recompute every lab
     python build.py --out DIR     build into another folder
     python build.py --debug       show the full traceback of a failing lab
+    python build.py --timeout S   stop any lab still running after S seconds
     python build.py serve         build, preview with Cloudflare's emulator, rebuild on change
 """
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
+
+
+class Progress:
+    """Which labs are running and for how long: a line kept up to date on a terminal,
+    and a line every minute elsewhere (a CI log), so that a long lab is never silent."""
+
+    def __init__(self, stream=sys.stderr):
+        self.stream, self.tty, self.shown, self.next_log = stream, stream.isatty(), False, 60.0
+
+    def __call__(self, running: dict[str, float]) -> None:
+        longest = max(running.values(), default=0)
+        text = "computing " + ", ".join(f"{lab} ({seconds:.0f} s)" for lab, seconds in sorted(running.items()))
+        if self.tty and longest >= 2:
+            self.stream.write(f"\r\033[K{text}")
+            self.stream.flush()
+            self.shown = True
+        elif not self.tty and longest >= self.next_log:
+            print(text, file=self.stream, flush=True)
+            self.next_log += 60
+
+    def clear(self) -> None:
+        if self.shown:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+            self.shown = False
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -28,21 +55,36 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-cache", action="store_true", help="recompute every lab")
     parser.add_argument("--jobs", type=int, help="labs computed at once (default: one per core)")
     parser.add_argument("--debug", action="store_true", help="full traceback when a lab fails")
+    parser.add_argument("--timeout", type=float, help="seconds any lab may run, whatever site.yaml says "
+                                                      "(default: each lab's `timeout`, else 600)")
     parser.add_argument("--base-url", help="the site's address, instead of site.yaml's (e.g. a preview deployment)")
     parser.add_argument("--strict", action="store_true",
                         help="treat warnings (missing alt text, empty sections, external links without rel) as errors")
     args = parser.parse_args(argv)
 
-    from sitegen.errors import BuildError, LabFailure
+    from sitegen.errors import BuildError, LabFailure, missing_package
     from sitegen.pipeline import build
+    # Stopped by SIGTERM (a CI runner, `kill`, serve's supervisor) as by Ctrl-C: labs stopped, temporaries removed.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
 
     def once() -> bool:
         start = time.perf_counter()
+        progress = Progress()
         try:
             report = build(args.root, args.out, cache=args.cache, use_cache=not args.no_cache,
                            jobs=args.jobs, preview=args.command == "serve", strict=args.strict,
-                           base_url=args.base_url)
+                           base_url=args.base_url, timeout=args.timeout, progress=progress)
+        except KeyboardInterrupt:
+            progress.clear()
+            print("interrupted: the build stopped, and the previous output was left as it was", file=sys.stderr)
+            raise
+        except ModuleNotFoundError as exc:
+            if (advice := missing_package(exc)) is None or args.debug:
+                raise
+            print(advice, file=sys.stderr)
+            return False
         except BuildError as exc:
+            progress.clear()
             if args.debug and isinstance(exc, LabFailure):
                 print(exc.trace, file=sys.stderr)
             print(exc.report(), file=sys.stderr)
@@ -55,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
                   "your site; the previous output was left as it was. Run with --debug for the "
                   "traceback and report it.", file=sys.stderr)
             return False
+        progress.clear()
         for warning in report.warnings:
             print(f"warning: {warning}", file=sys.stderr)
         labs = ", ".join([f"{lab} computed" for lab in report.computed] + [f"{lab} cached" for lab in report.cached]
@@ -63,14 +106,21 @@ def main(argv: list[str] | None = None) -> int:
               f"in {time.perf_counter() - start:.2f} s" + (f" [{labs}]" if labs else ""))
         return True
 
-    if args.command == "serve":
-        from sitegen.serve import serve
-        try:
+    try:
+        if args.command == "serve":
+            from sitegen.serve import serve
             return serve(args.root.resolve(), (args.out or args.root / "dist").resolve(), args.port, once)
-        except BuildError as exc:
-            print(exc.report(), file=sys.stderr)
-            return 1
-    return 0 if once() else 1
+        return 0 if once() else 1
+    except KeyboardInterrupt:
+        return 130
+    except BuildError as exc:
+        print(exc.report(), file=sys.stderr)
+        return 1
+    except ModuleNotFoundError as exc:
+        if (advice := missing_package(exc)) is None or args.debug:
+            raise
+        print(advice, file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import Collector
+from .sources import read_text
 
 MARKER = re.compile(r"^# %%(?P<rest>.*)$")
 NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
@@ -52,7 +53,8 @@ def parse_cells(text: str, path: str) -> tuple[Cell, ...]:
 
 
 def read_cells(script: Path, root: Path) -> tuple[Cell, ...]:
-    return parse_cells(script.read_text(encoding="utf-8"), str(script.relative_to(root)))
+    rel = str(script.relative_to(root))
+    return parse_cells(read_text(script, rel), rel)
 
 
 def cell_code(cell: Cell) -> str:

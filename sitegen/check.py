@@ -196,6 +196,16 @@ INLINE_CODE = [  # what the Content-Security-Policy (script-src/style-src 'self'
     (re.compile(r"<[a-z][^>]*\son[a-z]+=", re.I), "an on...= event handler"),
     (re.compile(r"href=\"\s*javascript:", re.I), "a javascript: link"),
 ]
+# Elements that make a browser load or send something, and the attributes that say where. The
+# pages may load only the site's own files: nothing from another origin (a filtered network, a
+# student's privacy), and no redirect elsewhere.
+LOADS = {"script": ("src",), "iframe": ("src",), "frame": ("src",), "img": ("src", "srcset"),
+         "link": ("href",), "object": ("data",), "embed": ("src",), "form": ("action",), "base": ("href",),
+         "video": ("src", "poster"), "audio": ("src",), "source": ("src", "srcset"), "track": ("src",),
+         "input": ("src", "formaction"), "button": ("formaction",), "a": ("ping",), "area": ("ping",)}
+NOT_LOADED = {"canonical", "alternate", "author", "license", "help", "prev", "next", "me"}   # <link rel=...>
+LOADING_TAG = re.compile(r"<(%s|meta)\b[^>]*>" % "|".join(LOADS), re.I)
+TAG_ATTRIBUTE = re.compile(r"""([^\s=/>"']+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"']+)))?""")
 IMG_NO_ALT = re.compile(r'<img\b(?![^>]*\salt="[^"]+")[^>]*>', re.I)
 EXTERNAL_NO_REL = re.compile(r'<a\b(?=[^>]*\shref="https?://)(?![^>]*\srel=)[^>]*>', re.I)
 HEADING = re.compile(r"<h([2-6])\b[^>]*>(.*?)</h\1>", re.S)
@@ -252,6 +262,9 @@ def check_rendered(cfg: SiteConfig, pages: list[Page], files: dict[str, bytes]) 
             for match in pattern.finditer(text):
                 problems.add(*where(match.group(0)[:12]), f"{path} has {what}, which the site's "
                              "Content-Security-Policy blocks: move it to static/ and load it by URL")
+        for match in LOADING_TAG.finditer(text):
+            for needle, problem in _off_site(match, f"{base.scheme}://{base.netloc}/{path}", base.netloc):
+                problems.add(*where(needle), f"{path} has {problem}")
         for match in IMG_NO_ALT.finditer(text):
             warnings.add(*where(match.group(0)[:30]), f"{path}: an image without alt text: {match.group(0)[:80]}")
         for match in EXTERNAL_NO_REL.finditer(text):
@@ -264,6 +277,31 @@ def check_rendered(cfg: SiteConfig, pages: list[Page], files: dict[str, bytes]) 
                 warnings.add(*where(title), f"{path}: section '{title}' is empty")
     problems.raise_if_any()
     return warnings.problems
+
+
+def _off_site(tag, page_url: str, host: str) -> list[tuple[str, str]]:
+    """(URL, problem) for what in one tag loads from another origin or redirects the reader."""
+    name = tag.group(1).lower()
+    attributes = {m[1].lower(): html.unescape(m[2] or m[3] or m[4] or "") for m in TAG_ATTRIBUTE.finditer(tag.group(0)[len(name) + 1:])}
+    if name == "meta":
+        if attributes.get("http-equiv", "").lower() == "refresh":
+            return [(attributes.get("content", "http-equiv"),
+                     '<meta http-equiv="refresh">, which sends readers to another address: link to it instead')]
+        return []
+    if name == "link" and set(attributes.get("rel", "").lower().split()) <= NOT_LOADED and attributes.get("rel"):
+        return []
+    found = []
+    for attribute in LOADS[name]:
+        value = attributes.get(attribute, "").strip()
+        urls = [part.strip().split()[0] for part in value.split(",") if part.strip()] if attribute == "srcset" else [value]
+        for url in filter(None, urls):
+            target = urlsplit(urljoin(page_url, url))
+            if target.scheme == "data" and name in ("img", "source", "video") or \
+                    (target.scheme in ("http", "https") and target.netloc == host):
+                continue
+            found.append((url, f"<{name} {attribute}=\"{url}\">, which loads from {target.scheme}://{target.netloc}: "
+                               "pages may load only the site's own files (put it in static/ or a lab's outputs)"))
+    return found
 
 
 def _source_line(root: Path, source: str | None, url: str) -> tuple[str, int]:

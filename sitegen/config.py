@@ -12,6 +12,7 @@ from pathlib import Path
 import yaml
 
 from .errors import BuildError, Collector, Problem
+from .sources import read_text
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 OUT_PATH = re.compile(r"^[a-z0-9][a-z0-9._/-]*$", re.IGNORECASE)
@@ -28,6 +29,7 @@ class Lab:
     page: str             # content page that presents the lab (and the notebook's prose)
     inputs: tuple[str, ...]   # labs whose results.json this lab reads from inputs/<id>/
     line: int             # where site.yaml declares it
+    timeout: float | None = None   # seconds it may run (None: the default)
 
 
 @dataclass(frozen=True)
@@ -64,8 +66,49 @@ class SiteConfig:
         return next((lab for lab in self.labs if lab.id == lab_id), None)
 
 
+MAX_VALUES = 100_000  # values a file stands for, aliases expanded: a "billion laughs" bomb stands for 10^9
+MAX_DEPTH = 100
+
+
+class _Limit(yaml.MarkedYAMLError):
+    """Valid YAML that no site file needs: aliases expanding to too many values, or nesting too deep."""
+
+
 class _LineLoader(yaml.SafeLoader):
-    """Safe loader whose mappings remember the line of each key (1-based)."""
+    """Safe loader whose mappings remember the line of each key (1-based), with the
+    expanded size and the nesting bounded so that no file can make it eat memory or stack."""
+
+    depth = 0
+    first_alias = None
+
+    def compose_node(self, parent, index):
+        mark = self.peek_event().start_mark
+        if self.check_event(yaml.AliasEvent) and self.first_alias is None:
+            self.first_alias = mark
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:
+                raise _Limit(problem=f"nested more than {MAX_DEPTH} levels deep", problem_mark=mark)
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+    def compose_document(self):
+        node = super().compose_document()
+        if self.first_alias is not None and _expanded_size(node, {}) > MAX_VALUES:
+            raise _Limit(problem=f"its aliases (*name) stand for more than {MAX_VALUES} values: write the "
+                                 "values out instead", problem_mark=self.first_alias)
+        return node
+
+
+def _expanded_size(node, sizes: dict) -> int:
+    """How many values a node stands for with every alias written out (each shared node counted once here)."""
+    if id(node) not in sizes:
+        sizes[id(node)] = 0         # a recursive alias counts as nothing more
+        children = node.value if isinstance(node, yaml.SequenceNode) else (
+            [n for pair in node.value for n in pair] if isinstance(node, yaml.MappingNode) else [])
+        sizes[id(node)] = min(1 + sum(_expanded_size(child, sizes) for child in children), MAX_VALUES + 1)
+    return sizes[id(node)]
 
 
 class LineDict(dict):
@@ -98,7 +141,8 @@ def load_yaml(text: str, path: str, line_offset: int = 0):
         mark = exc.problem_mark or exc.context_mark
         line = (mark.line + 1 + line_offset) if mark else line_offset or 1
         col = f", column {mark.column + 1}" if mark else ""
-        raise BuildError(Problem(path, line, f"YAML syntax error{col}: {exc.problem}")) from None
+        what = "YAML" if isinstance(exc, _Limit) else "YAML syntax error"
+        raise BuildError(Problem(path, line, f"{what}{col}: {exc.problem}")) from None
     except yaml.reader.ReaderError as exc:       # a character YAML does not allow
         line = text[: exc.position].count("\n") + 1 + line_offset
         raise BuildError(Problem(path, line, f"YAML cannot read character {exc.character!r}: "
@@ -166,7 +210,7 @@ def load_config(root: Path) -> SiteConfig:
     rel = "site.yaml"
     if not path.is_file():
         raise BuildError(Problem(rel, 0, f"no site.yaml in {root}; create it (see README.md)"))
-    data = load_yaml(path.read_text(encoding="utf-8"), rel)
+    data = load_yaml(read_text(path, rel), rel)
     problems = Collector()
     top = _Fields(data, "site.yaml", rel, problems, 1)
     site = _Fields(top.get("site", dict, LineDict()), "site", rel, problems, top.line)
@@ -202,6 +246,11 @@ def load_config(root: Path) -> SiteConfig:
         values = {key: f.get(key, default="") for key in ("title", "images", "downloads", "page")}
         values["notebook"] = f.get("notebook", default="", required=False)
         inputs = f.get("inputs", list, [], required=False)
+        timeout = f.get("timeout", (int, float), None, required=False)
+        if timeout is not None and (isinstance(timeout, bool) or not 0 < timeout <= 86400):
+            problems.add(rel, f.key_line("timeout"), f"labs[{i}].timeout must be a number of seconds "
+                                                    f"between 1 and 86400, not {timeout!r}")
+            timeout = None
         f.finish()
         if lab_id and not SLUG.match(lab_id):
             problems.add(rel, f.key_line("id"), f"labs[{i}].id {lab_id!r} must be lowercase ASCII letters, digits and '-'")
@@ -217,7 +266,8 @@ def load_config(root: Path) -> SiteConfig:
             if values[key] and not (OUT_PATH.match(values[key]) and ".." not in values[key].split("/")):
                 problems.add(rel, f.key_line(key),
                              f"labs[{i}].{key} {values[key]!r} must be a relative ASCII path (letters, digits, . _ - /)")
-        labs.append(Lab(id=lab_id, script=script_path, line=f.line, inputs=tuple(map(str, inputs)), **values))
+        labs.append(Lab(id=lab_id, script=script_path, line=f.line, inputs=tuple(map(str, inputs)),
+                        timeout=timeout, **values))
     ids = {lab.id for lab in labs}
     for lab in labs:
         for name in lab.inputs:

@@ -25,6 +25,7 @@ from pathlib import Path, PurePosixPath
 from .config import load_yaml
 from .errors import BuildError, Collector, Problem
 from .memo import Memo, package_version
+from .sources import read_text
 
 DIRECTIVE = re.compile(r"^:::\s*(?P<kind>\S+)(?P<rest>.*)$")
 VALUE = re.compile(r"\{\{\s*(?P<path>[^}|]+?)\s*(?:\|\s*(?P<spec>[^}]*?)\s*)?\}\}")
@@ -162,11 +163,9 @@ def load_pages(content_dir: Path) -> list[Page]:
         rel = PurePosixPath(path.relative_to(content_dir).as_posix())
         source = f"content/{rel}"
         try:
-            pages.append(parse_page(path.read_text(encoding="utf-8"), source, output_path(rel)))
+            pages.append(parse_page(read_text(path, source), source, output_path(rel)))
         except BuildError as exc:
             problems.extend(exc.problems)
-        except UnicodeDecodeError as exc:
-            problems.append(Problem(source, 0, f"not UTF-8 text ({exc.reason}); save the file as UTF-8"))
     if problems:
         raise BuildError(problems)
     return pages

@@ -1,6 +1,8 @@
 """Problems reported as `path:line: message`, all of a phase at once."""
 from __future__ import annotations
 
+import errno
+import os
 from dataclasses import dataclass
 
 
@@ -50,3 +52,42 @@ class Collector:
     def raise_if_any(self) -> None:
         if self.problems:
             raise BuildError(self.problems)
+
+
+# What the system says when a file cannot be written or read, and what to do about it.
+_OS_ADVICE = {
+    errno.ENOSPC: "the disk is full: free some space and build again",
+    errno.EDQUOT: "the disk quota is used up: free some space and build again",
+    errno.EROFS: "the file system is read-only: build into a writable folder (--out, --cache)",
+    errno.EACCES: "permission denied: build into a folder you may write (--out, --cache), or fix its permissions",
+    errno.EPERM: "not permitted: build into a folder you may write (--out, --cache), or fix its permissions",
+    errno.EFBIG: "the file is too large for this file system",
+    errno.ENAMETOOLONG: "the path is too long: use a shorter folder",
+    errno.ENOTDIR: "a part of the path is a file, not a folder: choose another path",
+    errno.EMFILE: "too many open files: raise the limit (ulimit -n)",
+}
+
+
+def os_problem(exc: OSError, root=None) -> Problem | None:
+    """An OSError on a file as the author's problem (disk full, read-only, permissions), or None
+    when it is not of that kind (then it is a bug of ours)."""
+    advice = _OS_ADVICE.get(exc.errno)
+    if advice is None:
+        return None
+    path = str(exc.filename or "")
+    if root is not None and path.startswith(str(root) + os.sep):
+        path = path[len(str(root)) + 1:]
+    return Problem(path or "(output)", 0, f"{exc.strerror}: {advice}")
+
+
+# Modules whose package has another name on PyPI.
+_PACKAGES = {"yaml": "PyYAML", "PIL": "Pillow"}
+
+
+def missing_package(exc: ModuleNotFoundError) -> str | None:
+    """The advice for a package of the requirements that is not installed (None for our own modules)."""
+    top = (exc.name or "").split(".")[0]
+    if not top or top == "sitegen":
+        return None
+    return (f"error: the Python package {_PACKAGES.get(top, top)} (module '{top}') is not installed: "
+            "run `pip install -r requirements.txt` in the project's virtualenv (see README.md)")

@@ -1,7 +1,7 @@
 """The Matplotlib backend labs run with in the build: Agg, writing PNGs fast.
 
 The build re-encodes every figure a lab saves (256 colours, see
-compute._quantized), so the PNG the lab itself writes is only an
+labrun._quantized), so the PNG the lab itself writes is only an
 intermediate: zlib level 1 instead of Matplotlib's 6 saves about a third of
 each `savefig` call's encoding and of the build's decoding. Selected with
 MPLBACKEND=module://sitegen.labbackend; a lab run by hand or as a notebook

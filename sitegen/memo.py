@@ -16,6 +16,17 @@ from pathlib import Path
 from typing import Callable
 
 GENERATOR = Path(__file__).resolve().parent
+TEMPORARY = ".tmp-"       # what the cache holds under this prefix is being written, or was by a killed build
+
+
+def clear_temporaries(cache: Path) -> None:
+    """Remove what killed builds left half-written in the cache (call with the cache's lock held)."""
+    import shutil
+    for stale in [*cache.glob(f"labs/*/{TEMPORARY}*"), *cache.glob(f"memo/*/{TEMPORARY}*")]:
+        if stale.is_dir() and not stale.is_symlink():
+            shutil.rmtree(stale, ignore_errors=True)
+        else:
+            stale.unlink(missing_ok=True)
 
 
 def digest(*parts) -> str:
@@ -31,14 +42,14 @@ def package_version(package: str) -> str:
     """The installed version, from the name of its `.dist-info` folder (the wheel spec
     fixes it as name-version.dist-info); importlib.metadata, which costs more to import
     than the rest of a no-change build, only when that is not found."""
-    prefix = package + "-"
+    prefix = package.lower().replace("-", "_") + "-"       # wheels normalise names: PyYAML-6.0.3.dist-info
     for entry in sys.path:
         try:
             names = os.listdir(entry or ".")
         except OSError:
             continue
         for name in names:
-            if name.startswith(prefix) and name.endswith(".dist-info"):
+            if name.lower().startswith(prefix) and name.endswith(".dist-info"):
                 return name[len(prefix):-len(".dist-info")]
     from importlib import metadata
     try:
@@ -50,7 +61,7 @@ def package_version(package: str) -> str:
 @functools.lru_cache(maxsize=None)
 def _environment() -> tuple:
     return (("python", sys.version.split()[0]), ("numpy", package_version("numpy")),
-            ("matplotlib", package_version("matplotlib")))
+            ("matplotlib", package_version("matplotlib")), ("pillow", package_version("pillow")))
 
 
 def environment() -> dict:
@@ -85,7 +96,7 @@ class Memo:
         if path is None:
             return
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+        fd, tmp = tempfile.mkstemp(prefix=TEMPORARY, dir=path.parent)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
         os.replace(tmp, path)

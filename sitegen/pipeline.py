@@ -1,9 +1,11 @@
 """The build, phase by phase: config -> compute -> content -> check -> render -> write.
 
+A build holds the locks of its output folder and cache from start to end.
 Before any phase runs, the inputs are fingerprinted; when they and the output
 folder are exactly as the last successful build left them, there is nothing to
 do, and the build stops without importing NumPy, Matplotlib or Jinja. Phases
-are imported only when they run.
+are imported only when they run. After the labs ran, the sources are
+fingerprinted again: a lab that changed one fails the build.
 """
 from __future__ import annotations
 
@@ -14,12 +16,15 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import BuildError, Problem
-from .memo import digest, environment, generator_digest
-from .write import check_output_folder
+from .errors import BuildError, Problem, os_problem
+from .lock import one_build
+from .memo import clear_temporaries, digest, environment, generator_digest, package_version
+from .sources import changed, snapshot, source_files
+from .write import MARK, MARK_TEXT, check_output_folder, check_replaceable, recover
 
-SOURCES = ("site.yaml", "content", "compute", "templates", "static")
 STATE = "last-build.json"
+# Every package that turns sources into published bytes: a new version of any may change them.
+RENDERING = ("jinja2", "markdown", "pygments", "latex2mathml", "pillow", "rcssmin", "nbformat", "pyyaml")
 
 
 @dataclass(frozen=True)
@@ -33,17 +38,11 @@ class BuildReport:
     warnings: tuple = ()               # Problems that --strict would make errors
 
 
-def fingerprint(root: Path, out: Path, *options) -> str:
-    """A hash of everything a build reads, and of how it was asked to build."""
-    parts = [generator_digest(), json.dumps(environment(), sort_keys=True), str(out), *options,
-             os.environ.get("SOURCE_DATE_EPOCH", "")]
-    for name in SOURCES:
-        path = root / name
-        files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
-        for file in files:
-            if "__pycache__" not in file.parts and file.exists():
-                parts += [file.relative_to(root).as_posix(), file.read_bytes()]
-    return digest(*parts)
+def fingerprint(sources: dict[str, str], out: Path, *options) -> str:
+    """A hash of everything a build reads (`sources`: each file's hash), and of how it was asked to build."""
+    return digest(generator_digest(), json.dumps(environment(), sort_keys=True),
+                  json.dumps({name: package_version(name) for name in RENDERING}), str(out), *options,
+                  os.environ.get("SOURCE_DATE_EPOCH", ""), json.dumps(sources, sort_keys=True))
 
 
 def _tree(out: Path) -> dict[str, str]:
@@ -61,18 +60,35 @@ def _unchanged(state_file: Path, key: str, out: Path) -> dict | None:
     return state
 
 
-def build(root: Path, out: Path | None = None, *, cache: Path | None = None,
-          use_cache: bool = True, jobs: int | None = None, preview: bool = False,
-          strict: bool = False, base_url: str | None = None) -> BuildReport:
+def build(root: Path, out: Path | None = None, *, cache: Path | None = None, **options) -> BuildReport:
+    """Build the site at `root` into `out`, one build at a time; see _build for the options."""
     root = Path(root).resolve()
     out = check_output_folder(out or root / "dist", root)
     cache = Path(cache or root / ".cache")
-    key = fingerprint(root, out, preview, strict, base_url)
+    try:
+        with one_build(out, cache):
+            check_replaceable(out)
+            recover(out)                    # what a killed build left: its staging folders
+            clear_temporaries(cache)        # and its half-written cache entries
+            return _build(root, out, cache, **options)
+    except OSError as exc:                  # disk full, read-only, no permission: say which file
+        problem = os_problem(exc, root)
+        if problem is None:
+            raise
+        raise BuildError(problem) from None
+
+
+def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: int | None = None,
+           preview: bool = False, strict: bool = False, base_url: str | None = None,
+           timeout: float | None = None, progress=None) -> BuildReport:
+    sources = snapshot(source_files(root))
+    key = fingerprint(sources, out, preview, strict, base_url)
     state_file = cache / STATE
     if use_cache and (state := _unchanged(state_file, key, out)):
-        return BuildReport(out=out, files=len(state["files"]), bytes=state["bytes"], unchanged=True)
+        return BuildReport(out=out, files=state["count"], bytes=state["bytes"], unchanged=True)
 
-    from .compute import LabHost, LabScheduler
+    from .compute import LabScheduler
+    from .labhost import LabHost
     # Labs may have to run: their host starts importing NumPy and Matplotlib now,
     # while this process reads the configuration and works out which must.
     host = LabHost()
@@ -81,7 +97,8 @@ def build(root: Path, out: Path | None = None, *, cache: Path | None = None,
         cfg = load_config(root)
         if base_url:
             cfg = dataclasses.replace(cfg, base_url=base_url.rstrip("/"))
-        labs = LabScheduler(cfg, cache, use_cache=use_cache, jobs=jobs, host=host)
+        labs = LabScheduler(cfg, cache, use_cache=use_cache, jobs=jobs, host=host, timeout=timeout,
+                            progress=progress)
     except BaseException:
         host.stop()
         raise
@@ -105,6 +122,11 @@ def build(root: Path, out: Path | None = None, *, cache: Path | None = None,
             from .notebook import load_nbformat
             load_nbformat()
         artifacts = labs.finish()
+    if labs.computed and (touched := changed(sources, snapshot(source_files(root)))):
+        ran = ", ".join(labs.computed)
+        raise BuildError([Problem(rel, 0, f"changed while lab {ran} ran: a lab may write only in its own working "
+                                          "folder (if you edited the file meanwhile, build again)")
+                          for rel in touched])
     check_site(cfg, pages, artifacts, memo)
     files = render_site(cfg, pages, artifacts, preview=preview, memo=memo)
     warnings = check_rendered(cfg, pages, files)
@@ -115,8 +137,9 @@ def build(root: Path, out: Path | None = None, *, cache: Path | None = None,
     write_site(files, out)
     memo.prune()
     total = sum(map(len, files.values()))
-    state = {"fingerprint": key, "bytes": total,
-             "files": {path: hashlib.sha256(data).hexdigest() for path, data in sorted(files.items())}}
+    written = {**files, MARK: MARK_TEXT}
+    state = {"fingerprint": key, "bytes": total, "count": len(files),
+             "files": {path: hashlib.sha256(data).hexdigest() for path, data in sorted(written.items())}}
     cache.mkdir(parents=True, exist_ok=True)
     (cache / (STATE + ".tmp")).write_text(json.dumps(state, indent=1), encoding="utf-8")
     os.replace(cache / (STATE + ".tmp"), state_file)

@@ -28,6 +28,7 @@ from .errors import BuildError, Problem
 from .deploy import add_deploy_files
 from .memo import Memo, generator_digest, package_version
 from .search import INDEX, search_index
+from .sources import decode
 
 MD_EXTENSIONS = ["tables", "attr_list", "fenced_code", "sane_lists", "toc", "codehilite"]
 MD_CONFIG = {"codehilite": {"css_class": "highlight", "guess_lang": False}}
@@ -152,13 +153,29 @@ def _link(match, href) -> str:
     return f"{match['bang']}[{match['text']}]({href(match['target'])}{title})"
 
 
+class _TemplateFiles(jinja2.FileSystemLoader):
+    """templates/ as the author's files: a byte-order mark is dropped, text that is not UTF-8
+    is reported naming the template and line."""
+
+    def __init__(self, folder: Path):
+        super().__init__(folder, encoding="utf-8-sig")
+        self.folder = folder
+
+    def get_source(self, environment, template):
+        try:
+            return super().get_source(environment, template)
+        except UnicodeDecodeError:
+            decode((self.folder / template).read_bytes(), f"templates/{template}")     # raises, with the line
+            raise
+
+
 @functools.lru_cache(maxsize=None)
 def template_environment(templates: Path, memo_folder: Path | None) -> jinja2.Environment:
     """The templates, compiled once per process (and as bytecode in the memo) and reloaded when edited."""
     if memo_folder:
         (memo_folder / "jinja").mkdir(parents=True, exist_ok=True)
     return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(templates), autoescape=True,
+        loader=_TemplateFiles(templates), autoescape=True,
         bytecode_cache=jinja2.FileSystemBytecodeCache(str(memo_folder / "jinja")) if memo_folder else None,
         undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
 
@@ -365,7 +382,11 @@ class Renderer:
         return self.render_template("partials/downloads.html", items=items)
 
     def page(self, page: Page, assets: dict[str, str], scripts: list[str]) -> None:
-        body, toc, extra = self.page_body(page)
+        try:
+            body, toc, extra = self.page_body(page)
+        except RecursionError:
+            raise BuildError(Problem(page.source, 0, "nested too deeply to render (lists, quotes or "
+                                                     "emphasis inside each other hundreds of levels deep)")) from None
         art = self.artifacts.get(page.lab) if page.lab else None
         nav = [{"title": item.title, "href": relative_url(page.output, output_path(item.page)),
                 "current": output_path(item.page) == page.output} for item in self.cfg.nav]

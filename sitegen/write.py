@@ -1,9 +1,13 @@
 """Phase 6: the only code that touches the output folder.
 
-Files go to a sibling `<out>.tmp-*` folder first; only when all are written
-is it swapped in for the old output, so a failed or killed build leaves the
-last good site whole. It refuses output folders that hold anything else of
-value (the project, a source folder, home, /).
+Files go to a staging folder beside the output first; only when all are
+written is it swapped in for the old output, so a failed or killed build
+leaves the last good site whole. The build replaces only what it made: every
+output folder it writes holds a mark (`.sitegen-output`), and a non-empty
+folder without it is refused, as are folders that hold anything else of
+value (the project, a source folder, home, /). Beside the output it touches
+only its own staging folders (`.<name>.sitegen-tmp-*`, marked too), and
+clears those a killed build left, under the build's lock.
 """
 from __future__ import annotations
 
@@ -16,6 +20,9 @@ from pathlib import Path
 
 from .errors import BuildError, Problem
 
+MARK = ".sitegen-output"
+MARK_TEXT = (b"This folder is made by `python build.py`, which replaces it whole on every build.\n"
+             b"Keep nothing of your own here.\n")
 SOURCE_FOLDERS = ("content", "compute", "templates", "static", "tests", "sitegen", ".git")
 
 
@@ -34,6 +41,23 @@ def check_output_folder(out: Path, root: Path) -> Path:
     return out
 
 
+def check_replaceable(out: Path) -> None:
+    """Refuse to replace a non-empty folder that the build did not make (call with the lock held)."""
+    if out.is_dir() and not (out / MARK).is_file() and any(out.iterdir()):
+        raise BuildError(Problem(str(out), 0, f"this folder holds files the build did not make (it has no "
+                                              f"{MARK}), and a build replaces its output folder whole: "
+                                              "choose a new or empty folder with --out, or move the files away"))
+
+
+def _staging_prefix(out: Path) -> str:
+    return f".{out.name}.sitegen-tmp-"
+
+
+def _ours(folder: Path) -> bool:
+    """A staging folder of ours: marked, or empty (made but killed before it was marked)."""
+    return folder.is_dir() and not folder.is_symlink() and ((folder / MARK).is_file() or not any(folder.iterdir()))
+
+
 def _exchange(a: Path, b: Path) -> bool:
     """Swap two folders in one atomic step (Linux renameat2 RENAME_EXCHANGE); False if unsupported."""
     try:
@@ -50,12 +74,13 @@ def _exchange(a: Path, b: Path) -> bool:
 
 
 def recover(out: Path) -> None:
-    """Clear what a killed build left beside the output: its own staging folders only."""
-    old = out.with_name(out.name + ".old")
-    if old.is_dir() and not out.exists():     # killed between the two renames of the fallback
+    """Clear what a killed build left beside the output: its own staging folders only
+    (call with the lock held: then no other build is using them)."""
+    old = out.with_name(_staging_prefix(out) + "old")
+    if not out.exists() and _ours(old) and (old / MARK).is_file():   # killed between the fallback's renames
         os.replace(old, out)
-    for stale in [old, *out.parent.glob(out.name + ".tmp-*")]:
-        if stale.is_dir():
+    for stale in out.parent.glob(_staging_prefix(out) + "*"):
+        if _ours(stale):
             shutil.rmtree(stale, ignore_errors=True)
 
 
@@ -66,20 +91,24 @@ def write_site(files: dict[str, bytes], out: Path) -> None:
     build killed at any point leaves the previous site as it was.
     """
     out.parent.mkdir(parents=True, exist_ok=True)
-    recover(out)
-    staging = Path(tempfile.mkdtemp(prefix=out.name + ".tmp-", dir=out.parent))
+    staging = Path(tempfile.mkdtemp(prefix=_staging_prefix(out), dir=out.parent))
     try:
-        for rel in sorted(files):
-            target = staging / rel
-            if staging not in target.resolve().parents:
-                raise BuildError(Problem(rel, 0, "output path leaves the output folder"))
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(files[rel])
+        try:
+            (staging / MARK).write_bytes(MARK_TEXT)
+            for rel in sorted(files):
+                target = staging / rel
+                if staging not in target.resolve().parents:
+                    raise BuildError(Problem(rel, 0, "output path leaves the output folder"))
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(files[rel])
+        except OSError as exc:          # a full disk names no file: name the folder the author chose
+            exc.filename = exc.filename if exc.filename and ".sitegen-tmp-" not in str(exc.filename) else str(out)
+            raise
         os.chmod(staging, 0o755)
         if not out.exists():
             os.replace(staging, out)
         elif not _exchange(staging, out):        # no atomic exchange here: two renames
-            old = out.with_name(out.name + ".old")
+            old = out.with_name(_staging_prefix(out) + "old")
             os.replace(out, old)
             os.replace(staging, out)
             shutil.rmtree(old, ignore_errors=True)

@@ -90,7 +90,7 @@ def test_figures_are_quantized_with_their_background_exact_and_as_close_as_a_ful
     import numpy as np
     from PIL import Image
 
-    from sitegen.compute import _quantized
+    from sitegen.labrun import _quantized
 
     def psnr(image, original):
         error = np.asarray(image.convert("RGB")).astype(float) - original[..., :3]

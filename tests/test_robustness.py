@@ -15,15 +15,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import EPOCH, REPO, run_build, tree_bytes
-from test_sites_invalid import CASES, lay
-
-
-def tiny_site(root: Path) -> Path:
-    for part in ("templates", "static"):
-        shutil.copytree(REPO / part, root / part)
-    lay(CASES / "_base", root)
-    return root
+from conftest import EPOCH, REPO, run_build, tiny_site, tree_bytes
 
 
 # -- random front matter and references --------------------------------------

@@ -13,35 +13,15 @@ byte-identical.
 """
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
-import yaml
 
-from conftest import REPO, run_build, tree_bytes
-
-CASES = Path(__file__).resolve().parent / "sites_invalid"
-META = {"expected.txt", "args.txt", "edits.yaml"}
+from conftest import CASES, lay, run_build, tiny_site, tree_bytes
 
 
 def case_names() -> list[str]:
     return sorted(p.name for p in CASES.iterdir() if p.is_dir() and not p.name.startswith("_"))
-
-
-def lay(source: Path, target: Path) -> None:
-    """Copy a case's files over the site, then make its edits."""
-    for path in sorted(source.rglob("*")):
-        if path.is_file() and path.name not in META:
-            destination = target / path.relative_to(source)
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(path, destination)
-    edits = source / "edits.yaml"
-    for edit in yaml.safe_load(edits.read_text(encoding="utf-8")) if edits.exists() else []:
-        file = target / edit["file"]
-        text = file.read_text(encoding="utf-8")
-        assert text.count(edit["replace"]) == 1, f"{edits}: {edit['replace']!r} must occur once in {edit['file']}"
-        file.write_text(text.replace(edit["replace"], edit["with"]), encoding="utf-8")
 
 
 @pytest.fixture(scope="module")
@@ -55,10 +35,7 @@ def test_there_are_at_least_twenty_cases():
 
 @pytest.mark.parametrize("case", case_names())
 def test_broken_site_fails_clearly_and_keeps_the_last_good_output(case, tmp_path, shared_cache):
-    root, out = tmp_path / "site", tmp_path / "dist"
-    for part in ("templates", "static"):
-        shutil.copytree(REPO / part, root / part)
-    lay(CASES / "_base", root)
+    root, out = tiny_site(tmp_path / "site"), tmp_path / "dist"
     good = run_build(root, out, shared_cache)
     assert good.returncode == 0, good.stderr
     before = tree_bytes(out)

@@ -1,0 +1,193 @@
+"""What runs inside a lab's process: its cells, one by one, and what they made.
+
+The lab host (labhost.py) forks one process per lab; that process confines
+itself (sandbox.py: it may write only in its own folder), runs the cells in
+its working folder capturing what each printed and which PNGs it saved,
+normalises what the lab wrote (figures in 256 colours without text chunks,
+.npz members with fixed times) and writes the result as JSON for the build.
+Nothing here runs in the build's own process.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+
+from .cells import Cell, cell_code
+
+ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
+WRITE_ONLY_HERE = "labs may write only in their own working folder, where they run"
+
+
+def run_lab(script: str, cells: tuple[Cell, ...], staging: str, workdir: str, result: str) -> None:
+    """Body of a lab's process: confine it to `staging`, run it, write what it printed and saved to `result`."""
+    from .sandbox import confine
+    try:
+        tmp = Path(staging) / "tmp"
+        tmp.mkdir(exist_ok=True)
+        os.environ["TMPDIR"] = str(tmp)          # tempfile works inside the confinement
+        confined = confine([staging, "/dev"])
+        run = run_cells(script, cells, workdir, confined)
+    except BaseException as exc:  # noqa: BLE001 - a harness failure is reported like a lab's
+        run = {"cells": [], "error": _failure(script, exc)}
+    Path(result + ".tmp").write_text(json.dumps(run), encoding="utf-8")
+    os.replace(result + ".tmp", result)
+
+
+def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(folder)): (p.stat().st_mtime_ns, p.stat().st_size)
+            for p in folder.rglob("*") if p.is_file()}
+
+
+def _failure(script: str, exc: BaseException, confined: bool = False) -> dict:
+    line = getattr(exc, "lineno", 0) if isinstance(exc, SyntaxError) else 0
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if frame.filename == script:
+            line = frame.lineno or line
+    message = f"{type(exc).__name__}: {exc}".rstrip(": ")
+    if confined and isinstance(exc, PermissionError):
+        message += f" ({WRITE_ONLY_HERE})"
+    return {"line": line, "message": message,
+            "trace": "".join(traceback.format_exception(exc))}
+
+
+def run_cells(script: str, cells: tuple[Cell, ...], workdir: str, confined: bool = False) -> dict:
+    """Execute cells in order in `workdir`; what each printed and which PNGs it saved."""
+    os.chdir(workdir)
+    os.environ["MPLBACKEND"] = LAB_BACKEND
+    sys.path.insert(0, str(Path(script).parent))
+    import warnings
+    from concurrent.futures import ThreadPoolExecutor
+    warnings.filterwarnings("ignore", message=".*non-interactive.*")
+    namespace = {"__name__": "__main__", "__file__": script}
+    folder, results = Path(workdir), []
+    # Figures are re-encoded in threads while the next cells run (Pillow and zlib
+    # release the GIL), from a snapshot of their bytes: a file the lab writes
+    # again later is re-encoded again at the end.
+    threads, encoding = ThreadPoolExecutor(2), {}
+    for cell in cells:
+        before = _snapshot(folder)
+        stdout = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(stdout):
+                exec(compile(cell_code(cell), script, "exec"), namespace)
+        except BaseException as exc:  # noqa: BLE001 - every failure is reported
+            threads.shutdown(cancel_futures=True)
+            return {"cells": results, "error": _failure(script, exc, confined)}
+        after = _snapshot(folder)
+        figures = sorted(p for p, stamp in after.items()
+                         if p.endswith(".png") and before.get(p) != stamp)
+        results.append({"name": cell.name, "stdout": stdout.getvalue(), "figures": figures})
+        for name in figures:
+            data = (folder / name).read_bytes()
+            encoding[name] = (data, threads.submit(_quantized, data))
+    files = sorted(folder.rglob("*"))
+    for path in files:                  # first what needs no figure, while the last ones are encoded
+        if path.suffix == ".npz":
+            _normalize_zip(path)
+            bad = _non_finite_arrays(path)
+            if bad:
+                threads.shutdown(cancel_futures=True)
+                return {"cells": results, "error": {"line": 0, "trace": "", "message":
+                        f"non-finite values (NaN or inf) in {path.name}: {', '.join(bad)}"}}
+    for path in files:
+        if path.suffix == ".png":
+            data = path.read_bytes()
+            snapshot, future = encoding.get(str(path.relative_to(folder)), (None, None))
+            path.write_bytes(future.result() if snapshot == data else _quantized(data))
+    threads.shutdown()
+    return {"cells": results, "error": None}
+
+
+def _non_finite_arrays(path: Path) -> list[str]:
+    """Names of the numeric arrays in an .npz that hold NaN or inf (NumPy is loaded here)."""
+    import numpy as np
+    with np.load(path) as data:
+        return [name for name in data.files
+                if np.issubdtype(data[name].dtype, np.number) and not np.isfinite(data[name]).all()]
+
+
+PRELOAD = ("numpy", "matplotlib.pyplot", "PIL.Image", "sitegen.labbackend")
+LAB_BACKEND = "module://sitegen.labbackend"      # Agg, with fast intermediate PNGs
+
+
+def preload() -> None:
+    """Import what labs use once, in the lab host, so that every lab forked from it starts warm.
+
+    Each lab still gets a process of its own (forked from this clean state),
+    so no lab sees another's global state: the bytes do not depend on which
+    labs share a worker or run in parallel.
+    """
+    os.environ["MPLBACKEND"] = LAB_BACKEND
+    import importlib
+    for name in PRELOAD:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass    # the lab reports what it misses
+
+
+# -- normalising what a lab wrote ----------------------------------------------
+
+def _quantized(data: bytes) -> bytes:
+    """The PNG re-encoded with 256 colours and without text chunks (no version strings).
+
+    Plots have few colours: this is about a third of matplotlib's size and
+    looks the same. Opaque figures use median cut (octree is several times
+    faster but bands colour bars); ones with transparency keep it. zlib level 6:
+    level 9 would be 7% smaller and cost 80 ms more per lab.
+    """
+    from PIL import Image
+    with Image.open(io.BytesIO(data)) as image:
+        image.load()
+    if image.mode == "RGBA" and image.getextrema()[3][0] == 255:
+        image = _median_cut(image)
+    elif image.mode == "RGB":
+        image = image.quantize(256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    elif image.mode == "RGBA":
+        image = image.quantize(256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
+    out = io.BytesIO()
+    image.save(out, format="PNG", compress_level=6)
+    return out.getvalue()
+
+
+def _median_cut(image):
+    """An opaque RGBA figure in 256 colours: its background colour kept exactly,
+    the other 255 chosen by median cut among the pixels that are not background.
+
+    Most of a plot is background; leaving it out of the median cut makes it two
+    to six times faster (it is the part of a lab the build adds, and runs for
+    every figure), and spends all 255 other colours on what is drawn.
+    """
+    import numpy as np
+    from PIL import Image
+    rgba = np.asarray(image)
+    pixels = rgba.view(np.uint32)[..., 0]                       # one 32-bit word per RGBA pixel
+    drawn = pixels != pixels[0, 0]                              # a figure's corner is its face colour
+    if not drawn.any():
+        return image.convert("RGB").quantize(1)
+    colours = np.ascontiguousarray(pixels[drawn].view(np.uint8).reshape(1, -1, 4)[..., :3])
+    strip = Image.fromarray(colours, "RGB").quantize(255, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    index = np.full(pixels.shape, 255, dtype=np.uint8)
+    index[drawn] = np.asarray(strip)[0]
+    palette = strip.getpalette()[:255 * 3]
+    result = Image.fromarray(index, "P")
+    result.putpalette(palette + [0] * (255 * 3 - len(palette)) + rgba[0, 0, :3].tolist())
+    return result
+
+
+def _normalize_zip(path: Path) -> None:
+    """Rewrite a zip (.npz) with fixed member times so equal data gives equal bytes."""
+    import zipfile
+    with zipfile.ZipFile(path) as source:
+        members = [(info.filename, source.read(info)) for info in source.infolist()]
+    with zipfile.ZipFile(path, "w") as target:
+        for name, data in members:
+            info = zipfile.ZipInfo(name, date_time=ZIP_EPOCH)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            target.writestr(info, data, compresslevel=9)

@@ -1,0 +1,100 @@
+"""The project's own files: walked, read as text, and snapshotted.
+
+Every source the build reads is found here, so what an author got wrong in a
+file is reported naming that file: text that is not UTF-8 (a byte-order mark
+is accepted), a file too large to be a source, a symlink that points nowhere
+or out of the project (whose target would otherwise be published: a link to
+/proc/self/environ would put the builder's tokens on the site).
+
+The snapshot (each source's hash) is the build's fingerprint of its inputs,
+and, taken again after the labs ran, proves that no lab changed a source.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from .errors import BuildError, Collector, Problem
+
+SOURCES = ("site.yaml", "content", "compute", "templates", "static", "frozen")
+SKIPPED = {"__pycache__", ".ipynb_checkpoints"}
+MAX_TEXT_BYTES = 8 * 2**20      # a page, template, script or site.yaml larger than this is a mistake
+
+
+def decode(data: bytes, rel: str) -> str:
+    """UTF-8 text (with or without a byte-order mark), or a Problem naming the line of the first bad byte."""
+    if len(data) > MAX_TEXT_BYTES:
+        raise BuildError(Problem(rel, 0, f"{len(data) / 2**20:.0f} MiB is far too large for a source file "
+                                         f"(at most {MAX_TEXT_BYTES // 2**20} MiB): split it, or keep data "
+                                         "in the lab's outputs"))
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise BuildError(Problem(rel, line, f"not UTF-8 text (byte 0x{data[exc.start]:02x}, {exc.reason}): "
+                                            "save the file as UTF-8")) from None
+
+
+def read_text(path: Path, rel: str) -> str:
+    """An author's text file, decoded; any failure names `rel`."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise BuildError(Problem(rel, 0, f"cannot read: {exc.strerror or exc}")) from None
+    return decode(data, rel)
+
+
+def check_link(path: Path, root: Path, rel: str, problems: Collector) -> bool:
+    """True for a symlink that stays inside the project; adds a Problem for any other."""
+    target = os.readlink(path)
+    resolved = path.resolve()
+    if not resolved.exists():
+        problems.add(rel, 0, f"a symlink to {target!r}, which does not exist: remove it, or point it at a "
+                             "file inside the project")
+        return False
+    if resolved != root and root not in resolved.parents:
+        problems.add(rel, 0, f"a symlink to {resolved}, outside the project: the build publishes only the "
+                             "project's own files; copy the file into the project instead")
+        return False
+    return True
+
+
+def source_files(root: Path) -> dict[str, Path]:
+    """Every source file (relative POSIX path -> path), symlinks checked; all problems at once."""
+    problems = Collector()
+    files: dict[str, Path] = {}
+
+    def visit(path: Path) -> None:
+        rel = path.relative_to(root).as_posix()
+        if path.is_symlink() and not check_link(path, root, rel, problems):
+            return
+        if path.is_file():
+            files[rel] = path
+        elif path.is_dir() and not (path.is_symlink() and path != root / rel.split("/")[0]):
+            # a linked folder is not walked (as pathlib's rglob, which the phases use, does not)
+            for entry in sorted(os.scandir(path), key=lambda e: e.name):
+                if entry.name not in SKIPPED:
+                    visit(Path(entry.path))
+
+    for name in SOURCES:
+        if os.path.lexists(root / name):
+            visit(root / name)
+    problems.raise_if_any()
+    return files
+
+
+def snapshot(files: dict[str, Path]) -> dict[str, str]:
+    """Each source's SHA-256, by relative path (`files` as source_files gives them)."""
+    snap = {}
+    for rel, path in files.items():
+        try:
+            snap[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+        except OSError as exc:
+            raise BuildError(Problem(rel, 0, f"cannot read: {exc.strerror or exc}")) from None
+    return snap
+
+
+def changed(before: dict[str, str], after: dict[str, str]) -> list[str]:
+    """Sources added, removed or changed between two snapshots."""
+    return sorted(rel for rel in before.keys() | after.keys() if before.get(rel) != after.get(rel))

@@ -1,0 +1,131 @@
+"""Labs are bounded: a timeout stops a lab with everything it started; Ctrl-C and SIGTERM stop
+the build cleanly; and each lab's cache key follows everything that can change its bytes."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import EPOCH, build_command, edit, run_build, tiny_site, tree_bytes
+from test_robustness import _processes_mentioning
+
+
+def looping_site(tmp_path, timeout_line: str = ""):
+    root = tiny_site(tmp_path / "site")
+    # The lab starts a child of its own too: stopping the lab must stop it as well.
+    edit(root / "compute/tiny.py", "# %% save\n", "# %% save\nimport subprocess, time\n"
+         "subprocess.Popen(['sleep', '300'])\nPath('running').touch()\nwhile True:\n    time.sleep(0.1)\n")
+    if timeout_line:
+        edit(root / "site.yaml", "    page: index.md\n", f"    page: index.md\n{timeout_line}\n")
+    return root
+
+
+def test_a_lab_that_never_ends_is_stopped_at_its_timeout_with_everything_it_started(tmp_path):
+    root = looping_site(tmp_path, "    timeout: 2")
+    started = time.monotonic()
+    result = run_build(root, tmp_path / "dist", tmp_path / "cache", timeout=60)
+    assert result.returncode == 1 and time.monotonic() - started < 30
+    assert ("error: compute/tiny.py: lab tiny failed: stopped after 2 s, its timeout, with everything it had "
+            "started: make it faster, or raise its `timeout:` (seconds) in site.yaml") in result.stderr
+    assert "Traceback" not in result.stderr and not (tmp_path / "dist").exists()
+    time.sleep(0.5)
+    assert _processes_mentioning(str(root)) == [] and not _sleepers(tmp_path)
+    assert not list((tmp_path / "cache").glob("labs/*/.tmp-*"))
+
+
+def _sleepers(tmp_path) -> list[int]:
+    """`sleep 300` processes whose working folder is below tmp_path (the lab's child)."""
+    found = []
+    for pid in _processes_mentioning("sleep"):
+        try:
+            if str(tmp_path) in os.readlink(f"/proc/{pid}/cwd"):
+                found.append(pid)
+        except OSError:
+            pass
+    return found
+
+
+def test_the_timeout_flag_overrides_site_yaml(tmp_path):
+    root = looping_site(tmp_path, "    timeout: 3600")
+    result = run_build(root, tmp_path / "dist", tmp_path / "cache", "--timeout", "1", timeout=60)
+    assert result.returncode == 1 and "stopped after 1 s, its timeout" in result.stderr
+
+
+@pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_or_sigterm_stops_everything_with_one_line(tmp_path, how):
+    root = looping_site(tmp_path)
+    cache = tmp_path / "cache"
+    process = subprocess.Popen(build_command(root, tmp_path / "dist", cache), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env={**os.environ, "SOURCE_DATE_EPOCH": EPOCH})
+    deadline = time.monotonic() + 60
+    while not list(cache.glob("labs/tiny/.tmp-*/work/running")):
+        assert time.monotonic() < deadline and process.poll() is None, process.stderr.read()
+        time.sleep(0.05)
+    process.send_signal(how)
+    stdout, stderr = process.communicate(timeout=30)
+    assert process.returncode == 130
+    assert stderr.strip().splitlines() == ["interrupted: the build stopped, and the previous output was left as it was"]
+    time.sleep(0.5)
+    assert _processes_mentioning(str(root)) == [] and not _sleepers(tmp_path)
+    assert not list(cache.glob("labs/*/.tmp-*")) and not (tmp_path / "dist").exists()
+
+
+def test_temporaries_a_killed_build_left_in_the_cache_are_cleared(tmp_path):
+    root, cache = tiny_site(tmp_path / "site"), tmp_path / "cache"
+    stale = cache / "labs/tiny/.tmp-killed"
+    (stale / "work").mkdir(parents=True)
+    (cache / "memo/highlight").mkdir(parents=True)
+    (cache / "memo/highlight/.tmp-half").write_bytes(b"half")
+    assert run_build(root, tmp_path / "dist", cache).returncode == 0
+    assert not stale.exists() and not (cache / "memo/highlight/.tmp-half").exists()
+
+
+# -- cache keys: change one input, see the key (and so the output) change ---------
+
+def _key(root):
+    from sitegen.compute import lab_key
+    from sitegen.config import load_config
+    cfg = load_config(root)
+    return lab_key(cfg, cfg.labs[0])
+
+
+@pytest.mark.parametrize("harness", ["compute.py", "labrun.py", "labhost.py", "sandbox.py", "cells.py",
+                                     "labbackend.py"])
+def test_the_lab_key_follows_each_file_of_the_harness(tmp_path, monkeypatch, harness):
+    import shutil
+
+    from sitegen import compute, memo
+    root = tiny_site(tmp_path / "site")
+    before = _key(root)
+    copy = tmp_path / "sitegen"
+    shutil.copytree(memo.GENERATOR, copy)
+    (copy / harness).write_text((copy / harness).read_text(encoding="utf-8") + "\n# changed\n", encoding="utf-8")
+    monkeypatch.setattr(compute, "GENERATOR", copy)
+    assert _key(root) != before
+
+
+@pytest.mark.parametrize("package", ["python", "numpy", "matplotlib", "pillow"])
+def test_the_lab_key_follows_each_version_labs_run_with(tmp_path, monkeypatch, package):
+    from sitegen import memo
+    root = tiny_site(tmp_path / "site")
+    before = _key(root)
+    real = memo._environment()
+    monkeypatch.setattr(memo, "_environment", lambda: tuple((k, "0.0.1" if k == package else v) for k, v in real))
+    assert _key(root) != before
+
+
+def test_a_new_pillow_recomputes_the_lab_and_says_so_in_its_provenance(tmp_path, monkeypatch):
+    from sitegen import memo
+    from sitegen.compute import compute_labs
+    from sitegen.config import load_config
+    root = tiny_site(tmp_path / "site")
+    cfg = load_config(root)
+    assert compute_labs(cfg, tmp_path / "cache")["tiny"].recomputed
+    real = memo._environment()
+    monkeypatch.setattr(memo, "_environment", lambda: tuple((k, "99.0" if k == "pillow" else v) for k, v in real))
+    again = compute_labs(cfg, tmp_path / "cache")["tiny"]
+    assert again.recomputed and again.provenance["pillow"] == "99.0"

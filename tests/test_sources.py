@@ -1,0 +1,161 @@
+"""An author's mistake is reported as the author's: which file, what is wrong, what to do; exit 1,
+no traceback, nothing published. And nothing from outside the project is ever published."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import REPO, edit, run_build, tiny_site, tree_bytes
+
+
+@pytest.fixture()
+def built(tmp_path):
+    """The tiny site, built once: a mistake must leave this output as it is."""
+    root, out, cache = tiny_site(tmp_path / "site"), tmp_path / "dist", tmp_path / "cache"
+    assert run_build(root, out, cache).returncode == 0
+    return root, out, cache
+
+
+def fails(built, *lines: str, args=()) -> str:
+    root, out, cache = built
+    before = tree_bytes(out)
+    result = run_build(root, out, cache, *args)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr, result.stderr
+    for line in lines:
+        assert line in result.stderr.splitlines(), f"missing: {line}\n--- printed:\n{result.stderr}"
+    assert tree_bytes(out) == before
+    return result.stderr
+
+
+# -- symlinks ------------------------------------------------------------------
+
+@pytest.mark.parametrize("where", ["static/env.txt", "content/passwd.md", "templates/partials/x.html"])
+def test_a_symlink_out_of_the_project_is_refused(built, where):
+    root = built[0]
+    (root / where).symlink_to("/etc/passwd")
+    fails(built, f"error: {where}: a symlink to /etc/passwd, outside the project: the build publishes only the "
+                 "project's own files; copy the file into the project instead")
+
+
+def test_a_dangling_symlink_is_named(built):
+    root = built[0]
+    (root / "static/logo.png").symlink_to("../images/missing.png")
+    fails(built, "error: static/logo.png: a symlink to '../images/missing.png', which does not exist: remove it, "
+                 "or point it at a file inside the project")
+
+
+def test_a_symlink_inside_the_project_is_fine(built):
+    root, out, cache = built
+    (root / "static/icon.svg").symlink_to(root / "static/favicon.svg")
+    assert run_build(root, out, cache).returncode == 0
+
+
+def test_a_lab_that_writes_a_symlink_is_refused(built):
+    edit(built[0] / "compute/tiny.py", "print('saved')", "print('saved')\nimport os\nos.symlink('/etc/passwd', out / 'secret.txt')")
+    fails(built, "error: compute/tiny.py: lab tiny wrote a symlink out/secret.txt -> /etc/passwd: a lab's outputs "
+                 "must be files it wrote itself")
+
+
+# -- encodings -------------------------------------------------------------------
+
+@pytest.mark.parametrize("path,line", [("site.yaml", 2), ("content/index.md", 2), ("templates/page.html", 6),
+                                       ("compute/tiny.py", 1)])
+def test_text_that_is_not_utf8_names_the_file_and_line(built, path, line):
+    file = built[0] / path
+    text = file.read_text(encoding="utf-8").splitlines(keepends=True)
+    text.insert(line - 1, "# café\n" if path.endswith((".py", ".yaml")) else "café\n")
+    file.write_bytes("".join(text).encode("latin-1", "replace"))
+    stderr = fails(built)
+    assert f"{path}:" in stderr and "not UTF-8 text" in stderr and "save the file as UTF-8" in stderr, stderr
+    assert any(f"{path}:{n}: not UTF-8 text" in stderr for n in range(1, line + 2)), stderr
+
+
+@pytest.mark.parametrize("path", ["site.yaml", "content/index.md", "templates/page.html", "compute/tiny.py"])
+def test_a_byte_order_mark_is_accepted(built, path):
+    root, out, cache = built
+    file = root / path
+    file.write_bytes(b"\xef\xbb\xbf" + file.read_bytes())
+    result = run_build(root, out, cache)
+    assert result.returncode == 0, result.stderr
+    assert "\ufeff" not in (out / "index.html").read_text(encoding="utf-8")
+
+
+# -- sizes, depth, YAML bombs ------------------------------------------------------
+
+def test_a_yaml_alias_bomb_fails_in_under_a_second(built):
+    root = built[0]
+    lines = ['a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 9)]
+    (root / "site.yaml").write_text((root / "site.yaml").read_text(encoding="utf-8") + "\n".join(lines) + "\n",
+                                    encoding="utf-8")
+    started = time.monotonic()
+    stderr = fails(built)
+    assert time.monotonic() - started < 5         # the whole build process; the parse itself is milliseconds
+    assert "site.yaml:" in stderr and "aliases (*name) stand for more than 100000 values" in stderr, stderr
+
+
+def test_deeply_nested_input_is_named(built):
+    root = built[0]
+    edit(root / "content/index.md", "## 文件 {#files}", "*" * 5000 + "深" + "*" * 5000 + "\n\n## 文件 {#files}")
+    fails(built, "error: content/index.md: nested too deeply to render (lists, quotes or emphasis inside each "
+                 "other hundreds of levels deep)")
+
+
+def test_a_huge_source_file_is_named(built):
+    root = built[0]
+    with open(root / "content/index.md", "a", encoding="utf-8") as page:
+        page.write("很长的一段。" * 600_000)
+    stderr = fails(built)
+    assert "content/index.md: 10 MiB is far too large for a source file (at most 8 MiB)" in stderr
+
+
+# -- what labs write -----------------------------------------------------------------
+
+def test_a_lab_writing_invalid_json_is_named(built):
+    edit(built[0] / "compute/tiny.py", "(out / 'results.json').write_text(json.dumps(",
+         "(out / 'results.json').write_text('{not json' + json.dumps(")
+    stderr = fails(built)
+    assert "error: compute/tiny.py: lab tiny wrote a results.json that is not valid JSON (" in stderr
+
+
+# -- the machine: full disk, read-only folder, missing packages ---------------------
+
+def _private_mount(script: str, tmp_path) -> subprocess.CompletedProcess:
+    """Run `script` in a mount namespace of its own (as an unprivileged user namespace allows)."""
+    if subprocess.run(["unshare", "-rm", "true"], capture_output=True).returncode != 0:
+        pytest.skip("this kernel allows no user and mount namespace (unshare -rm)")
+    env = {**os.environ, "SOURCE_DATE_EPOCH": "1790000000"}
+    return subprocess.run(["unshare", "-rm", "sh", "-c", script], capture_output=True, text=True, env=env,
+                          timeout=300, cwd=tmp_path)
+
+
+@pytest.mark.parametrize("mount,advice", [
+    ("size=64k", "No space left on device: the disk is full: free some space and build again"),
+    ("ro", "Read-only file system: the file system is read-only: build into a writable folder (--out, --cache)")])
+def test_a_full_disk_or_read_only_folder_names_the_folder_and_says_what_to_do(built, tmp_path, mount, advice):
+    root, out, cache = built
+    (tmp_path / "small").mkdir()
+    result = _private_mount(f"mount -t tmpfs -o {mount} tmpfs small && {sys.executable} {REPO / 'build.py'} "
+                            f"--root {root} --out small/dist --cache {cache}", tmp_path)
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    assert advice in result.stderr and "small" in result.stderr.split(advice)[0], result.stderr
+
+
+@pytest.mark.parametrize("command,module,package", [("build", "yaml", "PyYAML"), ("serve", "watchfiles", "watchfiles")])
+def test_a_missing_package_is_named_with_the_install_command(tmp_path, command, module, package):
+    root = tiny_site(tmp_path / "site")
+    shadow = tmp_path / "shadow"                  # a folder on the path that hides the package
+    shadow.mkdir()
+    (shadow / f"{module}.py").write_text(f"raise ModuleNotFoundError('No module named ' + {module!r}, name={module!r})\n",
+                                         encoding="utf-8")
+    result = subprocess.run([sys.executable, str(REPO / "build.py"), command, "--root", str(root), "--out",
+                             str(tmp_path / "dist")], capture_output=True, text=True, timeout=60,
+                            env={**os.environ, "PYTHONPATH": str(shadow)})
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    assert (f"error: the Python package {package} (module '{module}') is not installed: run `pip install -r "
+            "requirements.txt` in the project's virtualenv (see README.md)") in result.stderr

@@ -1,0 +1,70 @@
+"""The build replaces only what it made: its marked output folder and its own staging folders."""
+from __future__ import annotations
+
+import subprocess
+
+from conftest import build_command, run_build, tiny_site, tree_bytes
+
+from sitegen.write import MARK
+
+
+def test_a_folder_with_files_the_build_did_not_make_is_refused_and_kept(tmp_path):
+    root = tiny_site(tmp_path / "site")
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "thesis.txt").write_text("三年的心血", encoding="utf-8")
+    result = run_build(root, notes, tmp_path / "cache")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert (f"error: {notes}: this folder holds files the build did not make (it has no {MARK}), and a build "
+            "replaces its output folder whole") in result.stderr
+    assert [p.name for p in notes.iterdir()] == ["thesis.txt"]
+    assert (notes / "thesis.txt").read_text(encoding="utf-8") == "三年的心血"
+
+
+def test_an_empty_folder_is_taken_and_marked_and_then_replaced(tmp_path):
+    root, out, cache = tiny_site(tmp_path / "site"), tmp_path / "dist", tmp_path / "cache"
+    out.mkdir()
+    assert run_build(root, out, cache).returncode == 0
+    assert (out / MARK).is_file() and (out / "index.html").is_file()
+    (root / "content/index.md").write_text((root / "content/index.md").read_text(encoding="utf-8") + "\n新的一段。\n",
+                                           encoding="utf-8")
+    assert run_build(root, out, cache).returncode == 0
+    assert "新的一段。" in (out / "index.html").read_text(encoding="utf-8")
+
+
+def test_siblings_of_the_output_are_never_touched(tmp_path):
+    """A backup made with cp -a, a folder named like an old staging folder, anything beside dist/."""
+    root, out, cache = tiny_site(tmp_path / "site"), tmp_path / "dist", tmp_path / "cache"
+    assert run_build(root, out, cache).returncode == 0
+    subprocess.run(["cp", "-a", str(out), str(tmp_path / "dist.old")], check=True)
+    for name in ("dist.tmp-keep", "dist.bak", ".dist.tmp-mine"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "mine.txt").write_text("keep", encoding="utf-8")
+    backup = tree_bytes(tmp_path / "dist.old")
+    (root / "content/index.md").write_text((root / "content/index.md").read_text(encoding="utf-8") + "\n又一段。\n",
+                                           encoding="utf-8")
+    assert run_build(root, out, cache).returncode == 0
+    assert tree_bytes(tmp_path / "dist.old") == backup
+    for name in ("dist.tmp-keep", "dist.bak", ".dist.tmp-mine"):
+        assert (tmp_path / name / "mine.txt").read_text(encoding="utf-8") == "keep"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [".dist.tmp-mine", "cache", "dist", "dist.bak", "dist.old", "dist.tmp-keep", "site"])
+
+
+def test_staging_folders_of_a_killed_build_are_cleared_by_the_next(tmp_path):
+    root, out, cache = tiny_site(tmp_path / "site"), tmp_path / "dist", tmp_path / "cache"
+    assert run_build(root, out, cache).returncode == 0
+    stale = tmp_path / ".dist.sitegen-tmp-abc123"          # as a build killed while writing leaves it
+    (stale / "course").mkdir(parents=True)
+    (stale / MARK).write_bytes(b"x")
+    (stale / "course/half.html").write_text("<!doctype html>", encoding="utf-8")
+    empty = tmp_path / ".dist.sitegen-tmp-def456"           # killed before it was even marked
+    empty.mkdir()
+    foreign = tmp_path / ".dist.sitegen-tmp-notours"        # named like ours, but holds someone's file
+    foreign.mkdir()
+    (foreign / "mine.txt").write_text("keep", encoding="utf-8")
+    (root / "content/index.md").write_text((root / "content/index.md").read_text(encoding="utf-8") + "\n一段。\n",
+                                           encoding="utf-8")
+    assert run_build(root, out, cache).returncode == 0
+    assert not stale.exists() and not empty.exists()
+    assert (foreign / "mine.txt").read_text(encoding="utf-8") == "keep"
