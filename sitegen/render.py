@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import html
+import json
 import re
 import struct
 import time
@@ -225,24 +226,26 @@ class Renderer:
 
     # -- assets -------------------------------------------------------------
     def assets(self, preview: bool) -> dict[str, str]:
-        """static/ into assets/: CSS and JS minified and named by their hash (cached
-        for a year by _headers). Returns each static file's published path."""
+        """static/ into assets/, every file named by its hash, since _headers caches all of
+        assets/ for a year as immutable (an un-hashed syllabus.pdf would stay stale that long).
+        CSS is minified; scripts are served as written: rjsmin, which does not parse
+        JavaScript, dropped a space inside a nested template literal, and Pages compresses
+        with Brotli anyway. Returns each static file's published path."""
         import rcssmin
-        import rjsmin
         published, pending = {}, {}
         for path in sorted(self.cfg.static_dir.rglob("*")):
             rel = path.relative_to(self.cfg.static_dir).as_posix()
             if not path.is_file() or (rel in PREVIEW_SCRIPTS and not preview):
                 continue
             data = path.read_bytes()
+            if rel.endswith(".js"):
+                pending[rel] = decode(data, f"static/{rel}")
+                continue
             if rel == "style.css":
                 data += pygments_css(self.memo).encode()
             if rel.endswith(".css"):
-                data = rcssmin.cssmin(data.decode()).encode()
-            elif rel.endswith(".js"):
-                pending[rel] = rjsmin.jsmin(data.decode())
-                continue
-            target = "assets/" + (fingerprint(rel, data) if rel.endswith(".css") else rel)
+                data = rcssmin.cssmin(decode(data, f"static/{rel}")).encode()
+            target = "assets/" + fingerprint(rel, data)
             self.out.add(target, data, f"static/{rel}")
             published[rel] = target
         # An ES module's name is its hash, so a module is named after the modules it imports.
@@ -271,9 +274,10 @@ class Renderer:
             if not name.endswith(".png"):
                 self.out.add(f"{art.lab.downloads}/{name}", path.read_bytes(), str(art.lab.script))
         if art.lab.notebook:
-            # Rebuilt only when what it is made of changed: its page, its lab, links, the generator.
-            key = ((self.cfg.root / page.source).read_bytes(), art.provenance["cache_key"], self.cfg.base_url,
-                   sorted(self.outputs_known), generator_digest())
+            # Rebuilt only when what it is made of changed: its page, its lab (provenance: a recompute
+            # changes computed_at), links, the generator.
+            key = ((self.cfg.root / page.source).read_bytes(), json.dumps(art.provenance, sort_keys=True),
+                   self.cfg.base_url, sorted(self.outputs_known), generator_digest())
             notebook = self.memo.get("notebook", key, lambda: build_notebook(self.cfg, page, art, self.outputs_known))
             self.out.add(art.lab.notebook, notebook, page.source)
 

@@ -108,3 +108,14 @@ def test_the_cache_key_follows_project_modules_imported_anywhere_in_a_lab(tmp_pa
     _local_imports(lab, tmp_path, found)
     assert {p.relative_to(tmp_path).as_posix() for p in found} == {
         "lab.py", "top.py", "in_function.py", "in_try.py", "in_match.py", "helpers/__init__.py", "helpers/deep.py"}
+
+
+@pytest.mark.parametrize("package", ["jinja2", "markdown", "pygments", "latex2mathml", "pillow", "rcssmin",
+                                     "nbformat", "pyyaml", "numpy", "matplotlib"])
+def test_a_new_version_of_any_package_that_makes_bytes_changes_the_fingerprint(tmp_path, monkeypatch, package):
+    from sitegen import memo, pipeline
+    before = pipeline.fingerprint({"site.yaml": "0"}, tmp_path)
+    real, env = memo.package_version, memo._environment()
+    monkeypatch.setattr(pipeline, "package_version", lambda name: "0.0.1" if name == package else real(name))
+    monkeypatch.setattr(memo, "_environment", lambda: tuple((k, "0.0.1" if k == package else v) for k, v in env))
+    assert pipeline.fingerprint({"site.yaml": "0"}, tmp_path) != before
