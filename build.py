@@ -6,6 +6,7 @@
     python build.py --debug       show the full traceback of a failing lab
     python build.py --timeout S   stop any lab still running after S seconds
     python build.py serve         build, preview with Cloudflare's emulator, rebuild on change
+    python build.py info          the Pages project and address from site.yaml, as name=value lines
 """
 from __future__ import annotations
 
@@ -46,8 +47,9 @@ class Progress:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Build the course site into a static folder.")
-    parser.add_argument("command", nargs="?", choices=["build", "serve"], default="build",
-                        help="build once (default), or serve a live preview")
+    parser.add_argument("command", nargs="?", choices=["build", "serve", "info"], default="build",
+                        help="build once (default), serve a live preview, or print site.yaml's project and "
+                             "address (for a deploy script: `python build.py info >> $GITHUB_OUTPUT`)")
     parser.add_argument("--port", type=int, default=8788, help="preview port (serve)")
     parser.add_argument("--root", type=Path, default=ROOT, help="project folder (default: this one)")
     parser.add_argument("--out", type=Path, help="output folder (default: ROOT/dist)")
@@ -107,6 +109,11 @@ def main(argv: list[str] | None = None) -> int:
         return True
 
     try:
+        if args.command == "info":
+            from sitegen.config import load_config
+            cfg = load_config(args.root)
+            print(f"project={cfg.project}\nbase_url={args.base_url or cfg.base_url}")
+            return 0
         if args.command == "serve":
             from sitegen.serve import serve
             return serve(args.root.resolve(), (args.out or args.root / "dist").resolve(), args.port, once)

@@ -15,6 +15,7 @@ from .errors import BuildError, Collector, Problem
 from .sources import read_text
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+PROJECT = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,56}[a-z0-9])?$")
 OUT_PATH = re.compile(r"^[a-z0-9][a-z0-9._/-]*$", re.IGNORECASE)
 
 
@@ -44,6 +45,7 @@ class SiteConfig:
     path: Path            # site.yaml itself
     title: str
     description: str
+    project: str          # the Cloudflare Pages project it deploys to ("" for none)
     base_url: str
     language: str
     nav: tuple[NavItem, ...]
@@ -216,7 +218,13 @@ def load_config(root: Path) -> SiteConfig:
     site = _Fields(top.get("site", dict, LineDict()), "site", rel, problems, top.line)
     title = site.get("title", default="")
     description = site.get("description", default="", required=False)
-    base_url = site.get("base_url", default="https://example.invalid")
+    project = site.get("project", default="", required=False)
+    if project and not PROJECT.match(project):
+        problems.add(rel, site.key_line("project"), f"site.project {project!r} must be a Cloudflare Pages project "
+                                                    "name: lowercase ASCII letters, digits and '-', at most 58")
+    # The address follows from the project (https://NAME.pages.dev) unless a custom domain is given.
+    base_url = site.get("base_url", default=f"https://{project}.pages.dev" if project else "https://example.invalid",
+                        required=not project)
     if base_url and not re.match(r"^https?://[^/\s]+$", base_url.rstrip("/")):
         problems.add(rel, site.key_line("base_url"),
                      f"site.base_url must look like https://host (no path), not {base_url!r}")
@@ -278,6 +286,6 @@ def load_config(root: Path) -> SiteConfig:
         problems.add(rel, top.key_line("labs"), "labs' inputs form a cycle: a lab cannot depend on itself")
     top.finish()
     problems.raise_if_any()
-    return SiteConfig(root=root, path=path, title=title, description=description,
+    return SiteConfig(root=root, path=path, title=title, description=description, project=project,
                       base_url=base_url.rstrip("/"), language=language, nav=tuple(nav),
                       sequence=tuple(map(str, sequence)), labs=tuple(labs))
