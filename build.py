@@ -7,6 +7,8 @@
     python build.py --timeout S   stop any lab still running after S seconds
     python build.py serve         build, preview with Cloudflare's emulator, rebuild on change
     python build.py info          the Pages project and address from site.yaml, as name=value lines
+    python build.py freeze [LAB]  build, and store the labs' results in frozen/ (commit it): a build
+                                  elsewhere reuses them while the lab's code is unchanged
 """
 from __future__ import annotations
 
@@ -47,9 +49,10 @@ class Progress:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Build the course site into a static folder.")
-    parser.add_argument("command", nargs="?", choices=["build", "serve", "info"], default="build",
+    parser.add_argument("command", nargs="?", choices=["build", "serve", "info", "freeze"], default="build",
                         help="build once (default), serve a live preview, or print site.yaml's project and "
                              "address (for a deploy script: `python build.py info >> $GITHUB_OUTPUT`)")
+    parser.add_argument("labs", nargs="*", help="freeze: the labs to freeze (default: every lab)")
     parser.add_argument("--port", type=int, default=8788, help="preview port (serve)")
     parser.add_argument("--root", type=Path, default=ROOT, help="project folder (default: this one)")
     parser.add_argument("--out", type=Path, help="output folder (default: ROOT/dist)")
@@ -75,7 +78,8 @@ def main(argv: list[str] | None = None) -> int:
         try:
             report = build(args.root, args.out, cache=args.cache, use_cache=not args.no_cache,
                            jobs=args.jobs, preview=args.command == "serve", strict=args.strict,
-                           base_url=args.base_url, timeout=args.timeout, progress=progress)
+                           base_url=args.base_url, timeout=args.timeout, progress=progress,
+                           freeze=tuple(args.labs) if args.command == "freeze" else None)
         except KeyboardInterrupt:
             progress.clear()
             print("interrupted: the build stopped, and the previous output was left as it was", file=sys.stderr)
@@ -103,9 +107,11 @@ def main(argv: list[str] | None = None) -> int:
         for warning in report.warnings:
             print(f"warning: {warning}", file=sys.stderr)
         labs = ", ".join([f"{lab} computed" for lab in report.computed] + [f"{lab} cached" for lab in report.cached]
-                         + (["nothing changed"] if report.unchanged else []))
+                         + [f"{lab} frozen" for lab in report.frozen] + (["nothing changed"] if report.unchanged else []))
         print(f"built {report.files} files ({report.bytes / 1024:.0f} KiB) into {report.out} "
               f"in {time.perf_counter() - start:.2f} s" + (f" [{labs}]" if labs else ""))
+        for folder in report.stored:
+            print(f"froze {folder}: commit it, and builds elsewhere reuse it while the lab's code is unchanged")
         return True
 
     try:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .cells import Cell, read_cells
-from .errors import BuildError, LabFailure, Problem
+from .errors import BuildError, Collector, LabFailure, Problem
 from .labhost import LabHost
 from .memo import GENERATOR, TEMPORARY, environment
 
@@ -52,7 +52,8 @@ class Artifacts:
     outputs: dict[str, CellOutput]
     files: dict[str, Path]      # artifact name -> file in the cache entry
     provenance: dict
-    recomputed: bool            # False when read from the cache
+    recomputed: bool            # False when read from the cache (or from frozen/)
+    entry: Path | None = None   # the cache entry (or frozen/ folder) it was read from
 
     @property
     def figures(self) -> list[str]:
@@ -108,16 +109,24 @@ def _local_imports(script: Path, root: Path, seen: set[Path]) -> None:
                         _local_imports(candidate.resolve(), root, seen)
 
 
-def lab_key(cfg: SiteConfig, lab: Lab, env: dict | None = None, input_keys=()) -> str:
+def source_key(cfg: SiteConfig, lab: Lab, input_keys=()) -> str:
+    """What the author wrote that a lab's artifacts follow from: its script, the project modules it
+    imports, and the source keys of the labs it reads. A frozen lab is reused while this holds."""
     files: set[Path] = set()
     _local_imports(lab.script, cfg.root, files)
-    digest = hashlib.sha256()
+    digest = hashlib.sha256(json.dumps(list(input_keys)).encode())
+    for path in sorted(files):
+        digest.update(str(path.relative_to(cfg.root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def lab_key(cfg: SiteConfig, lab: Lab, env: dict | None = None, input_keys=(), source: str | None = None) -> str:
+    """The cache key: the lab's source key, its inputs' keys, the harness and the versions it runs with."""
+    digest = hashlib.sha256((source or source_key(cfg, lab)).encode())
     for name in HARNESS:                                 # how labs are run
         digest.update(name.encode() + b"\0" + (GENERATOR / name).read_bytes() + b"\0")
     digest.update(json.dumps(env or environment(), sort_keys=True).encode())
     digest.update(json.dumps(list(input_keys)).encode())    # labs it reads
-    for path in sorted(files):
-        digest.update(str(path.relative_to(cfg.root)).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
 
@@ -138,7 +147,7 @@ def computed_at() -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _store(cfg, lab, key, env, rel_script, run, work, staging) -> None:
+def _store(cfg, lab, key, source, env, rel_script, run, work, staging) -> None:
     if run["error"]:
         err = run["error"]
         raise LabFailure(Problem(rel_script, err["line"], f"lab {lab.id} failed: {err['message']}"), err["trace"])
@@ -175,7 +184,7 @@ def _store(cfg, lab, key, env, rel_script, run, work, staging) -> None:
     provenance = {"lab": lab.id, "script": rel_script,
                   "script_sha256": _sha256(lab.script.read_bytes()),
                   "seed": results.get("seed"), **env, "computed_at": computed_at(),
-                  "cache_key": key,
+                  "cache_key": key, "source_key": source,
                   "artifacts": {name: _sha256((out / name).read_bytes())
                                 for name in sorted(files) if name != "results.json"}}
     results["provenance"] = provenance
@@ -200,7 +209,51 @@ def _load(lab: Lab, cells: tuple[Cell, ...], entry: Path, recomputed: bool) -> A
             return None
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    return Artifacts(lab, cells, outputs, files, manifest["provenance"], recomputed)
+    return Artifacts(lab, cells, outputs, files, manifest["provenance"], recomputed, entry)
+
+
+FROZEN = "frozen"       # the project's folder of frozen labs: frozen/<lab id>/ is a cache entry, committed
+
+
+def load_frozen(cfg: SiteConfig, lab: Lab, cells: tuple[Cell, ...], source: str, problems: Collector) -> Artifacts | None:
+    """The lab's frozen artifacts when frozen/<id>/ holds them and they follow from its current
+    source; a Problem (never stale numbers) when it holds them for another source; else None."""
+    folder = cfg.root / FROZEN / lab.id
+    if not (folder / "manifest.json").exists():
+        return None
+    found = _load(lab, cells, folder, False)
+    where = f"{FROZEN}/{lab.id}"
+    if found is None:
+        problems.add(where, 0, f"lab {lab.id} is frozen, but {where} is damaged or its cells differ from the "
+                               f"script's: run `python build.py freeze {lab.id}` again")
+    elif found.provenance.get("source_key") != source:
+        problems.add(where, 0, f"lab {lab.id} is frozen, but its script (or a module or lab it reads) changed "
+                               f"since: run `python build.py freeze {lab.id}` where it can be computed and commit "
+                               f"{where}, or delete {where} to compute it in every build")
+        return None
+    return found
+
+
+def freeze(cfg: SiteConfig, artifacts: dict[str, Artifacts], ids) -> list[str]:
+    """Store these labs' artifacts in frozen/<id>/ (replacing only a folder frozen before); their paths."""
+    stored = []
+    for lab_id in ids:
+        art = artifacts[lab_id]
+        folder = cfg.root / FROZEN / lab_id
+        folder.parent.mkdir(exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=TEMPORARY, dir=folder.parent))
+        try:
+            shutil.copytree(art.entry, staging / "entry")
+            if folder.exists():
+                if not (folder / "manifest.json").is_file():
+                    raise BuildError(Problem(f"{FROZEN}/{lab_id}", 0, "exists but holds no frozen lab: move it "
+                                                                      "away, then freeze again"))
+                shutil.rmtree(folder)
+            os.replace(staging / "entry", folder)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        stored.append(f"{FROZEN}/{lab_id}")
+    return stored
 
 
 @dataclass
@@ -208,6 +261,7 @@ class _Job:
     lab: Lab
     cells: tuple[Cell, ...]
     key: str
+    source: str                          # its source key
     entry: Path
     staging: Path | None = None
     started: float = 0.0                 # time.monotonic() when it was launched
@@ -235,7 +289,8 @@ class LabScheduler:
     TICK = 0.5
 
     def __init__(self, cfg: SiteConfig, cache_dir: Path, *, use_cache: bool = True, jobs: int | None = None,
-                 host: LabHost | None = None, timeout: float | None = None, progress=None):
+                 host: LabHost | None = None, timeout: float | None = None, progress=None,
+                 refreeze: frozenset[str] = frozenset()):
         # Resolved: each lab runs in its own working folder, so relative paths would point elsewhere.
         self.cfg, self.cache_dir, self.host = cfg, Path(cache_dir).resolve(), host
         self.timeout, self.progress = timeout, progress
@@ -247,15 +302,23 @@ class LabScheduler:
         self.running: dict[str, _Job] = {}       # lab id -> its job
         self.failures: list[BuildError] = []
         keys: dict[str, str] = {}
+        sources: dict[str, str] = {}
+        stale = Collector()
         for lab in _in_dependency_order(cfg.labs):
             cells = read_cells(lab.script, cfg.root)
-            keys[lab.id] = lab_key(cfg, lab, self.env, [keys[name] for name in lab.inputs])
+            sources[lab.id] = source_key(cfg, lab, [sources[name] for name in lab.inputs])
+            if lab.id not in refreeze and (frozen := load_frozen(cfg, lab, cells, sources[lab.id], stale)):
+                self.artifacts[lab.id] = frozen
+                keys[lab.id] = frozen.provenance["cache_key"]
+                continue
+            keys[lab.id] = lab_key(cfg, lab, self.env, [keys[name] for name in lab.inputs], sources[lab.id])
             entry = self.cache_dir / "labs" / lab.id / keys[lab.id]
             found = _load(lab, cells, entry, False) if use_cache else None
             if found is None:
-                self.todo.append(_Job(lab, cells, keys[lab.id], entry))
+                self.todo.append(_Job(lab, cells, keys[lab.id], sources[lab.id], entry))
             else:
                 self.artifacts[lab.id] = found
+        stale.raise_if_any()
 
     @property
     def computing(self) -> list[_Job]:
@@ -335,7 +398,7 @@ class LabScheduler:
                            f"started: make it faster, or raise its `timeout:` (seconds) in site.yaml")
                 run = {"cells": [], "error": {"line": 0, "trace": "", "message": message}}
             try:
-                _store(self.cfg, job.lab, job.key, self.env, str(job.lab.script.relative_to(self.cfg.root)),
+                _store(self.cfg, job.lab, job.key, job.source, self.env, str(job.lab.script.relative_to(self.cfg.root)),
                        run, job.staging / "work", job.staging)
                 for old in job.entry.parent.iterdir():   # one entry per lab: drop stale keys
                     if old.name != job.staging.name and not old.name.startswith(TEMPORARY):

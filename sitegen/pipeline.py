@@ -34,6 +34,8 @@ class BuildReport:
     bytes: int
     computed: tuple[str, ...] = ()     # labs run this time
     cached: tuple[str, ...] = ()       # labs read from the cache
+    frozen: tuple[str, ...] = ()       # labs read from the project's frozen/
+    stored: tuple[str, ...] = ()       # what `freeze` stored: frozen/<id> folders
     unchanged: bool = False            # nothing to do: inputs and output as last time
     warnings: tuple = ()               # Problems that --strict would make errors
 
@@ -80,11 +82,13 @@ def build(root: Path, out: Path | None = None, *, cache: Path | None = None, **o
 
 def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: int | None = None,
            preview: bool = False, strict: bool = False, base_url: str | None = None,
-           timeout: float | None = None, progress=None) -> BuildReport:
+           timeout: float | None = None, progress=None, freeze: tuple[str, ...] | None = None) -> BuildReport:
+    """`freeze`: store these labs (all when empty) in frozen/ after the build, computing them anew
+    rather than reusing frozen/ (and from the cache when current)."""
     sources = snapshot(source_files(root))
     key = fingerprint(sources, out, preview, strict, base_url)
     state_file = cache / STATE
-    if use_cache and (state := _unchanged(state_file, key, out)):
+    if use_cache and freeze is None and (state := _unchanged(state_file, key, out)):
         return BuildReport(out=out, files=state["count"], bytes=state["bytes"], unchanged=True)
 
     from .compute import LabScheduler
@@ -97,8 +101,9 @@ def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: 
         cfg = load_config(root)
         if base_url:
             cfg = dataclasses.replace(cfg, base_url=base_url.rstrip("/"))
+        to_freeze = _labs_named(cfg, freeze) if freeze is not None else ()
         labs = LabScheduler(cfg, cache, use_cache=use_cache, jobs=jobs, host=host, timeout=timeout,
-                            progress=progress)
+                            progress=progress, refreeze=frozenset(to_freeze))
     except BaseException:
         host.stop()
         raise
@@ -136,6 +141,9 @@ def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: 
     check_pages_limits(files)
     write_site(files, out)
     memo.prune()
+    if to_freeze:
+        from .compute import freeze as store_frozen
+        stored = store_frozen(cfg, artifacts, to_freeze)
     total = sum(map(len, files.values()))
     written = {**files, MARK: MARK_TEXT}
     state = {"fingerprint": key, "bytes": total, "count": len(files),
@@ -143,7 +151,19 @@ def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: 
     cache.mkdir(parents=True, exist_ok=True)
     (cache / (STATE + ".tmp")).write_text(json.dumps(state, indent=1), encoding="utf-8")
     os.replace(cache / (STATE + ".tmp"), state_file)
+    frozen_dir = cfg.root / "frozen"
+    frozen = tuple(a.lab.id for a in artifacts.values() if a.entry and frozen_dir in a.entry.parents)
     return BuildReport(out=out, files=len(files), bytes=total,
                        computed=tuple(a.lab.id for a in artifacts.values() if a.recomputed),
-                       cached=tuple(a.lab.id for a in artifacts.values() if not a.recomputed),
-                       warnings=tuple(warnings))
+                       cached=tuple(a.lab.id for a in artifacts.values() if not a.recomputed and a.lab.id not in frozen),
+                       frozen=frozen, stored=tuple(stored) if to_freeze else (), warnings=tuple(warnings))
+
+
+def _labs_named(cfg, names: tuple[str, ...]) -> tuple[str, ...]:
+    """The labs `python build.py freeze NAME...` names (all of them when none), checked."""
+    known = [lab.id for lab in cfg.labs]
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise BuildError(Problem("site.yaml", 0, f"freeze: no lab {', '.join(map(repr, unknown))} "
+                                                 f"(labs: {', '.join(known) or 'none'})"))
+    return tuple(names) or tuple(known)
