@@ -394,7 +394,7 @@ class LabScheduler:
             except (OSError, ValueError):
                 message = (f"the lab's process ended without a result (exit code {exitcode})"
                            if job.stopped_after is None else
-                           f"stopped after {job.stopped_after:.0f} s, its timeout, with everything it had "
+                           f"stopped after {self.limit(job.lab):g} s, its timeout, with everything it had "
                            f"started: make it faster, or raise its `timeout:` (seconds) in site.yaml")
                 run = {"cells": [], "error": {"line": 0, "trace": "", "message": message}}
             try:

@@ -5,7 +5,9 @@ fixture that provides it, so the marks cannot drift from what a test uses:
 `browser` (Debian's Chromium), `emulator` (wrangler, from tools/), `java`
 (the Nu Html Checker). The fast tier leaves them out:
 
-    python -m pytest -m "not browser and not emulator and not java"
+    python -m pytest -m "not slow" -n auto
+
+(`slow` marks tests that take seconds, and every browser, emulator and java test.)
 
 A missing tool skips its tests with the command that installs it; under
 CI=true it fails them, since CI must prove the whole suite.
@@ -35,6 +37,7 @@ def pytest_collection_modifyitems(items):
     for item in items:
         for mark in sorted({MARKS[f] for f in item.fixturenames if f in MARKS}):
             item.add_marker(mark)
+            item.add_marker("slow")
 
 
 def require(present: bool, what: str, install: str) -> None:
@@ -119,6 +122,21 @@ def site(tmp_path_factory) -> Path:
     result = run_build(REPO, base / "dist", base / "cache", "--strict")
     assert result.returncode == 0, result.stderr
     return base / "dist"
+
+
+@pytest.fixture(scope="session")
+def course_cache(site) -> Path:
+    """The lab cache of that build: a test that copies the project copies it too, so that its
+    builds only render (each lab's key follows its sources, so what a test changes recomputes)."""
+    return site.parent / "cache"
+
+
+@pytest.fixture()
+def project(tmp_path, course_cache) -> tuple[Path, Path, Path]:
+    """(root, out, cache): a copy of the course's sources, with a warm copy of its lab cache."""
+    root = copy_project(tmp_path / "project")
+    shutil.copytree(course_cache, tmp_path / "cache", ignore=shutil.ignore_patterns("lock", "last-build.json"))
+    return root, tmp_path / "dist", tmp_path / "cache"
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,8 @@
 """A failed check fails the build, names the check, and leaves the last good dist/ alone."""
 from __future__ import annotations
 
+import pytest
+
 from conftest import copy_project, run_build, tree_bytes
 
 LAB = "compute/lab09_vision_attention.py"
@@ -14,6 +16,7 @@ def break_lab(root, old: str, new: str) -> int:
     return text[: text.index(old)].count("\n") + 1
 
 
+@pytest.mark.slow
 def test_softmax_over_wrong_axis_fails_the_build_and_keeps_dist(tmp_path):
     root = copy_project(tmp_path / "project")
     out, cache = tmp_path / "dist", tmp_path / "cache"

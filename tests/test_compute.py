@@ -5,12 +5,11 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
 
-from conftest import EPOCH, build_command, edit, run_build, tiny_site, tree_bytes
+from conftest import EPOCH, build_command, edit, run_build, tiny_site
 from test_robustness import _processes_mentioning
 
 
@@ -24,6 +23,7 @@ def looping_site(tmp_path, timeout_line: str = ""):
     return root
 
 
+@pytest.mark.slow
 def test_a_lab_that_never_ends_is_stopped_at_its_timeout_with_everything_it_started(tmp_path):
     root = looping_site(tmp_path, "    timeout: 2")
     started = time.monotonic()
@@ -49,12 +49,14 @@ def _sleepers(tmp_path) -> list[int]:
     return found
 
 
+@pytest.mark.slow
 def test_the_timeout_flag_overrides_site_yaml(tmp_path):
     root = looping_site(tmp_path, "    timeout: 3600")
     result = run_build(root, tmp_path / "dist", tmp_path / "cache", "--timeout", "1", timeout=60)
     assert result.returncode == 1 and "stopped after 1 s, its timeout" in result.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGTERM])
 def test_ctrl_c_or_sigterm_stops_everything_with_one_line(tmp_path, how):
     root = looping_site(tmp_path)

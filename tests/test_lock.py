@@ -1,6 +1,8 @@
 """One build at a time: concurrent builds of one project never publish a partial site."""
 from __future__ import annotations
 
+import pytest
+
 import os
 import random
 import subprocess
@@ -9,6 +11,7 @@ import time
 from conftest import EPOCH, build_command, run_build, tiny_site, tree_bytes
 
 
+@pytest.mark.slow
 def test_concurrent_builds_at_random_offsets_always_leave_a_whole_site(tmp_path):
     root, out, cache = tiny_site(tmp_path / "site"), tmp_path / "dist", tmp_path / "cache"
     page = root / "content/index.md"
@@ -33,6 +36,7 @@ def test_concurrent_builds_at_random_offsets_always_leave_a_whole_site(tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "dist", "site"]
 
 
+@pytest.mark.slow
 def test_a_second_build_waits_and_says_for_whom(tmp_path):
     from sitegen.lock import one_build
     root, out, cache = tiny_site(tmp_path / "site"), tmp_path / "dist", tmp_path / "cache"

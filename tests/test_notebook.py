@@ -39,6 +39,7 @@ def test_prose_links_point_at_the_published_site(notebook):
     assert "::: " not in text and "{{" not in text and "figure:" not in text and "{#" not in text
 
 
+@pytest.mark.slow
 def test_runs_standalone_and_reproduces_the_site(notebook, site_results, tmp_path):
     """Executed top to bottom by a real Jupyter kernel with only NumPy and Matplotlib."""
     from nbclient import NotebookClient

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import os
 import random
-import shutil
 import signal
 import subprocess
 import sys
@@ -47,6 +46,7 @@ def fuzz_site(tmp_path_factory):
     return root, cache
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(front=FRONT, lines=LINES)
 def test_random_pages_build_or_fail_clearly(fuzz_site, front, lines):
@@ -63,6 +63,7 @@ def test_random_pages_build_or_fail_clearly(fuzz_site, front, lines):
 
 # -- a build killed at any moment ------------------------------------------------
 
+@pytest.mark.slow
 def test_a_build_killed_at_any_moment_leaves_a_whole_site(tmp_path):
     root = tiny_site(tmp_path / "site")
     out, cache = tmp_path / "dist", tmp_path / "cache"
@@ -103,6 +104,7 @@ def _processes_mentioning(text: str) -> list[int]:
     return found
 
 
+@pytest.mark.slow
 def test_a_build_killed_while_a_lab_runs_leaves_no_process_behind(tmp_path):
     """The lab host and the labs it forked end with the build, however the build ends."""
     root = tiny_site(tmp_path / "site")

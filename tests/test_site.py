@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from helpers import Elements
 
-from conftest import copy_project, run_build, tree_bytes
+from conftest import run_build, tree_bytes
 
 PAGES = ["index.html", "404.html", "course/guide.html", "course/reference.html", "course/lab11.html",
          "course/reference/frontier-patches-to-tokens.html",
@@ -65,9 +65,8 @@ def test_all_paths_ascii_and_within_pages_limits(site):
         assert path.stat().st_size < 25 * 2**20
 
 
-def test_broken_anchor_fails_with_file_and_line(tmp_path):
-    root = copy_project(tmp_path / "project")
-    out, cache = tmp_path / "dist", tmp_path / "cache"
+def test_broken_anchor_fails_with_file_and_line(project):
+    root, out, cache = project
     assert run_build(root, out, cache).returncode == 0
     before = tree_bytes(out)
     guide = root / "content/course/guide.md"
