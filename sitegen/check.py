@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit
 
-from .compute import Artifacts
+from .artifacts import Artifacts
 from .config import SiteConfig
 from .memo import Memo
 from .content import (LINK, VALUE, Page, Unresolved, format_value, is_external, lookup, math_spans, to_mathml,

@@ -21,12 +21,13 @@ import shutil
 import tempfile
 import time
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .artifacts import Artifacts, load_entry, sha256
 from .cells import Cell, read_cells
 from .errors import BuildError, Collector, LabFailure, Problem
+from .freeze import load_frozen
 from .labhost import LabHost
 from .memo import GENERATOR, TEMPORARY, environment
 
@@ -34,46 +35,11 @@ if TYPE_CHECKING:
     from .config import Lab, SiteConfig
 
 # How a lab is run and what is kept of it: a change to any of these may change a byte of its artifacts.
-HARNESS = ("compute.py", "labrun.py", "labhost.py", "sandbox.py", "cells.py", "labbackend.py")
+HARNESS = ("compute.py", "artifacts.py", "labrun.py", "labhost.py", "sandbox.py", "cells.py", "labbackend.py")
 DEFAULT_TIMEOUT = 600           # seconds a lab may run, unless site.yaml or --timeout says otherwise
 
 
-@dataclass(frozen=True)
-class CellOutput:
-    name: str
-    stdout: str
-    figures: tuple[str, ...]    # artifact names of the PNGs this cell saved
-
-
-@dataclass(frozen=True)
-class Artifacts:
-    lab: Lab
-    cells: tuple[Cell, ...]
-    outputs: dict[str, CellOutput]
-    files: dict[str, Path]      # artifact name -> file in the cache entry
-    provenance: dict
-    recomputed: bool            # False when read from the cache (or from frozen/)
-    entry: Path | None = None   # the cache entry (or frozen/ folder) it was read from
-
-    @property
-    def figures(self) -> list[str]:
-        return [f for out in self.outputs.values() for f in out.figures]
-
-    def figure_path(self, name: str) -> str:
-        """Published path of a figure: figure-01.png, figure-02.png, ... in order."""
-        return f"{self.lab.images}/figure-{self.figures.index(name) + 1:02d}.png"
-
-    @cached_property
-    def results(self) -> dict:
-        """The lab's results.json, parsed once."""
-        return json.loads(self.files["results.json"].read_text(encoding="utf-8"))
-
-
 # -- cache keys ---------------------------------------------------------------
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
 
 def _statements(tree: ast.AST):
     """Every statement, nested ones included: imports are statements, so expressions
@@ -182,78 +148,18 @@ def _store(cfg, lab, key, source, env, rel_script, run, work, staging) -> None:
         if name != "results.json":
             shutil.move(path, out / name)
     provenance = {"lab": lab.id, "script": rel_script,
-                  "script_sha256": _sha256(lab.script.read_bytes()),
+                  "script_sha256": sha256(lab.script.read_bytes()),
                   "seed": results.get("seed"), **env, "computed_at": computed_at(),
                   "cache_key": key, "source_key": source,
-                  "artifacts": {name: _sha256((out / name).read_bytes())
+                  "artifacts": {name: sha256((out / name).read_bytes())
                                 for name in sorted(files) if name != "results.json"}}
     results["provenance"] = provenance
     (out / "results.json").write_text(json.dumps(results, indent=2), encoding="utf-8")
     manifest = {"cells": [{**c, "figures": [Path(f).name for f in c["figures"]]} for c in run["cells"]],
                 "provenance": provenance,
-                "files": {name: _sha256((out / name).read_bytes()) for name in sorted(files)}}
+                "files": {name: sha256((out / name).read_bytes()) for name in sorted(files)}}
     (staging / "manifest.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False), encoding="utf-8")
     shutil.rmtree(work)
-
-
-def _load(lab: Lab, cells: tuple[Cell, ...], entry: Path, recomputed: bool) -> Artifacts | None:
-    """An intact cache entry as Artifacts, or None when missing or damaged."""
-    try:
-        manifest = json.loads((entry / "manifest.json").read_text(encoding="utf-8"))
-        files = {name: entry / "files" / name for name in manifest["files"]}
-        for name, digest in manifest["files"].items():
-            if _sha256(files[name].read_bytes()) != digest:
-                return None
-        outputs = {c["name"]: CellOutput(c["name"], c["stdout"], tuple(c["figures"])) for c in manifest["cells"]}
-        if [c.name for c in cells] != list(outputs):
-            return None
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    return Artifacts(lab, cells, outputs, files, manifest["provenance"], recomputed, entry)
-
-
-FROZEN = "frozen"       # the project's folder of frozen labs: frozen/<lab id>/ is a cache entry, committed
-
-
-def load_frozen(cfg: SiteConfig, lab: Lab, cells: tuple[Cell, ...], source: str, problems: Collector) -> Artifacts | None:
-    """The lab's frozen artifacts when frozen/<id>/ holds them and they follow from its current
-    source; a Problem (never stale numbers) when it holds them for another source; else None."""
-    folder = cfg.root / FROZEN / lab.id
-    if not (folder / "manifest.json").exists():
-        return None
-    found = _load(lab, cells, folder, False)
-    where = f"{FROZEN}/{lab.id}"
-    if found is None:
-        problems.add(where, 0, f"lab {lab.id} is frozen, but {where} is damaged or its cells differ from the "
-                               f"script's: run `python build.py freeze {lab.id}` again")
-    elif found.provenance.get("source_key") != source:
-        problems.add(where, 0, f"lab {lab.id} is frozen, but its script (or a module or lab it reads) changed "
-                               f"since: run `python build.py freeze {lab.id}` where it can be computed and commit "
-                               f"{where}, or delete {where} to compute it in every build")
-        return None
-    return found
-
-
-def freeze(cfg: SiteConfig, artifacts: dict[str, Artifacts], ids) -> list[str]:
-    """Store these labs' artifacts in frozen/<id>/ (replacing only a folder frozen before); their paths."""
-    stored = []
-    for lab_id in ids:
-        art = artifacts[lab_id]
-        folder = cfg.root / FROZEN / lab_id
-        folder.parent.mkdir(exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=TEMPORARY, dir=folder.parent))
-        try:
-            shutil.copytree(art.entry, staging / "entry")
-            if folder.exists():
-                if not (folder / "manifest.json").is_file():
-                    raise BuildError(Problem(f"{FROZEN}/{lab_id}", 0, "exists but holds no frozen lab: move it "
-                                                                      "away, then freeze again"))
-                shutil.rmtree(folder)
-            os.replace(staging / "entry", folder)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-        stored.append(f"{FROZEN}/{lab_id}")
-    return stored
 
 
 @dataclass
@@ -313,7 +219,7 @@ class LabScheduler:
                 continue
             keys[lab.id] = lab_key(cfg, lab, self.env, [keys[name] for name in lab.inputs], sources[lab.id])
             entry = self.cache_dir / "labs" / lab.id / keys[lab.id]
-            found = _load(lab, cells, entry, False) if use_cache else None
+            found = load_entry(lab, cells, entry, False) if use_cache else None
             if found is None:
                 self.todo.append(_Job(lab, cells, keys[lab.id], sources[lab.id], entry))
             else:
@@ -404,7 +310,7 @@ class LabScheduler:
                     if old.name != job.staging.name and not old.name.startswith(TEMPORARY):
                         shutil.rmtree(old)
                 os.replace(job.staging, job.entry)
-                self.artifacts[job.lab.id] = _load(job.lab, job.cells, job.entry, True)
+                self.artifacts[job.lab.id] = load_entry(job.lab, job.cells, job.entry, True)
             except BuildError as exc:
                 self.failures.append(exc)
             finally:

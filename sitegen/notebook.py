@@ -11,7 +11,7 @@ import base64
 import functools
 import re
 
-from .compute import Artifacts
+from .artifacts import Artifacts
 from .config import SiteConfig
 from .content import Page, is_external, pretty_url, resolve_target
 from .errors import BuildError, Problem

@@ -142,7 +142,7 @@ def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: 
     write_site(files, out)
     memo.prune()
     if to_freeze:
-        from .compute import freeze as store_frozen
+        from .freeze import freeze as store_frozen
         stored = store_frozen(cfg, artifacts, to_freeze)
     total = sum(map(len, files.values()))
     written = {**files, MARK: MARK_TEXT}

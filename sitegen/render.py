@@ -20,7 +20,7 @@ import markdown
 import markdown.treeprocessors
 
 from .check import site_outputs, table_axes
-from .compute import Artifacts
+from .artifacts import Artifacts
 from .config import SiteConfig
 from .content import (LINK, VALUE, Page, format_value, is_external, lookup, math_spans, output_path, pretty_url,
                       relative_url, to_mathml,

@@ -1,0 +1,72 @@
+"""A lab's artifacts and the cache entry that holds them.
+
+An entry is a folder: `manifest.json` (each cell's printed output and
+figures, the provenance, every file's SHA-256) and `files/` (results.json,
+figures, downloads). The build's cache keeps one per lab in
+`.cache/labs/<id>/<key>/`; a frozen lab is the same folder, committed in
+`frozen/<id>/`. An entry is trusted only when every file matches its hash.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .cells import Cell
+
+if TYPE_CHECKING:
+    from .config import Lab
+
+
+@dataclass(frozen=True)
+class CellOutput:
+    name: str
+    stdout: str
+    figures: tuple[str, ...]    # artifact names of the PNGs this cell saved
+
+
+@dataclass(frozen=True)
+class Artifacts:
+    lab: Lab
+    cells: tuple[Cell, ...]
+    outputs: dict[str, CellOutput]
+    files: dict[str, Path]      # artifact name -> file in the cache entry
+    provenance: dict
+    recomputed: bool            # False when read from the cache (or from frozen/)
+    entry: Path | None = None   # the cache entry (or frozen/ folder) it was read from
+
+    @property
+    def figures(self) -> list[str]:
+        return [f for out in self.outputs.values() for f in out.figures]
+
+    def figure_path(self, name: str) -> str:
+        """Published path of a figure: figure-01.png, figure-02.png, ... in order."""
+        return f"{self.lab.images}/figure-{self.figures.index(name) + 1:02d}.png"
+
+    @cached_property
+    def results(self) -> dict:
+        """The lab's results.json, parsed once."""
+        return json.loads(self.files["results.json"].read_text(encoding="utf-8"))
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def load_entry(lab: Lab, cells: tuple[Cell, ...], entry: Path, recomputed: bool) -> Artifacts | None:
+    """An intact cache entry as Artifacts, or None when missing or damaged."""
+    try:
+        manifest = json.loads((entry / "manifest.json").read_text(encoding="utf-8"))
+        files = {name: entry / "files" / name for name in manifest["files"]}
+        for name, digest in manifest["files"].items():
+            if sha256(files[name].read_bytes()) != digest:
+                return None
+        outputs = {c["name"]: CellOutput(c["name"], c["stdout"], tuple(c["figures"])) for c in manifest["cells"]}
+        if [c.name for c in cells] != list(outputs):
+            return None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return Artifacts(lab, cells, outputs, files, manifest["provenance"], recomputed, entry)
