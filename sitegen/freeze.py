@@ -45,6 +45,11 @@ def load_frozen(cfg: SiteConfig, lab: Lab, cells: tuple[Cell, ...], source: str,
     return found
 
 
+def is_frozen(cfg: SiteConfig, art: Artifacts) -> bool:
+    """Read from frozen/ rather than computed or cached."""
+    return art.entry is not None and cfg.root / FROZEN in art.entry.parents
+
+
 def freeze(cfg: SiteConfig, artifacts: dict[str, Artifacts], ids) -> list[str]:
     """Store these labs' artifacts in frozen/<id>/ (replacing only a folder frozen before); their paths."""
     stored = []

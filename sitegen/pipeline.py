@@ -141,9 +141,8 @@ def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: 
     check_pages_limits(files)
     write_site(files, out)
     memo.prune()
-    if to_freeze:
-        from .freeze import freeze as store_frozen
-        stored = store_frozen(cfg, artifacts, to_freeze)
+    from .freeze import freeze as store_frozen, is_frozen
+    stored = store_frozen(cfg, artifacts, to_freeze)
     total = sum(map(len, files.values()))
     written = {**files, MARK: MARK_TEXT}
     state = {"fingerprint": key, "bytes": total, "count": len(files),
@@ -151,12 +150,11 @@ def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: 
     cache.mkdir(parents=True, exist_ok=True)
     (cache / (STATE + ".tmp")).write_text(json.dumps(state, indent=1), encoding="utf-8")
     os.replace(cache / (STATE + ".tmp"), state_file)
-    frozen_dir = cfg.root / "frozen"
-    frozen = tuple(a.lab.id for a in artifacts.values() if a.entry and frozen_dir in a.entry.parents)
+    frozen = tuple(a.lab.id for a in artifacts.values() if is_frozen(cfg, a))
     return BuildReport(out=out, files=len(files), bytes=total,
                        computed=tuple(a.lab.id for a in artifacts.values() if a.recomputed),
                        cached=tuple(a.lab.id for a in artifacts.values() if not a.recomputed and a.lab.id not in frozen),
-                       frozen=frozen, stored=tuple(stored) if to_freeze else (), warnings=tuple(warnings))
+                       frozen=frozen, stored=tuple(stored), warnings=tuple(warnings))
 
 
 def _labs_named(cfg, names: tuple[str, ...]) -> tuple[str, ...]:
