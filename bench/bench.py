@@ -24,10 +24,11 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+from sitegen.sources import SOURCES  # noqa: E402 - the project's own list of what a site is made of
 SEED = REPO / "tests/golden/seed_lab09.py"
 LAB = REPO / "compute/lab09_vision_attention.py"
 PAGE = REPO / "content/course/lab11.md"
-PARTS = ("site.yaml", "compute", "content", "templates", "static")
 
 
 def run_once(command: list[str], cwd: Path | None = None) -> float:
@@ -68,8 +69,10 @@ def build_command(root: Path, *extra: str) -> list[str]:
 
 def copy_repo(target: Path) -> Path:
     target.mkdir(parents=True)
-    for part in PARTS:
+    for part in SOURCES:
         source = REPO / part
+        if not source.exists():
+            continue
         (shutil.copytree if source.is_dir() else shutil.copy2)(source, target / part)
     return target
 

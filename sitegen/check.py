@@ -15,8 +15,9 @@ from urllib.parse import unquote, urljoin, urlsplit
 from .artifacts import Artifacts
 from .config import SiteConfig
 from .memo import Memo
-from .content import (LINK, VALUE, Page, Unresolved, format_value, is_external, lookup, math_spans, to_mathml,
-                      resolve_target)
+from .content import Page
+from .prose import (LINK, VALUE, Unresolved, format_value, is_external, lookup, math_spans, resolve_target,
+                    to_mathml)
 from .errors import Collector, Problem
 
 AXES = {"token", "channel", "query", "key", "head", "hidden", "row", "column", "slot", "stage"}

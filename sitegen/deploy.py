@@ -7,7 +7,7 @@ paths and replaced (`! Cache-Control`) for fingerprinted assets only.
 from __future__ import annotations
 
 from .config import SiteConfig
-from .content import pretty_url
+from .prose import pretty_url
 from .errors import BuildError, Problem
 
 SECURITY = {

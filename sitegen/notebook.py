@@ -13,7 +13,8 @@ import re
 
 from .artifacts import Artifacts
 from .config import SiteConfig
-from .content import Page, is_external, pretty_url, resolve_target
+from .content import Page
+from .prose import is_external, pretty_url, resolve_target, transform_prose
 from .errors import BuildError, Problem
 
 ATTR_LIST = re.compile(r"\s*\{[#.][^}]*\}\s*$")
@@ -51,7 +52,6 @@ def load_nbformat():
 def build_notebook(cfg: SiteConfig, page: Page, art: Artifacts, outputs: set[str]) -> bytes:
     nbformat, v4 = load_nbformat()
 
-    from .render import transform_prose
 
     results = art.results
 

@@ -22,9 +22,9 @@ import markdown.treeprocessors
 from .check import site_outputs, table_axes
 from .artifacts import Artifacts
 from .config import SiteConfig
-from .content import (LINK, VALUE, Page, format_value, is_external, lookup, math_spans, output_path, pretty_url,
-                      relative_url, to_mathml,
-                      resolve_target)
+from .content import Page, output_path
+from .prose import (format_value, is_external, lookup, pretty_url, relative_url, resolve_target, to_mathml,
+                    transform_prose)
 from .errors import BuildError, Problem
 from .deploy import add_deploy_files
 from .memo import Memo, generator_digest, package_version
@@ -40,7 +40,6 @@ AXIS_LABELS = {"token": "token {}", "channel": "通道 {}", "query": "query {}",
 JS_IMPORT = re.compile(r"""from\s*["']\./([\w.-]+\.js)["']""")
 PAGE_SCRIPTS = ("copy.js", "search.js")       # every page loads these (static/)
 PREVIEW_SCRIPTS = ("live-reload.js",)           # and preview builds this one
-FIGURE_LINE = re.compile(r"^\s*!\[(?P<alt>[^\]]+)\]\(figure:(?P<name>[^)\s]+)(?:\s+\"(?P<title>[^\"]*)\")?\)\s*$")
 
 
 # Pygments is imported only when a highlight or its CSS is not in the memo.
@@ -129,29 +128,6 @@ def stamp(provenance: dict) -> str:
     when = provenance["computed_at"].replace("T", " ").replace("Z", " UTC")
     return (f"保存输出 · 本站构建于 {when} 实际计算 · Python {provenance['python']} · "
             f"NumPy {provenance['numpy']} · Matplotlib {provenance['matplotlib']}")
-
-
-def transform_prose(text: str, page: Page, art: Artifacts | None, results: dict | None,
-                    href, figure_block=None, math=None) -> str:
-    """Fill values, point links at their targets, and (on pages) lift figures into
-    blocks and turn formulas into MathML via `math(tex, display)`."""
-    lines = []
-    for line in text.splitlines():
-        match = FIGURE_LINE.match(line)
-        if match and figure_block is not None:
-            lines.append(figure_block(match["name"], match["alt"], match["title"] or ""))
-            continue
-        line = VALUE.sub(lambda m: html.escape(format_value(lookup(results, m["path"]), m["spec"])), line)
-        if math is not None:
-            for start, end, tex, display in reversed(math_spans(line)):
-                line = line[:start] + math(tex, display) + line[end:]
-        lines.append(LINK.sub(lambda m: _link(m, href), line))
-    return "\n".join(lines)
-
-
-def _link(match, href) -> str:
-    title = match["title"] or ""
-    return f"{match['bang']}[{match['text']}]({href(match['target'])}{title})"
 
 
 class _TemplateFiles(jinja2.FileSystemLoader):

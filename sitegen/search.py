@@ -14,7 +14,7 @@ import json
 import re
 from html.parser import HTMLParser
 
-from .content import pretty_url
+from .prose import pretty_url
 
 INDEX = "search.json"
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}

@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 from .errors import BuildError, Problem
+from .sources import SOURCES
 
-WATCHED = ("content", "compute", "templates", "static", "site.yaml")
 EMULATOR_ENV = {"WRANGLER_SEND_METRICS": "false", "CLOUDFLARE_CF_FETCH_ENABLED": "false"}
 # The newest date the pinned wrangler's workerd supports is 2026-05-03; Pages
 # serves static files the same way for any recent date.
@@ -99,7 +99,7 @@ def serve(root: Path, out: Path, port: int, rebuild) -> int:
     process = start_emulator(root, out, port, root / ".cache" / "wrangler")
     print(f"serving {out} at http://127.0.0.1:{port}/ (Ctrl-C stops)", file=sys.stderr)
     try:
-        for changes in watch(*(root / name for name in WATCHED if (root / name).exists())):
+        for changes in watch(*(root / name for name in SOURCES if (root / name).exists())):
             names = sorted({Path(path).relative_to(root).as_posix() for _, path in changes})
             print(f"changed: {', '.join(names[:5])}{' ...' if len(names) > 5 else ''}", file=sys.stderr)
             started = time.perf_counter()

@@ -19,20 +19,22 @@ import tempfile
 from pathlib import Path
 
 from .errors import BuildError, Problem
+from .sources import SOURCES
 
 MARK = ".sitegen-output"
 MARK_TEXT = (b"This folder is made by `python build.py`, which replaces it whole on every build.\n"
              b"Keep nothing of your own here.\n")
-SOURCE_FOLDERS = ("content", "compute", "templates", "static", "tests", "sitegen", ".git")
+# Never an output folder, nor inside one: the sources and what else the project keeps.
+PROTECTED = (*SOURCES, "tests", "sitegen", "tools", ".git")
 
 
 def check_output_folder(out: Path, root: Path) -> Path:
     out = Path(os.path.abspath(out))
-    forbidden = {Path("/"), Path.home().resolve(), root} | {root / name for name in SOURCE_FOLDERS}
+    forbidden = {Path("/"), Path.home().resolve(), root} | {root / name for name in PROTECTED}
     if out.resolve() in forbidden or out.resolve() in root.parents:
         raise BuildError(Problem(str(out), 0, "refusing to use this folder as the output: the build "
                                               "replaces it whole; choose a folder of its own, e.g. dist"))
-    for source in (root / name for name in SOURCE_FOLDERS):
+    for source in (root / name for name in PROTECTED):
         if source in out.resolve().parents:
             raise BuildError(Problem(str(out), 0, f"refusing to write the site inside {source.name}/; "
                                                   "choose a folder of its own, e.g. dist"))

@@ -23,10 +23,11 @@ from pathlib import Path
 
 import pytest
 
+from sitegen.sources import SOURCES
+
 REPO = Path(__file__).resolve().parents[1]
 GOLDEN = Path(__file__).resolve().parent / "golden"
 TOOLS = REPO / "tools" / "node_modules"
-PROJECT_PARTS = ("site.yaml", "compute", "content", "templates", "static")
 EPOCH = "1790000000"   # fixed SOURCE_DATE_EPOCH for reproducible test builds
 IN_CI = os.environ.get("CI") == "true"
 MARKS = {"browser": "browser", "pages": "emulator", "emulator": "emulator", "vnu": "java"}   # fixture -> mark
@@ -53,8 +54,10 @@ def require(present: bool, what: str, install: str) -> None:
 def copy_project(target: Path) -> Path:
     """A copy of the site's sources that a test may break."""
     target.mkdir(parents=True, exist_ok=True)
-    for part in PROJECT_PARTS:
+    for part in SOURCES:
         source = REPO / part
+        if not source.exists():
+            continue
         if source.is_dir():
             shutil.copytree(source, target / part, ignore=shutil.ignore_patterns("__pycache__"))
         else:
