@@ -20,8 +20,6 @@ from .prose import (LINK, VALUE, Unresolved, format_value, is_external, lookup, 
                     to_mathml)
 from .errors import Collector, Problem
 
-AXES = {"token", "channel", "query", "key", "head", "hidden", "row", "column", "slot", "stage"}
-
 
 def lab_outputs(artifacts: dict[str, Artifacts]) -> set[str]:
     """Every path the labs publish: notebooks, downloads, figures."""
@@ -41,7 +39,8 @@ def site_outputs(pages: list[Page], artifacts: dict[str, Artifacts]) -> set[str]
 
 def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts], memo: Memo | None = None) -> None:
     problems = Collector()
-    checks = {**CHECKS, "prose": functools.partial(_prose, memo=memo)}
+    checks = {**CHECKS, "prose": functools.partial(_prose, memo=memo),
+              "table": functools.partial(_table, axes_known=cfg.vocabulary.axes)}
     from_labs = lab_outputs(artifacts)
     writers: dict[str, str] = {}
     for page in pages:
@@ -131,7 +130,7 @@ def probe_row(value, depth: int) -> list:
     return value[0] if depth == 2 else value[0][0]
 
 
-def _table(page, block, art, results, outputs, problems):
+def _table(page, block, art, results, outputs, problems, axes_known=()):
     path = block.args[0]
     try:
         value = lookup(results, path)
@@ -139,10 +138,11 @@ def _table(page, block, art, results, outputs, problems):
         problems.add(page.source, block.line, f"table {path}: {exc}")
         return
     axes = table_axes(block)
-    unknown = [a for a in axes if a not in AXES]
+    unknown = [a for a in axes if a not in axes_known]
     if unknown:
         problems.add(page.source, block.line, f"table {path}: unknown axis {', '.join(unknown)} "
-                                              f"(expected: {', '.join(sorted(AXES))})")
+                                              f"(expected: {', '.join(sorted(axes_known))}; "
+                                              "name more under vocabulary.axes in site.yaml)")
     depth, probe = 0, value
     while isinstance(probe, list) and probe:
         depth, probe = depth + 1, probe[0]

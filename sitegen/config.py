@@ -6,7 +6,8 @@ errors, so a typo never silently falls back to a default.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from string import Formatter
 from pathlib import Path
 
 import yaml
@@ -31,6 +32,19 @@ class Lab:
     inputs: tuple[str, ...]   # labs whose results.json this lab reads from inputs/<id>/
     line: int             # where site.yaml declares it
     timeout: float | None = None   # seconds it may run (None: the default)
+    describe: dict = field(default_factory=dict)   # download file name -> what it is
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """The site's words that are not prose (sitegen/vocabulary.yaml, then site.yaml's `vocabulary:`)."""
+    axes: dict            # axis name -> label of an index, with {} for the index
+    downloads: dict       # file type (or "*") -> what such a download is
+    words: dict           # the interface's words, with {names} filled in by the build
+
+    def download_note(self, lab: "Lab", name: str) -> str:
+        """What a lab's download is: the lab's own description, else its type's, else any file's."""
+        return lab.describe.get(name) or self.downloads.get(name.rsplit(".", 1)[-1]) or self.downloads["*"]
 
 
 @dataclass(frozen=True)
@@ -51,6 +65,7 @@ class SiteConfig:
     nav: tuple[NavItem, ...]
     sequence: tuple[str, ...]   # reading order of the materials (content paths): previous / next
     labs: tuple[Lab, ...]
+    vocabulary: Vocabulary
 
     @property
     def content_dir(self) -> Path:
@@ -254,6 +269,11 @@ def load_config(root: Path) -> SiteConfig:
         values = {key: f.get(key, default="") for key in ("title", "images", "downloads", "page")}
         values["notebook"] = f.get("notebook", default="", required=False)
         inputs = f.get("inputs", list, [], required=False)
+        describe = f.get("describe", dict, {}, required=False)
+        for name, text in describe.items():
+            if not isinstance(text, str):
+                problems.add(rel, f.key_line("describe"), f"labs[{i}].describe.{name} must be text saying what "
+                                                          "the download is")
         timeout = f.get("timeout", (int, float), None, required=False)
         if timeout is not None and (isinstance(timeout, bool) or not 0 < timeout <= 86400):
             problems.add(rel, f.key_line("timeout"), f"labs[{i}].timeout must be a number of seconds "
@@ -275,7 +295,7 @@ def load_config(root: Path) -> SiteConfig:
                 problems.add(rel, f.key_line(key),
                              f"labs[{i}].{key} {values[key]!r} must be a relative ASCII path (letters, digits, . _ - /)")
         labs.append(Lab(id=lab_id, script=script_path, line=f.line, inputs=tuple(map(str, inputs)),
-                        timeout=timeout, **values))
+                        timeout=timeout, describe=dict(describe), **values))
     ids = {lab.id for lab in labs}
     for lab in labs:
         for name in lab.inputs:
@@ -284,8 +304,42 @@ def load_config(root: Path) -> SiteConfig:
                                             f"(labs: {', '.join(sorted(ids))})")
     if not problems.problems and _has_cycle(labs):
         problems.add(rel, top.key_line("labs"), "labs' inputs form a cycle: a lab cannot depend on itself")
+    vocabulary = _vocabulary(top.get("vocabulary", dict, LineDict(), required=False), rel, problems, top.line)
     top.finish()
     problems.raise_if_any()
     return SiteConfig(root=root, path=path, title=title, description=description, project=project,
                       base_url=base_url.rstrip("/"), language=language, nav=tuple(nav),
-                      sequence=tuple(map(str, sequence)), labs=tuple(labs))
+                      sequence=tuple(map(str, sequence)), labs=tuple(labs), vocabulary=vocabulary)
+
+
+DEFAULT_VOCABULARY = Path(__file__).with_name("vocabulary.yaml")
+AXIS_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
+
+
+def _placeholders(text: str) -> set[str]:
+    return {name for _, name, _, _ in Formatter().parse(text) if name is not None}
+
+
+def _vocabulary(data, rel: str, problems: Collector, parent_line: int) -> Vocabulary:
+    """The generator's vocabulary with the site's additions and changes, checked."""
+    defaults = load_yaml(read_text(DEFAULT_VOCABULARY, "sitegen/vocabulary.yaml"), "sitegen/vocabulary.yaml")
+    site = _Fields(data, "vocabulary", rel, problems, parent_line)
+    merged = {}
+    for part in ("axes", "downloads", "words"):
+        given = site.get(part, dict, LineDict(), required=False)
+        for key, value in given.items():
+            line = getattr(given, "key_lines", {}).get(key, site.line)
+            where = f"vocabulary.{part}.{key}"
+            if not isinstance(value, str):
+                problems.add(rel, line, f"{where} must be text, not {type(value).__name__}")
+            elif part == "axes" and not (AXIS_NAME.match(str(key)) and value.count("{}") == 1):
+                problems.add(rel, line, f"{where}: an axis is a lowercase name whose label holds one {{}} for "
+                                        f"the index, e.g. time: \"step {{}}\"")
+            elif part == "words" and key not in defaults["words"]:
+                problems.add(rel, line, f"{where}: no such word (words: {', '.join(sorted(defaults['words']))})")
+            elif part == "words" and not _placeholders(value) <= _placeholders(defaults["words"][key]):
+                problems.add(rel, line, f"{where} may use only {', '.join(sorted(_placeholders(defaults['words'][key]))) or 'no'} "
+                                        f"{{names}}, not {', '.join(sorted(_placeholders(value) - _placeholders(defaults['words'][key])))}")
+        merged[part] = {**defaults[part], **{str(k): v for k, v in given.items() if isinstance(v, str)}}
+    site.finish()
+    return Vocabulary(**merged)

@@ -70,8 +70,8 @@ def environment() -> dict:
 
 
 def generator_digest() -> str:
-    """The generator's own code: a change to it invalidates what it made."""
-    return digest(*(p.read_bytes() for p in sorted(GENERATOR.glob("*.py"))))
+    """The generator's own code and data (vocabulary.yaml): a change to it invalidates what it made."""
+    return digest(*(p.read_bytes() for p in sorted([*GENERATOR.glob("*.py"), *GENERATOR.glob("*.yaml")])))
 
 
 class Memo:

@@ -18,6 +18,7 @@ from pathlib import Path
 import jinja2
 import markdown
 import markdown.treeprocessors
+from markupsafe import Markup
 
 from .check import site_outputs, table_axes
 from .artifacts import Artifacts
@@ -33,10 +34,7 @@ from .sources import decode
 
 MD_EXTENSIONS = ["tables", "attr_list", "fenced_code", "sane_lists", "toc", "codehilite"]
 MD_CONFIG = {"codehilite": {"css_class": "highlight", "guess_lang": False}}
-TOC_CONFIG = {"permalink": "#", "permalink_class": "heading-anchor", "permalink_title": "本节链接"}
-AXIS_LABELS = {"token": "token {}", "channel": "通道 {}", "query": "query {}", "key": "key {}",
-               "head": "head {}", "hidden": "隐藏单元 {}", "row": "行 {}", "column": "列 {}",
-               "slot": "块内位置 {}", "stage": "阶段 {}"}
+TOC_CONFIG = {"permalink": "#", "permalink_class": "heading-anchor"}
 JS_IMPORT = re.compile(r"""from\s*["']\./([\w.-]+\.js)["']""")
 PAGE_SCRIPTS = ("copy.js", "search.js")       # every page loads these (static/)
 PREVIEW_SCRIPTS = ("live-reload.js",)           # and preview builds this one
@@ -106,7 +104,8 @@ class PageContext:
     breadcrumbs: list         # [{title, href}] from home to the page's parent
     previous: dict | None     # {title, href} in site.yaml's sequence
     next: dict | None
-    provenance: dict | None   # the lab's provenance, on lab pages
+    provenance: Markup        # on lab pages: which script computed its numbers, when, with what ("" elsewhere)
+    words: dict               # the interface's words (site.yaml's vocabulary over the generator's)
 
 
 def slugify(value: str, separator: str) -> str:
@@ -124,10 +123,32 @@ def fingerprint(name: str, data: bytes) -> str:
     return f"{stem}.{hashlib.sha256(data).hexdigest()[:10]}.{ext}"
 
 
-def stamp(provenance: dict) -> str:
-    when = provenance["computed_at"].replace("T", " ").replace("Z", " UTC")
-    return (f"保存输出 · 本站构建于 {when} 实际计算 · Python {provenance['python']} · "
-            f"NumPy {provenance['numpy']} · Matplotlib {provenance['matplotlib']}")
+def computed_when(provenance: dict) -> str:
+    return provenance["computed_at"].replace("T", " ").replace("Z", " UTC")
+
+
+def stamp(words: dict, provenance: dict) -> str:
+    """The line above a cell's saved output: when and with what it was computed."""
+    return words["stamp"].format(when=computed_when(provenance), python=provenance["python"],
+                                 numpy=provenance["numpy"], matplotlib=provenance["matplotlib"])
+
+
+def _code(text) -> Markup:
+    return Markup("<code>{}</code>").format(text)
+
+
+def _word_html(word: str, **values) -> Markup:
+    """A word of the vocabulary as HTML: its own text escaped, its {names} filled with values
+    (escaped, unless they are Markup already)."""
+    return Markup(html.escape(word)).format(**values)
+
+
+def provenance_note(words: dict, provenance: dict) -> Markup:
+    """The footer of a lab's page: which script computed it, when, with what (no seed: none said)."""
+    seed = provenance.get("seed")
+    return _word_html(words["provenance"], script=_code(provenance["script"]), when=provenance["computed_at"],
+                      seed="" if seed is None else words["provenance_seed"].format(seed=seed),
+                      python=provenance["python"], numpy=provenance["numpy"], matplotlib=provenance["matplotlib"])
 
 
 class _TemplateFiles(jinja2.FileSystemLoader):
@@ -157,9 +178,10 @@ def template_environment(templates: Path, memo_folder: Path | None) -> jinja2.En
         undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
 
 
-def _markdown() -> markdown.Markdown:
+def _markdown(words: dict) -> markdown.Markdown:
     return markdown.Markdown(extensions=[*MD_EXTENSIONS, ExternalLinks()],
-                             extension_configs={**MD_CONFIG, "toc": {**TOC_CONFIG, "slugify": slugify}})
+                             extension_configs={**MD_CONFIG, "toc": {**TOC_CONFIG, "slugify": slugify,
+                                                                     "permalink_title": words["heading_link"]}})
 
 
 def warm_up(cfg: SiteConfig, memo: Memo) -> None:
@@ -175,7 +197,7 @@ def warm_up(cfg: SiteConfig, memo: Memo) -> None:
             env.get_template(name)
         except jinja2.TemplateError:
             pass
-    _markdown().convert("# warm\n\n*x* [y](z)\n\n| a |\n|---|\n| 1 |\n\n```python\nx = 1\n```\n")
+    _markdown(cfg.vocabulary.words).convert("# warm\n\n*x* [y](z)\n\n| a |\n|---|\n| 1 |\n\n```python\nx = 1\n```\n")
 
 
 class Renderer:
@@ -184,6 +206,7 @@ class Renderer:
         self.outputs_known = site_outputs(pages, artifacts)
         self.env = template_environment(cfg.templates_dir, memo.folder)
         self.out = Outputs()
+        self.words, self.axes = cfg.vocabulary.words, cfg.vocabulary.axes
 
     def template(self, name: str):
         try:
@@ -306,7 +329,7 @@ class Renderer:
             elif block.kind == "explorer":
                 parts.append(placeholder(self.explorer_html(block, page)))
                 scripts.append("explorer.js")
-        md = _markdown()
+        md = _markdown(self.words)
         body = md.convert("\n".join(parts)).replace('class="heading-anchor"',
                                                       'class="heading-anchor" data-search-ignore')
         for key, value in rendered.items():
@@ -322,10 +345,12 @@ class Renderer:
         output = art.outputs[cell.name]
         last = cell.first_line + cell.source.count("\n")
         code = highlighted(self.memo, cell.source)
+        source_line = _word_html(self.words["cell_source"], script=_code(art.provenance["script"]),
+                                 first=cell.first_line, last=last, name=_code(cell.name))
         return self.render_template(
-            "partials/cell.html", name=cell.name, code=code,
-            script=art.provenance["script"], first_line=cell.first_line, last_line=last,
-            stdout=output.stdout, stamp=stamp(art.provenance),
+            "partials/cell.html", name=cell.name, code=code, source_line=source_line,
+            label=self.words["code_cell"].format(name=cell.name), stdout=output.stdout,
+            stamp=stamp(self.words, art.provenance), show_output=self.words["show_output"],
             collapsed=block.options.get("output") == "collapsed")
 
     def table_html(self, results: dict, block) -> str:
@@ -336,13 +361,13 @@ class Renderer:
         for index, matrix in slices:
             caption = block.options["caption"]
             if index is not None:
-                caption += " · " + AXIS_LABELS[axes[0]].format(index)
+                caption += " · " + self.axes[axes[0]].format(index)
             tables.append({
                 "caption": caption,
-                "corner": f"{AXIS_LABELS[axes[-2]].format('').strip()} \\ {AXIS_LABELS[axes[-1]].format('').strip()}",
+                "corner": f"{self.axes[axes[-2]].format('').strip()} \\ {self.axes[axes[-1]].format('').strip()}",
                 "columns": (lookup(results, block.options["columns"]) if "columns" in block.options
-                            else [AXIS_LABELS[axes[-1]].format(j) for j in range(len(matrix[0]))]),
-                "rows": [(AXIS_LABELS[axes[-2]].format(i), [format_value(x) for x in row])
+                            else [self.axes[axes[-1]].format(j) for j in range(len(matrix[0]))]),
+                "rows": [(self.axes[axes[-2]].format(i), [format_value(x) for x in row])
                          for i, row in enumerate(matrix)]})
         return self.render_template("partials/table.html", path=block.args[0], tables=tables)
 
@@ -354,11 +379,12 @@ class Renderer:
 
     def downloads_html(self, art: Artifacts, page: Page) -> str:
         items = [{"href": relative_url(page.output, art.lab.notebook), "name": art.lab.notebook.rsplit("/", 1)[-1],
-                  "kind": "notebook", "size": None}] if art.lab.notebook else []
+                  "note": self.cfg.vocabulary.download_note(art.lab, art.lab.notebook.rsplit("/", 1)[-1]),
+                  "size": None}] if art.lab.notebook else []
         for name, path in art.files.items():
             if not name.endswith(".png"):
                 items.append({"href": relative_url(page.output, f"{art.lab.downloads}/{name}"), "name": name,
-                              "kind": name.rsplit(".", 1)[-1], "size": path.stat().st_size})
+                              "note": self.cfg.vocabulary.download_note(art.lab, name), "size": path.stat().st_size})
         return self.render_template("partials/downloads.html", items=items)
 
     def page(self, page: Page, assets: dict[str, str], scripts: list[str]) -> None:
@@ -381,7 +407,7 @@ class Renderer:
             crumbs.insert(0, {"title": parent_page.title, "href": relative_url(page.output, output, fragment)})
             parent = parent_page.meta.get("parent")
         if page.output != "index.html":
-            crumbs.insert(0, {"title": "首页", "href": relative_url(page.output, "index.html")})
+            crumbs.insert(0, {"title": self.words["home"], "href": relative_url(page.output, "index.html")})
         order = self.cfg.sequence
         neighbours = {}
         if page.content_path in order:
@@ -398,7 +424,8 @@ class Renderer:
                               home=relative_url(page.output, "index.html"), nav=nav, breadcrumbs=crumbs,
                               canonical=f"{self.cfg.base_url}/{pretty_url(page.output)}",
                               previous=neighbours.get("previous"), next=neighbours.get("next"),
-                              provenance=art.provenance if art else None)
+                              provenance=provenance_note(self.words, art.provenance) if art else "",
+                              words=self.words)
         self.out.add(page.output, self.render_template("page.html", ctx=context).encode(), page.source)
 
 

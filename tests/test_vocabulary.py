@@ -1,0 +1,60 @@
+"""Vocabulary is data: a lab with its own axes, download types and words builds with no change to
+sitegen/ or templates/; what the vocabulary gets wrong is named in site.yaml."""
+from __future__ import annotations
+
+import hashlib
+
+from conftest import REPO, edit, run_build, tiny_site
+
+from sitegen.config import DEFAULT_VOCABULARY
+
+
+def _tree_digest(folder):
+    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file() and "__pycache__" not in p.parts}
+
+
+def test_a_lab_with_its_own_axes_downloads_and_words_needs_no_change_to_the_generator(tmp_path):
+    generator = {part: _tree_digest(REPO / part) for part in ("sitegen", "templates")}
+    root = tiny_site(tmp_path / "site")
+    edit(root / "site.yaml", "labs:\n", "vocabulary:\n  axes:\n    time: 时间步 {}\n    feature: 特征 {}\n"
+         "  downloads:\n    dat: 原始采样数据\n  words:\n    home: 课程首页\n\nlabs:\n")
+    edit(root / "site.yaml", "    page: index.md\n", "    page: index.md\n    describe:\n      notes.txt: 实验记录\n")
+    edit(root / "compute/tiny.py", "print('saved')", "(out / 'notes.txt').write_text('记录')\n"
+         "(out / 'samples.dat').write_bytes(b'1 2 3')\n(out / 'extra.bin').write_bytes(b'x')\nprint('saved')")
+    edit(root / "content/index.md", '::: table x axes=row,column caption="x 的值"',
+         '::: table x axes=time,feature caption="x 的值"')
+    result = run_build(root, tmp_path / "dist", tmp_path / "cache", "--strict")
+    assert result.returncode == 0, result.stderr
+    page = (tmp_path / "dist/index.html").read_text(encoding="utf-8")
+    assert "<th scope=\"row\">时间步 1</th>" in page and "<th scope=\"col\">特征 2</th>" in page
+    assert ">notes.txt</a> <span class=\"download-note\">实验记录" in page              # the lab's own word
+    assert ">samples.dat</a> <span class=\"download-note\">原始采样数据" in page       # the site's, by type
+    assert ">extra.bin</a> <span class=\"download-note\">本次计算写出的文件" in page   # anything else
+    assert ">results.json</a> <span class=\"download-note\">本次计算的结果（完整精度）及来源信息" in page
+    assert "课程首页" in (tmp_path / "dist/404.html").read_text(encoding="utf-8")
+    assert "随机种子" not in page                                   # the tiny lab names no seed
+    assert {part: _tree_digest(REPO / part) for part in ("sitegen", "templates")} == generator
+
+
+def test_the_generator_holds_no_interface_word_outside_its_vocabulary():
+    """Every word of the interface is in sitegen/vocabulary.yaml: no Chinese is left in the strings of
+    the generator's code (docstrings and comments aside) or in its templates (but the explorer's,
+    which is Lab 09's widget)."""
+    import ast
+    import re
+    chinese = re.compile(r"[\u4e00-\u9fff]")
+    offenders = []
+    for path in sorted((REPO / "sitegen").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                      if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef)) and node.body
+                      and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+        offenders += [f"{path.name}:{node.lineno}: {node.value!r}" for node in ast.walk(tree)
+                      if isinstance(node, ast.Constant) and isinstance(node.value, str)
+                      and id(node) not in docstrings and chinese.search(node.value)]
+    for path in sorted((REPO / "templates").rglob("*.html")):
+        if path.name != "explorer.html" and chinese.search(path.read_text(encoding="utf-8")):
+            offenders.append(str(path.relative_to(REPO)))
+    assert offenders == []
+    assert "首页" in DEFAULT_VOCABULARY.read_text(encoding="utf-8")
