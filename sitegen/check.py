@@ -16,7 +16,7 @@ from .artifacts import Artifacts
 from .config import SiteConfig
 from .memo import Memo
 from .content import Page
-from .prose import (LINK, VALUE, Unresolved, format_value, is_external, lookup, math_spans, resolve_target,
+from .prose import (LINK, VALUE, SiteMap, Unresolved, format_value, is_external, lookup, math_spans, resolve_target,
                     to_mathml)
 from .errors import Collector, Problem
 
@@ -32,16 +32,16 @@ def lab_outputs(artifacts: dict[str, Artifacts]) -> set[str]:
     return outputs
 
 
-def site_outputs(pages: list[Page], artifacts: dict[str, Artifacts]) -> set[str]:
+def site_outputs(pages: list[Page], artifacts: dict[str, Artifacts]) -> SiteMap:
     """Every path a link may point to: the pages and what the labs publish."""
-    return lab_outputs(artifacts) | {page.output for page in pages}
+    return SiteMap(lab_outputs(artifacts) | {page.output for page in pages},
+                   {page.content_path: page.output for page in pages})
 
 
 def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts], memo: Memo | None = None) -> None:
     problems = Collector()
     checks = {**CHECKS, "prose": functools.partial(_prose, memo=memo),
               "table": functools.partial(_table, axes_known=cfg.vocabulary.axes)}
-    from_labs = lab_outputs(artifacts)
     writers: dict[str, str] = {}
     for page in pages:
         if page.output in writers:
@@ -51,7 +51,13 @@ def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifact
         for output in sorted(lab_outputs({art.lab.id: art}) & set(writers)):
             problems.add("site.yaml", art.lab.line, f"lab {art.lab.id} publishes {output}, which "
                          f"{writers[output]} also writes: give the lab's images, downloads or notebook another path")
-    outputs = from_labs | set(writers)
+    outputs = site_outputs(pages, artifacts)
+    for page in pages:              # an alias fires even where a file exists: it must not hide one
+        for alias in page.aliases:
+            if served_file(alias, outputs):
+                problems.add(page.source, page.meta_line, f"aliases: {alias} is the address of "
+                                                          f"{served_file(alias, outputs)}, which the site publishes: "
+                                                          "a redirect there would hide it")
     for art in artifacts.values():
         page = next((p for p in pages if p.source == f"content/{art.lab.page}"), None)
         if page is not None and page.lab != art.lab.id:

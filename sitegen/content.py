@@ -26,7 +26,9 @@ from .sources import read_text
 DIRECTIVE = re.compile(r"^:::\s*(?P<kind>\S+)(?P<rest>.*)$")
 BLOCKS = {"cell": ({"output"}, 1), "table": ({"axes", "caption", "columns"}, 1), "downloads": (set(), 0),
           "explorer": ({"view"}, 1)}
-FRONT_MATTER = {"title": str, "description": str, "lab": str, "toc": bool, "parent": str}
+FRONT_MATTER = {"title": str, "description": str, "lab": str, "toc": bool, "parent": str, "url": str, "aliases": list}
+# A published address: ASCII folders and a name, as Pages wants them (a trailing / for a folder's index).
+URL = re.compile(r"^/?(?:[A-Za-z0-9][A-Za-z0-9._-]*/)*(?:[A-Za-z0-9][A-Za-z0-9._-]*)?$")
 REQUIRED = {"title"}
 
 
@@ -39,10 +41,21 @@ class Block:
     options: dict = field(default_factory=dict)
 
 
+def url_output(url: str) -> str | None:
+    """The output file of a front matter `url` (course/lab11 -> course/lab11.html, course/ -> course/index.html),
+    or None if it is not an address the site can publish."""
+    if not URL.match(url) or ".." in url.split("/"):
+        return None
+    path = url.strip("/")
+    if not path or url.endswith("/"):
+        return (path + "/index.html").lstrip("/")
+    return path if path.endswith(".html") else path + ".html"
+
+
 @dataclass(frozen=True)
 class Page:
-    source: str                    # e.g. content/course/lab11.md
-    output: str                    # e.g. course/lab11.html
+    source: str                    # e.g. content/course/lab09.md
+    output: str                    # e.g. course/lab11.html (front matter `url`, else the source's path)
     meta: dict
     blocks: tuple[Block, ...]
     meta_line: int = 1
@@ -54,6 +67,11 @@ class Page:
     @property
     def lab(self) -> str | None:
         return self.meta.get("lab")
+
+    @property
+    def aliases(self) -> list[str]:
+        """Old addresses that redirect here (front matter `aliases`)."""
+        return list(self.meta.get("aliases", []))
 
     @property
     def content_path(self) -> str:
@@ -92,6 +110,15 @@ def parse_page(text: str, source: str, output: str) -> Page:
                 problems.add(source, line, f"front matter '{key}' must be a "
                                            f"{FRONT_MATTER[key].__name__}, not {type(value).__name__}")
         meta, body_start = dict(loaded), end + 1
+        if isinstance(meta.get("url"), str):
+            output = url_output(meta["url"]) or output
+            if url_output(meta["url"]) is None:
+                problems.add(source, key_lines.get("url", 0) + 1, f"url {meta['url']!r} must be a path of ASCII "
+                                                                  "names, e.g. course/lab11 (published as course/lab11.html)")
+        for alias in meta.get("aliases", []) if isinstance(meta.get("aliases"), list) else []:
+            if not (isinstance(alias, str) and alias.startswith("/") and URL.match(alias)):
+                problems.add(source, key_lines.get("aliases", 0) + 1, f"aliases: {alias!r} must be an old address "
+                                                                      "of this page, e.g. /course/old-name")
     for key in sorted(REQUIRED - set(meta)):
         problems.add(source, meta_line, f"front matter is missing required key '{key}'")
 

@@ -1,4 +1,4 @@
-"""Files Cloudflare Pages reads beside the pages: _headers, sitemap.xml, robots.txt.
+"""Files Cloudflare Pages reads beside the pages: _headers, _redirects, sitemap.xml, robots.txt.
 
 Rules follow Pages' semantics: every matching `_headers` rule applies and a
 header set by two rules is joined, so Cache-Control is set once for all
@@ -22,6 +22,7 @@ SECURITY = {
 DOWNLOAD_TYPES = {".ipynb": "application/x-ipynb+json", ".npz": "application/octet-stream",
                   ".json": "application/json; charset=utf-8", ".csv": "text/csv; charset=utf-8"}
 MAX_RULES = 100
+MAX_REDIRECTS = 2000        # static rules Pages reads from _redirects
 
 
 def headers_file(files: dict[str, bytes]) -> bytes:
@@ -51,8 +52,19 @@ def robots(cfg: SiteConfig) -> bytes:
     return f"User-agent: *\nAllow: /\n\nSitemap: {cfg.base_url}/sitemap.xml\n".encode()
 
 
-def add_deploy_files(cfg: SiteConfig, files) -> None:
+def redirects_file(redirects: dict[str, str]) -> bytes:
+    """Old address -> the output it moved to, as permanent redirects to its no-redirect form."""
+    if len(redirects) > MAX_REDIRECTS:
+        raise BuildError(Problem("_redirects", 0, f"{len(redirects)} aliases; Cloudflare Pages reads at most "
+                                                  f"{MAX_REDIRECTS}: drop the oldest"))
+    return "".join(f"{alias} /{pretty_url(output)} 301\n" for alias, output in sorted(redirects.items())).encode()
+
+
+def add_deploy_files(cfg: SiteConfig, files, redirects: dict[str, str]) -> None:
+    """`redirects`: the pages' aliases (old address -> output)."""
     html_pages = [p for p in files if p.endswith(".html")]
     files.add("sitemap.xml", sitemap(cfg, html_pages))
     files.add("robots.txt", robots(cfg))
     files.add("_headers", headers_file(files))
+    if redirects:
+        files.add("_redirects", redirects_file(redirects))

@@ -16,7 +16,7 @@ import re
 from pathlib import PurePosixPath
 
 from .artifacts import Artifacts
-from .content import Page, output_path
+from .content import Page
 from .memo import Memo, package_version
 
 VALUE = re.compile(r"\{\{\s*(?P<path>[^}|]+?)\s*(?:\|\s*(?P<spec>[^}]*?)\s*)?\}\}")
@@ -101,8 +101,22 @@ def is_external(target: str) -> bool:
     return bool(re.match(r"^[a-z][a-z0-9+.-]*:", target)) and not target.startswith("figure:")
 
 
-def resolve_target(page: Page, target: str, outputs: set[str]) -> tuple[str, str]:
-    """An internal link as (output path, fragment); raises Unresolved."""
+class SiteMap(frozenset):
+    """Every path the site publishes (a set of output paths), and where each page's source is
+    published (`pages`: content path -> output), since a page's `url` may differ from its file."""
+
+    def __new__(cls, outputs, pages: dict[str, str]):
+        site = super().__new__(cls, outputs)
+        site.pages = dict(pages)
+        return site
+
+
+def resolve_target(page: Page, target: str, outputs: SiteMap) -> tuple[str, str]:
+    """An internal link as (output path, fragment); raises Unresolved.
+
+    A link to a page's source (`guide.md`) is relative to the linking page's source file and goes
+    wherever that page is published; any other relative link is relative to the published page.
+    """
     path, _, fragment = target.partition("#")
     if not path:
         return page.output, fragment
@@ -110,10 +124,11 @@ def resolve_target(page: Page, target: str, outputs: set[str]) -> tuple[str, str
         candidates = [path.strip("/"), path.strip("/") + ".html",
                       (path.strip("/") + "/index.html").lstrip("/")]
     else:
-        normal = posixpath.normpath(posixpath.join(posixpath.dirname(page.output), path))
+        base = posixpath.dirname(page.content_path if path.endswith(".md") else page.output)
+        normal = posixpath.normpath(posixpath.join(base, path))
         if normal == ".." or normal.startswith("../"):
             raise Unresolved(f"link '{target}' leaves the site")
-        candidates = [output_path(PurePosixPath(normal))] if normal.endswith(".md") else [normal]
+        candidates = [outputs.pages.get(normal, "")] if normal.endswith(".md") else [normal]
     for candidate in candidates:
         if candidate in outputs:
             return candidate, fragment

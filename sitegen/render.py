@@ -23,7 +23,7 @@ from markupsafe import Markup
 from .check import site_outputs, table_axes
 from .artifacts import Artifacts
 from .config import SiteConfig
-from .content import Page, output_path
+from .content import Page
 from .prose import (format_value, is_external, lookup, pretty_url, relative_url, resolve_target, to_mathml,
                     transform_prose)
 from .errors import BuildError, Problem
@@ -394,8 +394,9 @@ class Renderer:
             raise BuildError(Problem(page.source, 0, "nested too deeply to render (lists, quotes or "
                                                      "emphasis inside each other hundreds of levels deep)")) from None
         art = self.artifacts.get(page.lab) if page.lab else None
-        nav = [{"title": item.title, "href": relative_url(page.output, output_path(item.page)),
-                "current": output_path(item.page) == page.output} for item in self.cfg.nav]
+        published = self.outputs_known.pages          # content path -> output
+        nav = [{"title": item.title, "href": relative_url(page.output, published[item.page]),
+                "current": published[item.page] == page.output} for item in self.cfg.nav]
         by_output = {p.output: p for p in self.pages}
         crumbs, parent, seen = [], page.meta.get("parent"), {page.output}
         while parent:
@@ -414,7 +415,7 @@ class Renderer:
             at = order.index(page.content_path)
             for key, index in (("previous", at - 1), ("next", at + 1)):
                 if 0 <= index < len(order):
-                    other = by_output[output_path(order[index])]
+                    other = by_output[published[order[index]]]
                     neighbours[key] = {"title": other.title, "href": relative_url(page.output, other.output)}
         context = PageContext(site=self.cfg, page=page, body=body, toc=toc if page.meta.get("toc", True) else [],
                               stylesheet=relative_url(page.output, assets["style.css"]),
@@ -455,5 +456,5 @@ def render_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifac
         renderer.lab_files(art, by_source[f"content/{art.lab.page}"])
     renderer.out.add(INDEX, search_index({page.output: (page.title, renderer.out[page.output])
                                           for page in pages if page.output != "404.html"}), "search")
-    add_deploy_files(cfg, renderer.out)
+    add_deploy_files(cfg, renderer.out, {alias: page.output for page in pages for alias in page.aliases})
     return renderer.out

@@ -71,12 +71,12 @@ def test_broken_anchor_fails_with_file_and_line(project):
     before = tree_bytes(out)
     guide = root / "content/course/guide.md"
     lines = guide.read_text(encoding="utf-8").splitlines()
-    lines.append("再看 [不存在的一节](lab11.md#no-such-section) 与 [不存在的页](missing.md)。")
+    lines.append("再看 [不存在的一节](lab09.md#no-such-section) 与 [不存在的页](missing.md)。")
     guide.write_text("\n".join(lines) + "\n", encoding="utf-8")
     result = run_build(root, out, cache)
     assert result.returncode == 1
     assert f"content/course/guide.md:{len(lines)}: link 'missing.md' points to nothing the site builds" in result.stderr
-    guide.write_text("\n".join(lines[:-1] + ["再看 [不存在的一节](lab11.md#no-such-section)。"]) + "\n",
+    guide.write_text("\n".join(lines[:-1] + ["再看 [不存在的一节](lab09.md#no-such-section)。"]) + "\n",
                      encoding="utf-8")
     result = run_build(root, out, cache)
     assert result.returncode == 1
