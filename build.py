@@ -9,6 +9,8 @@
     python build.py info          the Pages project and address from site.yaml, as name=value lines
     python build.py freeze [LAB]  build, and store the labs' results in frozen/ (commit it): a build
                                   elsewhere reuses them while the lab's code is unchanged
+    python build.py new lab ID    start a lab: compute/ID.py, its page and its site.yaml entry
+    python build.py new page PATH start a page: content/PATH.md
 """
 from __future__ import annotations
 
@@ -49,10 +51,12 @@ class Progress:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Build the course site into a static folder.")
-    parser.add_argument("command", nargs="?", choices=["build", "serve", "info", "freeze"], default="build",
+    parser.add_argument("command", nargs="?", choices=["build", "serve", "info", "freeze", "new"], default="build",
                         help="build once (default), serve a live preview, or print site.yaml's project and "
                              "address (for a deploy script: `python build.py info >> $GITHUB_OUTPUT`)")
-    parser.add_argument("labs", nargs="*", help="freeze: the labs to freeze (default: every lab)")
+    parser.add_argument("names", nargs="*", help="freeze: the labs to freeze (default: every lab); "
+                                                 "new: `lab ID` or `page PATH`")
+    parser.add_argument("--page", help="new lab: the page's path in content/ (default: the lab's id)")
     parser.add_argument("--port", type=int, default=8788, help="preview port (serve)")
     parser.add_argument("--root", type=Path, default=ROOT, help="project folder (default: this one)")
     parser.add_argument("--out", type=Path, help="output folder (default: ROOT/dist)")
@@ -79,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
             report = build(args.root, args.out, cache=args.cache, use_cache=not args.no_cache,
                            jobs=args.jobs, preview=args.command == "serve", strict=args.strict,
                            base_url=args.base_url, timeout=args.timeout, progress=progress,
-                           freeze=tuple(args.labs) if args.command == "freeze" else None)
+                           freeze=tuple(args.names) if args.command == "freeze" else None)
         except KeyboardInterrupt:
             progress.clear()
             print("interrupted: the build stopped, and the previous output was left as it was", file=sys.stderr)
@@ -115,6 +119,14 @@ def main(argv: list[str] | None = None) -> int:
         return True
 
     try:
+        if args.command == "new":
+            from sitegen.scaffold import new_lab, new_page
+            if len(args.names) != 2 or args.names[0] not in ("lab", "page"):
+                parser.error("new takes `lab ID` or `page PATH`")
+            kind, name = args.names
+            made = new_lab(args.root, name, args.page) if kind == "lab" else new_page(args.root, name)
+            print("wrote " + ", ".join(made) + "; now run: python build.py")
+            return 0
         if args.command == "info":
             from sitegen.config import load_config
             cfg = load_config(args.root)
