@@ -227,9 +227,9 @@ class LabScheduler:
         stale.raise_if_any()
 
     @property
-    def computing(self) -> list[_Job]:
-        """The labs this build computes (waiting or running): each job's lab and cells."""
-        return self.todo + list(self.running.values())
+    def pending(self) -> list[tuple[Lab, tuple[Cell, ...]]]:
+        """The labs this build computes (waiting or running), with their cells."""
+        return [(job.lab, job.cells) for job in self.todo + list(self.running.values())]
 
     def __enter__(self) -> "LabScheduler":
         return self

@@ -113,19 +113,11 @@ def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: 
         from .check import check_pages_limits, check_rendered, check_site
         from .content import load_pages
         from .memo import Memo
-        from .render import highlighted, pygments_css, render_site, warm_up
+        from .render import render_site, while_labs_run
         from .write import write_site
         pages = load_pages(cfg.content_dir)
         memo = Memo(cache / "memo")
-        pygments_css(memo)
-        if labs.computing:
-            warm_up(cfg, memo)
-        for job in labs.computing:
-            for cell in job.cells:
-                highlighted(memo, cell.source)
-        if any(job.lab.notebook for job in labs.computing):
-            from .notebook import load_nbformat
-            load_nbformat()
+        while_labs_run(cfg, memo, labs.pending)
         artifacts = labs.finish()
     if labs.computed and (touched := changed(sources, snapshot(source_files(root)))):
         ran = ", ".join(labs.computed)

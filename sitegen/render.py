@@ -118,7 +118,8 @@ def png_size(data: bytes) -> tuple[int, int]:
     return struct.unpack(">II", data[16:24])
 
 
-def fingerprint(name: str, data: bytes) -> str:
+def hashed_name(name: str, data: bytes) -> str:
+    """style.css -> style.<10 hex digits of its SHA-256>.css: a name that changes with the bytes."""
     stem, dot, ext = name.rpartition(".")
     return f"{stem}.{hashlib.sha256(data).hexdigest()[:10]}.{ext}"
 
@@ -184,13 +185,15 @@ def _markdown(words: dict) -> markdown.Markdown:
                                                                      "permalink_title": words["heading_link"]}})
 
 
-def warm_up(cfg: SiteConfig, memo: Memo) -> None:
-    """Compile the templates and load Markdown's extensions, while labs compute.
-
-    The first page rendered would otherwise pay for both (about 40 ms) after
-    the last lab ends. A template that does not compile is left for rendering
-    to report, with its file and line.
-    """
+def while_labs_run(cfg: SiteConfig, memo: Memo, pending) -> None:
+    """What rendering can do before the labs' results exist, done while they compute: Pygments'
+    CSS, and for the labs being computed (`pending`: (lab, cells) pairs) their highlighted code,
+    the compiled templates and Markdown's extensions (the first page rendered would otherwise pay
+    about 40 ms for these after the last lab ends), and nbformat's validator. A template that does
+    not compile is left for rendering to report, with its file and line."""
+    pygments_css(memo)
+    if not pending:
+        return
     env = template_environment(cfg.templates_dir, memo.folder)
     for name in env.list_templates():
         try:
@@ -198,12 +201,18 @@ def warm_up(cfg: SiteConfig, memo: Memo) -> None:
         except jinja2.TemplateError:
             pass
     _markdown(cfg.vocabulary.words).convert("# warm\n\n*x* [y](z)\n\n| a |\n|---|\n| 1 |\n\n```python\nx = 1\n```\n")
+    for _, cells in pending:
+        for cell in cells:
+            highlighted(memo, cell.source)
+    if any(lab.notebook for lab, _ in pending):
+        from .notebook import load_nbformat
+        load_nbformat()
 
 
 class Renderer:
     def __init__(self, cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts], memo: Memo):
         self.cfg, self.pages, self.artifacts, self.memo = cfg, pages, artifacts, memo
-        self.outputs_known = site_outputs(pages, artifacts)
+        self.sitemap = site_outputs(pages, artifacts)
         self.env = template_environment(cfg.templates_dir, memo.folder)
         self.out = Outputs()
         self.words, self.axes = cfg.vocabulary.words, cfg.vocabulary.axes
@@ -244,7 +253,7 @@ class Renderer:
                 data += pygments_css(self.memo).encode()
             if rel.endswith(".css"):
                 data = rcssmin.cssmin(decode(data, f"static/{rel}")).encode()
-            target = "assets/" + fingerprint(rel, data)
+            target = "assets/" + hashed_name(rel, data)
             self.out.add(target, data, f"static/{rel}")
             published[rel] = target
         # An ES module's name is its hash, so a module is named after the modules it imports.
@@ -257,7 +266,7 @@ class Renderer:
             for rel in ready:
                 code = JS_IMPORT.sub(lambda m: m.group(0).replace(m.group(1), published[m.group(1)][len("assets/"):]),
                                      pending.pop(rel))
-                target = "assets/" + fingerprint(rel, code.encode())
+                target = "assets/" + hashed_name(rel, code.encode())
                 self.out.add(target, code.encode(), f"static/{rel}")
                 published[rel] = target
         if preview:
@@ -276,8 +285,8 @@ class Renderer:
             # Rebuilt only when what it is made of changed: its page, its lab (provenance: a recompute
             # changes computed_at), links, the generator.
             key = ((self.cfg.root / page.source).read_bytes(), json.dumps(art.provenance, sort_keys=True),
-                   self.cfg.base_url, sorted(self.outputs_known), generator_digest())
-            notebook = self.memo.get("notebook", key, lambda: build_notebook(self.cfg, page, art, self.outputs_known))
+                   self.cfg.base_url, sorted(self.sitemap), generator_digest())
+            notebook = self.memo.get("notebook", key, lambda: build_notebook(self.cfg, page, art, self.sitemap))
             self.out.add(art.lab.notebook, notebook, page.source)
 
     # -- pages --------------------------------------------------------------
@@ -298,7 +307,7 @@ class Renderer:
                 return target
             if target.startswith("figure:"):
                 return relative_url(page.output, art.figure_path(target[len("figure:"):]))
-            output, fragment = resolve_target(page, target, self.outputs_known)
+            output, fragment = resolve_target(page, target, self.sitemap)
             return relative_url(page.output, output, fragment)
 
         def figure_block(name: str, alt: str, caption: str) -> str:
@@ -394,13 +403,13 @@ class Renderer:
             raise BuildError(Problem(page.source, 0, "nested too deeply to render (lists, quotes or "
                                                      "emphasis inside each other hundreds of levels deep)")) from None
         art = self.artifacts.get(page.lab) if page.lab else None
-        published = self.outputs_known.pages          # content path -> output
+        published = self.sitemap.pages          # content path -> output
         nav = [{"title": item.title, "href": relative_url(page.output, published[item.page]),
                 "current": published[item.page] == page.output} for item in self.cfg.nav]
         by_output = {p.output: p for p in self.pages}
         crumbs, parent, seen = [], page.meta.get("parent"), {page.output}
         while parent:
-            output, fragment = resolve_target(page, parent, self.outputs_known)
+            output, fragment = resolve_target(page, parent, self.sitemap)
             if output in seen:
                 break
             seen.add(output)

@@ -36,9 +36,19 @@ def wrangler(root: Path) -> Path:
     return binary
 
 
+def free_port() -> int:
+    """A port nothing on this machine listens on now."""
+    import socket
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
 def emulator_command(root: Path, dist: Path, port: int) -> list[str]:
+    # Its devtools port too is chosen free: with wrangler's fixed default (9229), a second
+    # emulator (another project's preview, a parallel test) fails to start.
     return [str(wrangler(root)), "pages", "dev", str(dist), "--ip", "127.0.0.1", "--port", str(port),
-            "--compatibility-date", COMPATIBILITY_DATE]
+            "--inspector-port", str(free_port()), "--compatibility-date", COMPATIBILITY_DATE]
 
 
 def start_emulator(root: Path, dist: Path, port: int, workdir: Path, **popen) -> subprocess.Popen:

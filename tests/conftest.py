@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from sitegen.serve import free_port  # noqa: F401 - the tests' way to a free port
 from sitegen.sources import SOURCES
 
 REPO = Path(__file__).resolve().parents[1]
@@ -30,7 +31,7 @@ GOLDEN = Path(__file__).resolve().parent / "golden"
 TOOLS = REPO / "tools" / "node_modules"
 EPOCH = "1790000000"   # fixed SOURCE_DATE_EPOCH for reproducible test builds
 IN_CI = os.environ.get("CI") == "true"
-MARKS = {"browser": "browser", "pages": "emulator", "emulator": "emulator", "vnu": "java"}   # fixture -> mark
+MARKS = {"browser": "browser", "served": "emulator", "emulator": "emulator", "vnu": "java"}   # fixture -> mark
 NPM_TOOLS = "npm ci --prefix tools --ignore-scripts"
 
 
@@ -101,7 +102,7 @@ def lay(source: Path, target: Path) -> None:
 
 
 def tiny_site(root: Path) -> Path:
-    """The smallest valid site (one lab, two pages) with the repository's templates and static/."""
+    """The smallest valid site (one lab, two served) with the repository's templates and static/."""
     for part in ("templates", "static"):
         shutil.copytree(REPO / part, root / part)
     lay(CASES / "_base", root)
@@ -189,13 +190,6 @@ def browser():
 
 # -- the built site served by Cloudflare's own emulator ------------------------
 
-def free_port() -> int:
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def get(port: int, path: str):
     """GET without following redirects; the body is on `.body`."""
     import http.client
@@ -226,7 +220,7 @@ def vnu() -> list[str]:
 
 
 @pytest.fixture(scope="session")
-def pages(site, emulator, tmp_path_factory):
+def served(site, emulator, tmp_path_factory):
     """Port of `wrangler pages dev` serving the built site."""
     from sitegen.serve import serving
     port = free_port()

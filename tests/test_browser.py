@@ -31,11 +31,11 @@ def visit(context, port: int, path: str):
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_every_page_loads_cleanly_on_a_phone(browser, pages, scheme):
+def test_every_page_loads_cleanly_on_a_phone(browser, served, scheme):
     context = browser.new_context(viewport={"width": 375, "height": 800}, device_scale_factor=2,
                                   is_mobile=True, has_touch=True, color_scheme=scheme)
     for path in PAGES:
-        page, response, problems = visit(context, pages, path)
+        page, response, problems = visit(context, served, path)
         assert response.status == (404 if path == "/no-such-page" else 200), path
         if path == "/no-such-page":    # the document's own 404 is reported once, as it should be
             problems.remove("console error: Failed to load resource: the server responded with a status of 404 (Not Found)")
@@ -49,12 +49,12 @@ def test_every_page_loads_cleanly_on_a_phone(browser, pages, scheme):
 
 
 @pytest.mark.parametrize("scheme,width", [("light", 375), ("dark", 375), ("light", 1280)])
-def test_axe_finds_no_accessibility_violations(browser, pages, scheme, width):
+def test_axe_finds_no_accessibility_violations(browser, served, scheme, width):
     # axe is injected as a script; bypass_csp lets the test add it (the site's own pages never need it).
     context = browser.new_context(viewport={"width": width, "height": 900}, color_scheme=scheme, bypass_csp=True)
     for path in PAGES:
         page = context.new_page()
-        page.goto(f"http://127.0.0.1:{pages}{path}")
+        page.goto(f"http://127.0.0.1:{served}{path}")
         for explorer in page.locator(".explorer").all():     # check the explorer as students see it
             explorer.wait_for(state="visible")
         page.add_script_tag(path=str(AXE))
@@ -67,10 +67,10 @@ def test_axe_finds_no_accessibility_violations(browser, pages, scheme, width):
     context.close()
 
 
-def test_skip_link_comes_first_and_focus_is_visible(browser, pages):
+def test_skip_link_comes_first_and_focus_is_visible(browser, served):
     context = browser.new_context(viewport={"width": 375, "height": 800})
     page = context.new_page()
-    page.goto(f"http://127.0.0.1:{pages}/course/lab11")
+    page.goto(f"http://127.0.0.1:{served}/course/lab11")
     page.keyboard.press("Tab")
     focused = page.evaluate("""() => { const e = document.activeElement, s = getComputedStyle(e);
         return {cls: e.className, top: e.getBoundingClientRect().top, outline: s.outlineStyle, width: s.outlineWidth}; }""")
@@ -82,11 +82,11 @@ def test_skip_link_comes_first_and_focus_is_visible(browser, pages):
 
 
 @pytest.mark.parametrize("query", ["注意力", "softmax", "意力"])
-def test_search_from_the_lab_page_finds_the_lab_and_the_worked_example(browser, pages, query):
+def test_search_from_the_lab_page_finds_the_lab_and_the_worked_example(browser, served, query):
     """Substrings match, so part of a Chinese word (意力 in 注意力) is found too; results link to the section."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
-    page.goto(f"http://127.0.0.1:{pages}/course/lab11")
+    page.goto(f"http://127.0.0.1:{served}/course/lab11")
     page.fill("#search-input", query)
     page.locator(".search-results li").first.wait_for(timeout=15_000)
     titles = page.locator(".search-results li a").all_inner_texts()
@@ -110,11 +110,11 @@ def test_search_from_the_lab_page_finds_the_lab_and_the_worked_example(browser, 
     context.close()
 
 
-def test_copy_button_copies_the_code(browser, pages):
+def test_copy_button_copies_the_code(browser, served):
     context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=f"http://127.0.0.1:{pages}")
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=f"http://127.0.0.1:{served}")
     page = context.new_page()
-    page.goto(f"http://127.0.0.1:{pages}/course/lab11")
+    page.goto(f"http://127.0.0.1:{served}/course/lab11")
     block = page.locator(".highlight").first
     block.locator(".copy-button").click()
     block.locator(".copy-button", has_text="已复制").wait_for(timeout=5_000)
@@ -123,10 +123,10 @@ def test_copy_button_copies_the_code(browser, pages):
     context.close()
 
 
-def test_print_shows_code_and_tables_whole(browser, pages):
+def test_print_shows_code_and_tables_whole(browser, served):
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
-    page.goto(f"http://127.0.0.1:{pages}/course/lab11")
+    page.goto(f"http://127.0.0.1:{served}/course/lab11")
     page.emulate_media(media="print")
     clipped = page.evaluate("""() => [...document.querySelectorAll("pre, table, .table-scroll")]
         .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.outerHTML.slice(0, 80))""")
@@ -137,12 +137,12 @@ def test_print_shows_code_and_tables_whole(browser, pages):
     context.close()
 
 
-def test_dark_mode_follows_the_system(browser, pages):
+def test_dark_mode_follows_the_system(browser, served):
     colours = {}
     for scheme in ("light", "dark"):
         context = browser.new_context(color_scheme=scheme)
         page = context.new_page()
-        page.goto(f"http://127.0.0.1:{pages}/course/lab11")
+        page.goto(f"http://127.0.0.1:{served}/course/lab11")
         colours[scheme] = page.evaluate("() => getComputedStyle(document.body).backgroundColor")
         context.close()
     assert colours == {"light": "rgb(255, 255, 255)", "dark": "rgb(13, 17, 23)"}

@@ -9,10 +9,10 @@ TRACE = ["input", "ln1", "Q", "Q_heads", "K", "K_heads", "V", "V_heads", "scores
 
 
 @pytest.fixture(scope="module")
-def lab_page(browser, pages):
+def lab_page(browser, served):
     context = browser.new_context(viewport={"width": 1280, "height": 1000})
     page = context.new_page()
-    page.goto(f"http://127.0.0.1:{pages}/course/lab11")
+    page.goto(f"http://127.0.0.1:{served}/course/lab11")
     page.locator("#explorer-lab09").wait_for(state="visible")
     yield page
     context.close()
@@ -76,10 +76,10 @@ def test_a_student_changes_pixel_3_3_by_0_4_and_reads_the_seeds_numbers(lab_page
     assert lab_page.locator("#explorer-lab09 .explorer-status").inner_text() == "已改动：与原图比较"
 
 
-def test_the_state_is_in_the_url_and_reset_restores_the_image(browser, pages, seed_run):
+def test_the_state_is_in_the_url_and_reset_restores_the_image(browser, served, seed_run):
     context = browser.new_context(viewport={"width": 375, "height": 900})
     page = context.new_page()
-    page.goto(f"http://127.0.0.1:{pages}/course/lab11#pixel=3,3,+0.4")
+    page.goto(f"http://127.0.0.1:{served}/course/lab11#pixel=3,3,+0.4")
     page.locator("#explorer-lab09").wait_for(state="visible")
     assert page.locator("#explorer-lab09-p33").input_value() == "0.4"
     assert change_table(page) == seed_one_pixel(seed_run)     # exactly what was sent
@@ -101,19 +101,19 @@ def test_identical_tokens_give_uniform_attention_in_the_explorer(lab_page):
         assert set(heads.nth(h).locator("td").all_inner_texts()) == {"0.2500"}
 
 
-def test_without_javascript_the_page_is_the_full_static_lab(browser, pages):
+def test_without_javascript_the_page_is_the_full_static_lab(browser, served):
     context = browser.new_context(java_script_enabled=False)
     page = context.new_page()
-    page.goto(f"http://127.0.0.1:{pages}/course/lab11")
+    page.goto(f"http://127.0.0.1:{served}/course/lab11")
     assert page.locator("#explorer-lab09").is_hidden()
     assert page.locator("table.tensor").count() >= 15 and page.locator("figure img").count() == 3
     context.close()
 
 
-def test_the_compact_explorer_on_the_worked_example(browser, pages):
+def test_the_compact_explorer_on_the_worked_example(browser, served):
     context = browser.new_context(viewport={"width": 375, "height": 900})
     page = context.new_page()
-    page.goto(f"http://127.0.0.1:{pages}/course/reference/frontier-attention-worked-example")
+    page.goto(f"http://127.0.0.1:{served}/course/reference/frontier-attention-worked-example")
     section = page.locator("#explorer-lab09-compact")
     section.wait_for(state="visible")
     assert section.locator("table").count() == 2           # the two heads only

@@ -24,6 +24,6 @@ def test_tests_are_marked_by_the_tools_their_fixtures_need():
 
         def add_marker(self, mark):
             self.marks.append(mark)
-    items = [Item(["tmp_path"]), Item(["browser", "pages"]), Item(["vnu", "site"])]
+    items = [Item(["tmp_path"]), Item(["browser", "served"]), Item(["vnu", "site"])]
     conftest.pytest_collection_modifyitems(items)
     assert [sorted(set(item.marks)) for item in items] == [[], ["browser", "emulator", "slow"], ["java", "slow"]]
