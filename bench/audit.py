@@ -52,7 +52,7 @@ def main() -> int:
     from sitegen.pipeline import build
     from sitegen.serve import serving
     sys.path.insert(0, str(REPO / "tests"))
-    from conftest import free_port
+    from support import free_port
 
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="audit-") as tmp:

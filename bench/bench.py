@@ -26,7 +26,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 from sitegen.sources import SOURCES  # noqa: E402 - the project's own list of what a site is made of
-SEED = REPO / "tests/golden/seed_lab09.py"
+SEED = REPO / "tests/course/golden/seed_lab09.py"
 LAB = REPO / "compute/lab09_vision_attention.py"
 PAGE = REPO / "content/course/lab09.md"
 

@@ -28,7 +28,7 @@ def main() -> int:
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
-    from conftest import CHROMIUM, CHROMIUM_ARGS, free_port
+    from support import CHROMIUM, CHROMIUM_ARGS, free_port
     from sitegen.pipeline import build
     from sitegen.serve import serving
 

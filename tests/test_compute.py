@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import EPOCH, build_command, edit, run_build, tiny_site
+from support import EPOCH, build_command, edit, run_build, tiny_site
 from test_robustness import _processes_mentioning
 
 

@@ -2,7 +2,7 @@
 and its old addresses redirect to it through Pages' _redirects."""
 from __future__ import annotations
 
-from conftest import REPO, edit, free_port, get, run_build, tiny_site
+from support import REPO, edit, free_port, get, run_build, tiny_site
 
 MOVED = """---
 title: 笔记

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 
-from conftest import edit, run_build, tiny_site, tree_bytes
+from support import edit, run_build, tiny_site, tree_bytes
 
 
 def test_a_frozen_lab_is_reused_elsewhere_and_refused_once_its_code_changes(tmp_path):

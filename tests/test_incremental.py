@@ -8,15 +8,40 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EPOCH, REPO, run_build, tree_bytes
-from test_reference_pages import computed
+from support import EPOCH, REPO, computed, run_build, tiny_site, tree_bytes
 
+
+
+READER = """# A lab that reads another's results: the generator's fixture for dependent labs.
+
+# %% read
+import json
+from pathlib import Path
+x = json.loads(Path('inputs/tiny/results.json').read_text())['x']
+Path('out').mkdir(exist_ok=True)
+(Path('out') / 'results.json').write_text(json.dumps({'doubled': [[2 * v for v in row] for row in x]}))
+print('read', len(x), 'rows')
+"""
+
+
+def reading_site(root):
+    """The tiny site, with a second lab that reads the first and a guide page with a formula."""
+    tiny_site(root)
+    (root / "compute/reader.py").write_text(READER, encoding="utf-8")
+    (root / "content/reader.md").write_text("---\ntitle: 读取\nlab: reader\n---\n::: cell read\n\n加倍：{{ doubled[0][1] }}。\n",
+                                            encoding="utf-8")
+    (root / "content/guide.md").write_text("---\ntitle: 导读\n---\n公式 $x^2 + 1$ 与 [读取](reader.md)。\n",
+                                           encoding="utf-8")
+    with open(root / "site.yaml", "a", encoding="utf-8") as config:
+        config.write("  - id: reader\n    title: 读取\n    script: compute/reader.py\n    inputs: [tiny]\n"
+                     "    images: reader/images\n    downloads: reader/materials\n    page: reader.md\n")
+    return root
 
 
 @pytest.fixture()
-def built(project):
-    root, out, cache = project
-    assert computed(run_build(root, out, cache)) == set()     # the labs come from the shared cache
+def built(tmp_path):
+    root, out, cache = reading_site(tmp_path / "site"), tmp_path / "dist", tmp_path / "cache"
+    assert computed(run_build(root, out, cache)) == {"tiny", "reader"}
     return root, out, cache
 
 
@@ -33,13 +58,13 @@ def test_unchanged_build_runs_nothing_and_imports_no_numpy(built):
 def test_a_prose_edit_runs_no_lab_and_imports_no_converter_it_remembered(built):
     """Highlighting, formulas and notebooks are remembered: an edited sentence needs none of their libraries."""
     root, out, cache = built
-    guide = root / "content/course/guide.md"
+    guide = root / "content/guide.md"
     guide.write_text(guide.read_text(encoding="utf-8") + "\n多一句话。\n", encoding="utf-8")
     result = subprocess.run([sys.executable, "-X", "importtime", str(REPO / "build.py"), "--root", str(root),
                              "--out", str(out), "--cache", str(cache)], capture_output=True, text=True,
                             env={**os.environ, "SOURCE_DATE_EPOCH": EPOCH}, timeout=120)
     assert result.returncode == 0 and computed(result) == set()
-    assert "多一句话。" in (out / "course/guide.html").read_text(encoding="utf-8")
+    assert "多一句话。" in (out / "guide.html").read_text(encoding="utf-8")
     imported = {line.split("|")[-1].strip() for line in result.stderr.splitlines() if "|" in line}
     assert "jinja2" in imported                              # it did render
     assert not {"latex2mathml.converter", "nbformat"} & imported, result.stderr[-3000:]
@@ -47,24 +72,24 @@ def test_a_prose_edit_runs_no_lab_and_imports_no_converter_it_remembered(built):
 
 def test_a_changed_output_folder_is_rebuilt(built):
     root, out, cache = built
-    (out / "course/guide.html").write_text("damaged", encoding="utf-8")
+    (out / "guide.html").write_text("damaged", encoding="utf-8")
     result = run_build(root, out, cache)
     assert "[nothing changed]" not in result.stdout and computed(result) == set()
-    assert "damaged" not in (out / "course/guide.html").read_text(encoding="utf-8")
+    assert "damaged" not in (out / "guide.html").read_text(encoding="utf-8")
 
 
 def test_a_damaged_cache_entry_is_detected_and_recomputed(built):
     root, out, cache = built
-    entry = next((cache / "labs/lab09").iterdir())
-    csv = entry / "files/token-changes.csv"
-    csv.write_bytes(csv.read_bytes()[:20])                      # truncated
-    guide = root / "content/course/guide.md"                     # so the build is not skipped
+    entry = next((cache / "labs/tiny").iterdir())
+    npz = entry / "files/tensors.npz"
+    npz.write_bytes(npz.read_bytes()[:20])                      # truncated
+    guide = root / "content/guide.md"                           # so the build is not skipped
     guide.write_text(guide.read_text(encoding="utf-8") + "\n一句。\n", encoding="utf-8")
-    # lab09 alone: its key is unchanged, so the labs that read it keep theirs
-    assert computed(run_build(root, out, cache)) == {"lab09"}
-    (next((cache / "labs/patches-to-tokens").iterdir()) / "manifest.json").write_text("{", encoding="utf-8")
+    # tiny alone: its key is unchanged, so the lab that reads it keeps its own
+    assert computed(run_build(root, out, cache)) == {"tiny"}
+    (next((cache / "labs/reader").iterdir()) / "manifest.json").write_text("{", encoding="utf-8")
     guide.write_text(guide.read_text(encoding="utf-8") + "\n又一句。\n", encoding="utf-8")
-    assert computed(run_build(root, out, cache)) == {"patches-to-tokens"}
+    assert computed(run_build(root, out, cache)) == {"reader"}
 
 
 def test_a_changed_numpy_version_invalidates_the_cache(built, monkeypatch):
@@ -78,19 +103,20 @@ def test_a_changed_numpy_version_invalidates_the_cache(built, monkeypatch):
     monkeypatch.setattr(memo, "_environment", lambda: tuple((k, "9.9.9" if k == "numpy" else v) for k, v in real))
     fresh = compute_labs(cfg, cache)
     assert all(a.recomputed for a in fresh.values())
-    assert fresh["lab09"].provenance["numpy"] == "9.9.9"
+    assert fresh["tiny"].provenance["numpy"] == "9.9.9"
 
 
 @pytest.mark.slow
 def test_two_clean_builds_serial_and_parallel_are_byte_identical(tmp_path):
-    first = run_build(REPO, tmp_path / "a/dist", tmp_path / "a/cache", "--jobs", "1")
+    root = reading_site(tmp_path / "site")
+    first = run_build(root, tmp_path / "a/dist", tmp_path / "a/cache", "--jobs", "1")
     # The second is given relative paths: labs run in folders of their own, not in the caller's.
-    second = run_build(os.path.relpath(REPO, tmp_path), Path("b/dist"), Path("b/cache"), "--jobs", "2", cwd=tmp_path)
+    second = run_build(Path("site"), Path("b/dist"), Path("b/cache"), "--jobs", "2", cwd=tmp_path)
     assert first.returncode == 0 and second.returncode == 0, second.stderr
     a, b = tree_bytes(tmp_path / "a/dist"), tree_bytes(tmp_path / "b/dist")
     assert a.keys() == b.keys()
     assert [path for path in a if a[path] != b[path]] == []
-    assert len(a) > 20
+    assert {"index.html", "reader.html", "guide.html", "materials/tensors.npz", "reader/materials/results.json"} <= set(a)
 
 
 def test_the_cache_key_follows_project_modules_imported_anywhere_in_a_lab(tmp_path):

@@ -8,7 +8,7 @@ import random
 import subprocess
 import time
 
-from conftest import EPOCH, build_command, run_build, tiny_site, tree_bytes
+from support import EPOCH, build_command, run_build, tiny_site, tree_bytes
 
 
 @pytest.mark.slow

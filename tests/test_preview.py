@@ -6,12 +6,12 @@ import subprocess
 import sys
 import time
 
-from conftest import REPO, copy_project, free_port, get
+from support import REPO, free_port, get, tiny_site
 from test_robustness import _processes_mentioning
 
 
 def test_edit_rebuilds_and_the_open_page_reloads(tmp_path, browser, emulator):
-    root = copy_project(tmp_path / "project")
+    root = tiny_site(tmp_path / "project")
     (root / "tools").mkdir()
     (root / "tools/node_modules").symlink_to(REPO / "tools/node_modules")
     port = free_port()
@@ -23,7 +23,7 @@ def test_edit_rebuilds_and_the_open_page_reloads(tmp_path, browser, emulator):
         deadline = time.time() + 120
         while time.time() < deadline:
             try:
-                if get(port, "/course/guide").status == 200:
+                if get(port, "/").status == 200:
                     break
             except OSError:
                 pass
@@ -31,10 +31,10 @@ def test_edit_rebuilds_and_the_open_page_reloads(tmp_path, browser, emulator):
         else:
             raise AssertionError(open(log.name).read()[-3000:])
         page = browser.new_page()
-        page.goto(f"http://127.0.0.1:{port}/course/guide")
-        assert page.locator("h1").inner_text() == "第二讲导读"
-        guide = root / "content/course/guide.md"
-        guide.write_text(guide.read_text(encoding="utf-8").replace("title: 第二讲导读", "title: 第二讲导读（已更新）"),
+        page.goto(f"http://127.0.0.1:{port}/")
+        assert page.locator("h1").inner_text() == "小实验"
+        guide = root / "content/index.md"
+        guide.write_text(guide.read_text(encoding="utf-8").replace("title: 小实验", "title: 小实验（已更新）"),
                          encoding="utf-8")
         # No navigation from the test: the page's own script must reload it.
         page.locator("h1", has_text="已更新").wait_for(timeout=30_000)
@@ -57,7 +57,7 @@ def _listening(port: int) -> bool:
 
 
 def test_serve_without_node_says_what_to_install(tmp_path):
-    root = copy_project(tmp_path / "project")
+    root = tiny_site(tmp_path / "project")
     result = subprocess.run([sys.executable, str(REPO / "build.py"), "serve", "--root", str(root)],
                             capture_output=True, text=True, timeout=60, env={**os.environ, "PATH": str(tmp_path)})
     assert result.returncode == 1

@@ -6,7 +6,7 @@ import hashlib
 import json
 import re
 
-from conftest import EPOCH, REPO, run_build, tiny_site
+from support import EPOCH, REPO, run_build, tiny_site
 
 
 def js_literals(code: str) -> list[str]:
@@ -77,8 +77,8 @@ def test_the_literal_scanner_sees_nested_templates_comments_and_regexes():
     assert js_literals(code) == ["token ", " ", "x ", " z", "", "it\\'s", "q"]
 
 
-def test_every_served_script_keeps_every_string_and_template_literal_of_its_source(site):
-    served = {p.name.split(".")[0]: p for p in (site / "assets").glob("*.js")}
+def test_every_served_script_keeps_every_string_and_template_literal_of_its_source(tiny_built):
+    served = {p.name.split(".")[0]: p for p in (tiny_built / "assets").glob("*.js")}
     sources = sorted((REPO / "static").glob("*.js"))
     assert {p.stem for p in sources} - {"live-reload"} <= set(served)
     for source in sources:

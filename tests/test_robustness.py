@@ -14,7 +14,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import EPOCH, REPO, run_build, tiny_site, tree_bytes
+from support import EPOCH, REPO, run_build, tiny_site, tree_bytes
 
 
 # -- random front matter and references --------------------------------------

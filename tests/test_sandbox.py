@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import edit, run_build, tiny_site
+from support import edit, run_build, tiny_site
 
 from sitegen import sandbox
 

@@ -5,7 +5,7 @@ import json
 import subprocess
 import sys
 
-from conftest import REPO, run_build, tiny_site
+from support import REPO, run_build, tiny_site
 
 
 def new(root, *args) -> subprocess.CompletedProcess:

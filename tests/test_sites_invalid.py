@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CASES, lay, run_build, tiny_site, tree_bytes
+from support import CASES, lay, run_build, tiny_site, tree_bytes
 
 
 def case_names() -> list[str]:

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import REPO, edit, run_build, tiny_site, tree_bytes
+from support import REPO, edit, run_build, tiny_site, tree_bytes
 
 
 @pytest.fixture()

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-import conftest
+import support
 
 
 def test_a_missing_tool_skips_with_its_install_command_outside_ci_and_fails_in_ci(monkeypatch):
-    monkeypatch.setattr(conftest, "IN_CI", False)
+    monkeypatch.setattr(support, "IN_CI", False)
     with pytest.raises(pytest.skip.Exception, match=r"Debian's Chromium is not installed: apt-get install chromium"):
-        conftest.require(False, "Debian's Chromium", "apt-get install chromium fonts-noto-cjk")
-    monkeypatch.setattr(conftest, "IN_CI", True)
+        support.require(False, "Debian's Chromium", "apt-get install chromium fonts-noto-cjk")
+    monkeypatch.setattr(support, "IN_CI", True)
     with pytest.raises(pytest.fail.Exception, match=r"apt-get install chromium .*CI=true: \.ci/run must install it"):
-        conftest.require(False, "Debian's Chromium", "apt-get install chromium fonts-noto-cjk")
-    conftest.require(True, "anything", "nothing to install")          # present: nothing happens
+        support.require(False, "Debian's Chromium", "apt-get install chromium fonts-noto-cjk")
+    support.require(True, "anything", "nothing to install")          # present: nothing happens
 
 
 def test_tests_are_marked_by_the_tools_their_fixtures_need():
@@ -25,5 +25,5 @@ def test_tests_are_marked_by_the_tools_their_fixtures_need():
         def add_marker(self, mark):
             self.marks.append(mark)
     items = [Item(["tmp_path"]), Item(["browser", "served"]), Item(["vnu", "site"])]
-    conftest.pytest_collection_modifyitems(items)
+    support.mark_by_fixtures(items)
     assert [sorted(set(item.marks)) for item in items] == [[], ["browser", "emulator", "slow"], ["java", "slow"]]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
-from conftest import REPO, edit, run_build, tiny_site
+from support import REPO, edit, run_build, tiny_site
 
 from sitegen.config import DEFAULT_VOCABULARY
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import subprocess
 
-from conftest import run_build, tiny_site, tree_bytes
+from support import run_build, tiny_site, tree_bytes
 
 from sitegen.write import MARK
 

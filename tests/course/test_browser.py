@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import REPO
+from support import REPO
 
 PAGES = ["/", "/course/guide", "/course/reference", "/course/lab11",
          "/course/reference/frontier-patches-to-tokens", "/course/reference/frontier-attention-worked-example",

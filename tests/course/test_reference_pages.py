@@ -9,7 +9,7 @@ import re
 
 from helpers import Elements
 
-from conftest import copy_project, run_build
+from support import computed, copy_project, run_build
 
 
 def results(site, lab):
@@ -52,11 +52,6 @@ def test_reference_pages_show_figures_tables_and_computed_values(site):
     assert f"{a[0]:.4f}×{v[0]:.1f} + {a[1]:.4f}×{v[1]:.1f} + {a[2]:.4f}×{v[2]:.1f} = {ref['read'][0]:.4f}" in html
     stages = re.search(r'data-path="full_layer.norms">.*?</thead>', html, flags=re.S).group(0)
     assert [s for s in ref["full_layer"]["stages"] if f">{s}</th>" in stages] == ref["full_layer"]["stages"]
-
-
-def computed(result) -> set[str]:
-    line = result.stdout.strip().splitlines()[-1]
-    return set(re.findall(r"([\w-]+) computed", line))
 
 
 @pytest.mark.slow

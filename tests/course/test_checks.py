@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import copy_project, run_build, tree_bytes
+from support import copy_project, run_build, tree_bytes
 
 LAB = "compute/lab09_vision_attention.py"
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from helpers import Elements
 
-from conftest import run_build, tree_bytes
+from support import run_build, tree_bytes
 
 PAGES = ["index.html", "404.html", "course/guide.html", "course/reference.html", "course/lab11.html",
          "course/reference/frontier-patches-to-tokens.html",

@@ -79,7 +79,7 @@ def test_saved_outputs_are_stamped_with_when_and_what(site, site_results):
 
 def test_code_shown_is_the_code_that_ran(site):
     from sitegen.cells import parse_cells
-    from conftest import REPO
+    from support import REPO
     script = REPO / "compute/lab09_vision_attention.py"
     cells = parse_cells(script.read_text(encoding="utf-8"), "lab")
     page = Elements((site / "course/lab11.html").read_text(encoding="utf-8"))

@@ -7,7 +7,7 @@ import nbformat
 import pytest
 from helpers import assert_close_tree
 
-from conftest import REPO
+from support import REPO
 
 
 @pytest.fixture(scope="module")

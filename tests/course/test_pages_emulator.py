@@ -7,7 +7,7 @@ from urllib.parse import urlsplit
 
 from helpers import Elements
 
-from conftest import GOLDEN, get
+from support import GOLDEN, get
 from sitegen.deploy import SECURITY
 
 SITE = "https://codingai-lec02.pages.dev"

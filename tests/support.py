@@ -1,0 +1,135 @@
+"""What the tests share: where things are, how to build a site, the generator's fixture site
+(tests/sites_invalid/_base), and the tools some tests need. A plain module, imported by the tests
+and both conftests (pytest loads every conftest.py as `conftest`, so tests never import one)."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sitegen.serve import free_port  # noqa: F401 - the tests' way to a free port
+from sitegen.sources import SOURCES
+
+REPO = Path(__file__).resolve().parents[1]
+GOLDEN = Path(__file__).resolve().parent / "course" / "golden"     # the seed lab, as handed to us
+TOOLS = REPO / "tools" / "node_modules"
+EPOCH = "1790000000"   # fixed SOURCE_DATE_EPOCH for reproducible test builds
+IN_CI = os.environ.get("CI") == "true"
+NPM_TOOLS = "npm ci --prefix tools --ignore-scripts"
+
+
+def require(present: bool, what: str, install: str) -> None:
+    """Skip (or, in CI, fail) a test whose tool is missing, saying how to install it."""
+    if present:
+        return
+    message = f"{what} is not installed: {install}"
+    if IN_CI:
+        pytest.fail(message + " (CI=true: .ci/run must install it)", pytrace=False)
+    pytest.skip(message)
+
+
+def copy_project(target: Path) -> Path:
+    """A copy of the site's sources that a test may break."""
+    target.mkdir(parents=True, exist_ok=True)
+    for part in SOURCES:
+        source = REPO / part
+        if not source.exists():
+            continue
+        if source.is_dir():
+            shutil.copytree(source, target / part, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(source, target / part)
+    return target
+
+
+def run_build(root: Path, out: Path, cache: Path, *args: str, cwd: Path | None = None,
+              timeout: float = 600) -> subprocess.CompletedProcess:
+    env = {**os.environ, "SOURCE_DATE_EPOCH": EPOCH}
+    return subprocess.run([sys.executable, str(REPO / "build.py"), "--root", str(root), "--out", str(out),
+                           "--cache", str(cache), *args],
+                          capture_output=True, text=True, env=env, timeout=timeout, cwd=cwd)
+
+
+def build_command(root: Path, out: Path, cache: Path, *args: str) -> list[str]:
+    return [sys.executable, str(REPO / "build.py"), "--root", str(root), "--out", str(out), "--cache", str(cache),
+            *args]
+
+
+# -- the generator's own fixture site (tests/sites_invalid/_base) ----------------
+
+CASES = Path(__file__).resolve().parent / "sites_invalid"
+CASE_META = {"expected.txt", "args.txt", "edits.yaml"}
+
+
+def lay(source: Path, target: Path) -> None:
+    """Copy a case's files over the site, then make its edits."""
+    import yaml
+    for path in sorted(source.rglob("*")):
+        if path.is_file() and path.name not in CASE_META:
+            destination = target / path.relative_to(source)
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, destination)
+    edits = source / "edits.yaml"
+    for edit in yaml.safe_load(edits.read_text(encoding="utf-8")) if edits.exists() else []:
+        file = target / edit["file"]
+        text = file.read_text(encoding="utf-8")
+        assert text.count(edit["replace"]) == 1, f"{edits}: {edit['replace']!r} must occur once in {edit['file']}"
+        file.write_text(text.replace(edit["replace"], edit["with"]), encoding="utf-8")
+
+
+def tiny_site(root: Path) -> Path:
+    """The smallest valid site (one lab, two served) with the repository's templates and static/."""
+    for part in ("templates", "static"):
+        shutil.copytree(REPO / part, root / part)
+    lay(CASES / "_base", root)
+    return root
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) == 1, f"{old!r} must occur once in {path}"
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def tree_bytes(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")   # a CI runner may name its own
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-sync",
+                 "--disable-background-networking", "--disable-component-update"]
+
+
+# -- the built site served by Cloudflare's own emulator ------------------------
+
+def get(port: int, path: str):
+    """GET without following redirects; the body is on `.body`."""
+    import http.client
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+    connection.request("GET", path)
+    response = connection.getresponse()
+    response.body = response.read()
+    connection.close()
+    return response
+
+
+MARKS = {"browser": "browser", "served": "emulator", "emulator": "emulator", "vnu": "java"}   # fixture -> mark
+
+
+def mark_by_fixtures(items) -> None:
+    """Mark each test by the tools its fixtures need (and `slow`, as all of those are)."""
+    for item in items:
+        for mark in sorted({MARKS[f] for f in item.fixturenames if f in MARKS}):
+            item.add_marker(mark)
+            item.add_marker("slow")
+
+
+def computed(result) -> set[str]:
+    """The labs a build reports it computed."""
+    line = result.stdout.strip().splitlines()[-1]
+    return set(re.findall(r"([\w-]+) computed", line))
