@@ -6,13 +6,13 @@ are reported together, each as `content/...md:LINE: ...`.
 """
 from __future__ import annotations
 
-import functools
 import html
 import re
 from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit
 
 from .artifacts import Artifacts
+from .blocks import KINDS, Checking
 from .config import SiteConfig
 from .memo import Memo
 from .content import Page
@@ -40,8 +40,7 @@ def site_outputs(pages: list[Page], artifacts: dict[str, Artifacts]) -> SiteMap:
 
 def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts], memo: Memo | None = None) -> None:
     problems = Collector()
-    checks = {**CHECKS, "prose": functools.partial(_prose, memo=memo),
-              "table": functools.partial(_table, axes_known=cfg.vocabulary.axes)}
+    checking = Checking(cfg, problems)
     writers: dict[str, str] = {}
     for page in pages:
         if page.output in writers:
@@ -75,21 +74,28 @@ def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifact
             except Unresolved as exc:
                 problems.add(page.source, page.meta_line, f"front matter parent: {exc}")
         for block in page.blocks:
-            if block.kind == "explorer":         # names its own lab
-                _explorer(page, block, art, results, outputs, problems, artifacts)
+            if block.kind == "prose":
+                if (VALUE.search(block.text) or "figure:" in block.text) and art is None:
+                    if not page.lab:
+                        problems.add(page.source, block.line,
+                                     "this refers to a lab, but the front matter names none: add 'lab: ID'")
+                    continue
+                _prose(page, block, art, results, outputs, problems, memo)
                 continue
-            needs_lab = block.kind != "prose" or VALUE.search(block.text) or "figure:" in block.text
-            if needs_lab and art is None:
-                if not page.lab:
+            kind = KINDS[block.kind]
+            shown = artifacts.get(kind.lab(page, block) or "")
+            if shown is None:
+                if kind.names_lab:
+                    problems.add(page.source, block.line, f"{block.kind}: unknown lab '{block.args[0]}'")
+                elif not page.lab:
                     problems.add(page.source, block.line,
                                  "this refers to a lab, but the front matter names none: add 'lab: ID'")
                 continue
-            if block.kind in checks:
-                checks[block.kind](page, block, art, results, outputs, problems)
+            kind.check(checking, page, block, shown)
     problems.raise_if_any()
 
 
-def _prose(page, block, art, results, outputs, problems, memo=None):
+def _prose(page, block, art, results, outputs, problems, memo):
     for offset, line in enumerate(block.text.splitlines()):
         number = block.line + offset
         for _, _, tex, display in math_spans(VALUE.sub("0", line)):
@@ -116,79 +122,6 @@ def _prose(page, block, art, results, outputs, problems, memo=None):
                     resolve_target(page, target, outputs)
                 except Unresolved as exc:
                     problems.add(page.source, number, str(exc))
-
-
-def _cell(page, block, art, results, outputs, problems):
-    name = block.args[0]
-    if name not in art.outputs:
-        problems.add(page.source, block.line, f"unknown cell '{name}' "
-                                              f"(lab {art.lab.id} has: {', '.join(art.outputs)})")
-    if block.options.get("output", "shown") not in ("shown", "collapsed"):
-        problems.add(page.source, block.line, "cell option output= must be 'shown' or 'collapsed'")
-
-
-def table_axes(block) -> list[str]:
-    return [a for a in block.options.get("axes", "row,column").split(",") if a]
-
-
-def probe_row(value, depth: int) -> list:
-    """The first row of a 2-D table, or of the first 2-D slice of a 3-D one."""
-    return value[0] if depth == 2 else value[0][0]
-
-
-def _table(page, block, art, results, outputs, problems, axes_known=()):
-    path = block.args[0]
-    try:
-        value = lookup(results, path)
-    except Unresolved as exc:
-        problems.add(page.source, block.line, f"table {path}: {exc}")
-        return
-    axes = table_axes(block)
-    unknown = [a for a in axes if a not in axes_known]
-    if unknown:
-        problems.add(page.source, block.line, f"table {path}: unknown axis {', '.join(unknown)} "
-                                              f"(expected: {', '.join(sorted(axes_known))}; "
-                                              "name more under vocabulary.axes in site.yaml)")
-    depth, probe = 0, value
-    while isinstance(probe, list) and probe:
-        depth, probe = depth + 1, probe[0]
-    if depth not in (2, 3) or not isinstance(probe, (int, float)):
-        problems.add(page.source, block.line, f"table {path}: needs a 2-D or 3-D array of numbers, "
-                                              f"found {depth}-D")
-    elif len(axes) != depth:
-        problems.add(page.source, block.line, f"table {path} is {depth}-D: give {depth} axes, "
-                                              f"e.g. axes={','.join(['head', 'query', 'key'][-depth:])}")
-    if "columns" in block.options and depth in (2, 3) and len(axes) == depth:
-        try:
-            labels = lookup(results, block.options["columns"])
-        except Unresolved as exc:
-            problems.add(page.source, block.line, f"table {path} columns: {exc}")
-        else:
-            width = len(probe_row(value, depth))
-            if not (isinstance(labels, list) and len(labels) == width and all(isinstance(x, str) for x in labels)):
-                problems.add(page.source, block.line, f"table {path}: columns={block.options['columns']} must be "
-                                                      f"a list of {width} names")
-    if not block.options.get("caption"):
-        problems.add(page.source, block.line, f"table {path} needs a caption=\"...\" saying what it shows")
-
-
-EXPLORER_NEEDS = ("image", "patch_projection", "position", "weights", "structure")
-
-
-def _explorer(page, block, art, results, outputs, problems, artifacts=None):
-    lab = artifacts.get(block.args[0]) if artifacts else None
-    if lab is None:
-        problems.add(page.source, block.line, f"explorer: unknown lab '{block.args[0]}'")
-        return
-    missing = [key for key in EXPLORER_NEEDS if key not in lab.results]
-    if missing:
-        problems.add(page.source, block.line, f"explorer: lab {lab.lab.id}'s results.json lacks "
-                                              f"{', '.join(missing)}, which the encoder needs")
-    if block.options.get("view", "full") not in ("full", "compact"):
-        problems.add(page.source, block.line, "explorer option view= must be 'full' or 'compact'")
-
-
-CHECKS = {"prose": _prose, "cell": _cell, "table": _table}
 
 
 # -- the rendered site -------------------------------------------------------

@@ -19,13 +19,12 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from .blocks import KINDS
 from .config import load_yaml
 from .errors import BuildError, Collector, Problem
 from .sources import read_text
 
 DIRECTIVE = re.compile(r"^:::\s*(?P<kind>\S+)(?P<rest>.*)$")
-BLOCKS = {"cell": ({"output"}, 1), "table": ({"axes", "caption", "columns"}, 1), "downloads": (set(), 0),
-          "explorer": ({"view"}, 1)}
 FRONT_MATTER = {"title": str, "description": str, "lab": str, "toc": bool, "parent": str, "url": str, "aliases": list}
 # A published address: ASCII folders and a name, as Pages wants them (a trailing / for a folder's index).
 URL = re.compile(r"^/?(?:[A-Za-z0-9][A-Za-z0-9._-]*/)*(?:[A-Za-z0-9][A-Za-z0-9._-]*)?$")
@@ -152,21 +151,24 @@ def parse_page(text: str, source: str, output: str) -> Page:
 
 def _directive(match, source, number, problems) -> Block | None:
     kind = match["kind"]
-    if kind not in BLOCKS:
-        problems.add(source, number, f"unknown block '::: {kind}' (expected one of: {', '.join(BLOCKS)})")
+    if kind not in KINDS:
+        problems.add(source, number, f"unknown block '::: {kind}' (expected one of: {', '.join(KINDS)})")
         return None
     try:
         words = shlex.split(match["rest"])
     except ValueError as exc:
         problems.add(source, number, f"'::: {kind}': {exc} (quote values with spaces: key=\"a b\")")
         return None
-    allowed, count = BLOCKS[kind]
+    allowed, count = KINDS[kind].options, KINDS[kind].names
     args = tuple(w for w in words if "=" not in w)
     options = dict(w.split("=", 1) for w in words if "=" in w)
-    for key in options:
+    for key, value in options.items():
         if key not in allowed:
             problems.add(source, number, f"'::: {kind}' has no option '{key}'"
                                          + (f" (expected: {', '.join(sorted(allowed))})" if allowed else ""))
+        elif allowed[key] is not None and value not in allowed[key]:
+            problems.add(source, number, f"{kind} option {key}= must be "
+                                         + " or ".join(f"'{v}'" for v in allowed[key]))
     if len(args) != count:
         problems.add(source, number, f"'::: {kind}' takes {count} name{'s' if count != 1 else ''}, got {len(args)}")
         return None

@@ -15,9 +15,13 @@ import posixpath
 import re
 from pathlib import PurePosixPath
 
-from .artifacts import Artifacts
-from .content import Page
+from typing import TYPE_CHECKING
+
 from .memo import Memo, package_version
+
+if TYPE_CHECKING:              # content reads pages with blocks.py, which resolves prose through here
+    from .artifacts import Artifacts
+    from .content import Page
 
 VALUE = re.compile(r"\{\{\s*(?P<path>[^}|]+?)\s*(?:\|\s*(?P<spec>[^}]*?)\s*)?\}\}")
 LINK = re.compile(r"(?P<bang>!?)\[(?P<text>[^\]]*)\]\((?P<target>[^)\s]+)(?P<title>\s+\"[^\"]*\")?\)")

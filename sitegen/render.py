@@ -20,15 +20,17 @@ import markdown
 import markdown.treeprocessors
 from markupsafe import Markup
 
-from .check import site_outputs, table_axes
+from .blocks import KINDS, code, word_html
+from .check import site_outputs
 from .artifacts import Artifacts
 from .config import SiteConfig
 from .content import Page
-from .prose import (format_value, is_external, lookup, pretty_url, relative_url, resolve_target, to_mathml,
+from .prose import (is_external, pretty_url, relative_url, resolve_target, to_mathml,
                     transform_prose)
 from .errors import BuildError, Problem
 from .deploy import add_deploy_files
-from .memo import Memo, generator_digest, package_version
+from .highlight import highlighted, pygments_css
+from .memo import Memo, generator_digest
 from .search import INDEX, search_index
 from .sources import decode
 
@@ -38,31 +40,6 @@ TOC_CONFIG = {"permalink": "#", "permalink_class": "heading-anchor"}
 JS_IMPORT = re.compile(r"""from\s*["']\./([\w.-]+\.js)["']""")
 PAGE_SCRIPTS = ("copy.js", "search.js")       # every page loads these (static/)
 PREVIEW_SCRIPTS = ("live-reload.js",)           # and preview builds this one
-
-
-# Pygments is imported only when a highlight or its CSS is not in the memo.
-def highlighted(memo: Memo, source: str) -> str:
-    """A cell's code as highlighted HTML, remembered on the source and Pygments' version."""
-    return memo.get("highlight", (package_version("pygments"), source), lambda: _highlight(source)).decode()
-
-
-def pygments_css(memo: Memo) -> str:
-    return memo.get("pygments-css", (package_version("pygments"),), _pygments_css).decode()
-
-
-def _highlight(source: str) -> bytes:
-    from pygments import highlight
-    from pygments.formatters import HtmlFormatter
-    from pygments.lexers import PythonLexer
-    return highlight(source, PythonLexer(), HtmlFormatter(cssclass="highlight", wrapcode=True)).encode()
-
-
-def _pygments_css() -> bytes:
-    from pygments.formatters import HtmlFormatter
-    from pygments.styles import get_style_by_name
-    light = HtmlFormatter(cssclass="highlight").get_style_defs(".highlight")
-    dark = HtmlFormatter(style=get_style_by_name("github-dark")).get_style_defs(".highlight")
-    return f"\n/* code: Pygments */\n{light}\n@media (prefers-color-scheme: dark) {{\n{dark}\n}}\n".encode()
 
 
 class _ExternalLinks(markdown.treeprocessors.Treeprocessor):
@@ -124,30 +101,10 @@ def hashed_name(name: str, data: bytes) -> str:
     return f"{stem}.{hashlib.sha256(data).hexdigest()[:10]}.{ext}"
 
 
-def computed_when(provenance: dict) -> str:
-    return provenance["computed_at"].replace("T", " ").replace("Z", " UTC")
-
-
-def stamp(words: dict, provenance: dict) -> str:
-    """The line above a cell's saved output: when and with what it was computed."""
-    return words["stamp"].format(when=computed_when(provenance), python=provenance["python"],
-                                 numpy=provenance["numpy"], matplotlib=provenance["matplotlib"])
-
-
-def _code(text) -> Markup:
-    return Markup("<code>{}</code>").format(text)
-
-
-def _word_html(word: str, **values) -> Markup:
-    """A word of the vocabulary as HTML: its own text escaped, its {names} filled with values
-    (escaped, unless they are Markup already)."""
-    return Markup(html.escape(word)).format(**values)
-
-
 def provenance_note(words: dict, provenance: dict) -> Markup:
     """The footer of a lab's page: which script computed it, when, with what (no seed: none said)."""
     seed = provenance.get("seed")
-    return _word_html(words["provenance"], script=_code(provenance["script"]), when=provenance["computed_at"],
+    return word_html(words["provenance"], script=code(provenance["script"]), when=provenance["computed_at"],
                       seed="" if seed is None else words["provenance_seed"].format(seed=seed),
                       python=provenance["python"], numpy=provenance["numpy"], matplotlib=provenance["matplotlib"])
 
@@ -329,15 +286,10 @@ class Renderer:
         for block in page.blocks:
             if block.kind == "prose":
                 parts.append(transform_prose(block.text, page, art, results, href, figure_block, math))
-            elif block.kind == "cell":
-                parts.append(placeholder(self.cell_html(art, block)))
-            elif block.kind == "table":
-                parts.append(placeholder(self.table_html(results, block)))
-            elif block.kind == "downloads":
-                parts.append(placeholder(self.downloads_html(art, page)))
-            elif block.kind == "explorer":
-                parts.append(placeholder(self.explorer_html(block, page)))
-                scripts.append("explorer.js")
+            else:
+                kind = KINDS[block.kind]
+                parts.append(placeholder(kind.render(self, page, block, self.artifacts[kind.lab(page, block)])))
+                scripts.extend(kind.scripts)
         md = _markdown(self.words)
         body = md.convert("\n".join(parts)).replace('class="heading-anchor"',
                                                       'class="heading-anchor" data-search-ignore')
@@ -348,53 +300,6 @@ class Renderer:
         toc = [{"id": t["id"], "name": html.unescape(t["name"]), "level": t["level"]}
                for t in _flatten(md.toc_tokens) if t["level"] in (2, 3)]
         return body, toc, scripts
-
-    def cell_html(self, art: Artifacts, block) -> str:
-        cell = next(c for c in art.cells if c.name == block.args[0])
-        output = art.outputs[cell.name]
-        last = cell.first_line + cell.source.count("\n")
-        code = highlighted(self.memo, cell.source)
-        source_line = _word_html(self.words["cell_source"], script=_code(art.provenance["script"]),
-                                 first=cell.first_line, last=last, name=_code(cell.name))
-        return self.render_template(
-            "partials/cell.html", name=cell.name, code=code, source_line=source_line,
-            label=self.words["code_cell"].format(name=cell.name), stdout=output.stdout,
-            stamp=stamp(self.words, art.provenance), show_output=self.words["show_output"],
-            collapsed=block.options.get("output") == "collapsed")
-
-    def table_html(self, results: dict, block) -> str:
-        value = lookup(results, block.args[0])
-        axes = table_axes(block)
-        slices = [(None, value)] if len(axes) == 2 else list(enumerate(value))
-        tables = []
-        for index, matrix in slices:
-            caption = block.options["caption"]
-            if index is not None:
-                caption += " · " + self.axes[axes[0]].format(index)
-            tables.append({
-                "caption": caption,
-                "corner": f"{self.axes[axes[-2]].format('').strip()} \\ {self.axes[axes[-1]].format('').strip()}",
-                "columns": (lookup(results, block.options["columns"]) if "columns" in block.options
-                            else [self.axes[axes[-1]].format(j) for j in range(len(matrix[0]))]),
-                "rows": [(self.axes[axes[-2]].format(i), [format_value(x) for x in row])
-                         for i, row in enumerate(matrix)]})
-        return self.render_template("partials/table.html", path=block.args[0], tables=tables)
-
-    def explorer_html(self, block, page: Page) -> str:
-        lab = self.artifacts[block.args[0]].lab
-        return self.render_template(
-            "partials/explorer.html", id=f"explorer-{lab.id}", compact=block.options.get("view") == "compact",
-            results=relative_url(page.output, f"{lab.downloads}/results.json"))
-
-    def downloads_html(self, art: Artifacts, page: Page) -> str:
-        items = [{"href": relative_url(page.output, art.lab.notebook), "name": art.lab.notebook.rsplit("/", 1)[-1],
-                  "note": self.cfg.vocabulary.download_note(art.lab, art.lab.notebook.rsplit("/", 1)[-1]),
-                  "size": None}] if art.lab.notebook else []
-        for name, path in art.files.items():
-            if not name.endswith(".png"):
-                items.append({"href": relative_url(page.output, f"{art.lab.downloads}/{name}"), "name": name,
-                              "note": self.cfg.vocabulary.download_note(art.lab, name), "size": path.stat().st_size})
-        return self.render_template("partials/downloads.html", items=items)
 
     def page(self, page: Page, assets: dict[str, str], scripts: list[str]) -> None:
         try:

@@ -1,0 +1,188 @@
+"""The kinds of block a page may hold (`::: kind NAME key=value`), each declared once.
+
+A kind says what it takes (how many names; its options and their allowed values, which
+content.py checks as it reads the page), how check.py verifies it against the lab it shows, how
+render.py turns it into HTML (through its partial, templates/partials/<kind>.html), and which
+scripts of static/ a page holding it loads. A new kind is one entry in KINDS and one partial.
+"""
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
+
+from markupsafe import Markup
+
+from .highlight import highlighted
+from .prose import Unresolved, format_value, lookup, relative_url
+
+if TYPE_CHECKING:
+    from .artifacts import Artifacts
+    from .config import SiteConfig
+    from .content import Block, Page
+    from .errors import Collector
+
+
+@dataclass(frozen=True)
+class Checking:
+    """What a block's check may use, and where it reports."""
+    cfg: SiteConfig
+    problems: Collector
+
+    def add(self, page: Page, block: Block, message: str) -> None:
+        self.problems.add(page.source, block.line, message)
+
+
+@dataclass(frozen=True)
+class Kind:
+    names: int                  # the names it takes: 1 for `::: cell NAME`
+    options: dict               # option -> its allowed values, or None for any text
+    check: Callable             # (checking, page, block, art): report what is wrong
+    render: Callable            # (renderer, page, block, art) -> HTML
+    scripts: tuple = ()         # what a page holding it loads from static/
+    names_lab: bool = False     # its name is the lab it shows (else: the page's lab)
+
+    def lab(self, page: Page, block: Block) -> str | None:
+        return block.args[0] if self.names_lab else page.lab
+
+
+# -- words as HTML ---------------------------------------------------------------
+
+def code(text) -> Markup:
+    return Markup("<code>{}</code>").format(text)
+
+
+def word_html(word: str, **values) -> Markup:
+    """A word of the vocabulary as HTML: its own text escaped, its {names} filled with values
+    (escaped, unless they are Markup already)."""
+    return Markup(html.escape(word)).format(**values)
+
+
+def stamp(words: dict, provenance: dict) -> str:
+    """The line above a cell's saved output: when and with what it was computed."""
+    when = provenance["computed_at"].replace("T", " ").replace("Z", " UTC")
+    return words["stamp"].format(when=when, python=provenance["python"], numpy=provenance["numpy"],
+                                 matplotlib=provenance["matplotlib"])
+
+
+# -- ::: cell NAME [output=shown|collapsed] ----------------------------------------
+
+def _check_cell(checking: Checking, page: Page, block: Block, art: Artifacts) -> None:
+    if block.args[0] not in art.outputs:
+        checking.add(page, block, f"unknown cell '{block.args[0]}' (lab {art.lab.id} has: {', '.join(art.outputs)})")
+
+
+def _render_cell(r, page: Page, block: Block, art: Artifacts) -> str:
+    cell = next(c for c in art.cells if c.name == block.args[0])
+    last = cell.first_line + cell.source.count("\n")
+    source_line = word_html(r.words["cell_source"], script=code(art.provenance["script"]),
+                            first=cell.first_line, last=last, name=code(cell.name))
+    return r.render_template(
+        "partials/cell.html", name=cell.name, code=highlighted(r.memo, cell.source), source_line=source_line,
+        label=r.words["code_cell"].format(name=cell.name), stdout=art.outputs[cell.name].stdout,
+        stamp=stamp(r.words, art.provenance), show_output=r.words["show_output"],
+        collapsed=block.options.get("output") == "collapsed")
+
+
+# -- ::: table PATH axes=a,b caption="..." [columns=PATH] ---------------------------
+
+def table_axes(block: Block) -> list[str]:
+    return [a for a in block.options.get("axes", "row,column").split(",") if a]
+
+
+def _check_table(checking: Checking, page: Page, block: Block, art: Artifacts) -> None:
+    path, results, known = block.args[0], art.results, checking.cfg.vocabulary.axes
+    try:
+        value = lookup(results, path)
+    except Unresolved as exc:
+        checking.add(page, block, f"table {path}: {exc}")
+        return
+    axes = table_axes(block)
+    unknown = [a for a in axes if a not in known]
+    if unknown:
+        checking.add(page, block, f"table {path}: unknown axis {', '.join(unknown)} (expected: "
+                                  f"{', '.join(sorted(known))}; name more under vocabulary.axes in site.yaml)")
+    depth, probe = 0, value
+    while isinstance(probe, list) and probe:
+        depth, probe = depth + 1, probe[0]
+    if depth not in (2, 3) or not isinstance(probe, (int, float)):
+        checking.add(page, block, f"table {path}: needs a 2-D or 3-D array of numbers, found {depth}-D")
+    elif len(axes) != depth:
+        checking.add(page, block, f"table {path} is {depth}-D: give {depth} axes, "
+                                  f"e.g. axes={','.join(['head', 'query', 'key'][-depth:])}")
+    if "columns" in block.options and depth in (2, 3) and len(axes) == depth:
+        try:
+            labels = lookup(results, block.options["columns"])
+        except Unresolved as exc:
+            checking.add(page, block, f"table {path} columns: {exc}")
+        else:
+            width = len(value[0] if depth == 2 else value[0][0])
+            if not (isinstance(labels, list) and len(labels) == width and all(isinstance(x, str) for x in labels)):
+                checking.add(page, block, f"table {path}: columns={block.options['columns']} must be "
+                                          f"a list of {width} names")
+    if not block.options.get("caption"):
+        checking.add(page, block, f"table {path} needs a caption=\"...\" saying what it shows")
+
+
+def _render_table(r, page: Page, block: Block, art: Artifacts) -> str:
+    results, axes, labels = art.results, table_axes(block), r.axes
+    value = lookup(results, block.args[0])
+    tables = []
+    for index, matrix in [(None, value)] if len(axes) == 2 else list(enumerate(value)):
+        caption = block.options["caption"]
+        if index is not None:
+            caption += " · " + labels[axes[0]].format(index)
+        tables.append({
+            "caption": caption,
+            "corner": f"{labels[axes[-2]].format('').strip()} \\ {labels[axes[-1]].format('').strip()}",
+            "columns": (lookup(results, block.options["columns"]) if "columns" in block.options
+                        else [labels[axes[-1]].format(j) for j in range(len(matrix[0]))]),
+            "rows": [(labels[axes[-2]].format(i), [format_value(x) for x in row]) for i, row in enumerate(matrix)]})
+    return r.render_template("partials/table.html", path=block.args[0], tables=tables)
+
+
+# -- ::: downloads -----------------------------------------------------------------
+
+def _render_downloads(r, page: Page, block: Block, art: Artifacts) -> str:
+    vocabulary, lab = r.cfg.vocabulary, art.lab
+    items = []
+    if lab.notebook:
+        name = lab.notebook.rsplit("/", 1)[-1]
+        items.append({"href": relative_url(page.output, lab.notebook), "name": name,
+                      "note": vocabulary.download_note(lab, name), "size": None})
+    for name, path in art.files.items():
+        if not name.endswith(".png"):
+            items.append({"href": relative_url(page.output, f"{lab.downloads}/{name}"), "name": name,
+                          "note": vocabulary.download_note(lab, name), "size": path.stat().st_size})
+    return r.render_template("partials/downloads.html", items=items)
+
+
+# -- ::: explorer LAB [view=full|compact] --------------------------------------------
+
+EXPLORER_NEEDS = ("image", "patch_projection", "position", "weights", "structure")
+
+
+def _check_explorer(checking: Checking, page: Page, block: Block, art: Artifacts) -> None:
+    missing = [key for key in EXPLORER_NEEDS if key not in art.results]
+    if missing:
+        checking.add(page, block, f"explorer: lab {art.lab.id}'s results.json lacks {', '.join(missing)}, "
+                                  "which the encoder needs")
+
+
+def _render_explorer(r, page: Page, block: Block, art: Artifacts) -> str:
+    return r.render_template(
+        "partials/explorer.html", id=f"explorer-{art.lab.id}", compact=block.options.get("view") == "compact",
+        results=relative_url(page.output, f"{art.lab.downloads}/results.json"))
+
+
+def _nothing_to_check(checking, page, block, art) -> None:
+    pass
+
+
+KINDS = {
+    "cell": Kind(1, {"output": ("shown", "collapsed")}, _check_cell, _render_cell),
+    "table": Kind(1, {"axes": None, "caption": None, "columns": None}, _check_table, _render_table),
+    "downloads": Kind(0, {}, _nothing_to_check, _render_downloads),
+    "explorer": Kind(1, {"view": ("full", "compact")}, _check_explorer, _render_explorer,
+                     scripts=("explorer.js",), names_lab=True),
+}
