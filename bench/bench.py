@@ -91,10 +91,11 @@ def make_course(target: Path, labs: int) -> Path:
         lab = f"lab{n:02d}"
         (target / f"compute/{lab}.py").write_text(code.replace("SEED = 20260918", f"SEED = {20260918 + n}"),
                                                   encoding="utf-8")
-        (target / f"content/labs/{lab}.md").write_text(page.replace("lab: lab09", f"lab: {lab}").replace("::: explorer lab09", f"::: explorer {lab}"), encoding="utf-8")
+        (target / f"content/labs/{lab}.md").write_text(page.replace("lab: lab09", f"lab: {lab}").replace("::: widget lab09", f"::: widget {lab}"), encoding="utf-8")
         entries.append(f"  - id: {lab}\n    title: Lab {n}\n    script: compute/{lab}.py\n"
                        f"    images: labs/images/{lab}\n    downloads: labs/materials/{lab}\n"
-                       f"    notebook: labs/materials/{lab}.ipynb\n    page: labs/{lab}.md\n")
+                       f"    notebook: labs/materials/{lab}.ipynb\n    page: labs/{lab}.md\n"
+                       "    widget:\n      script: explorer.js\n      needs: [image, structure, permutation]\n")
         items.append(f"- [Lab {n}](labs/{lab}.md)")
     (target / "site.yaml").write_text(
         "site:\n  title: 合成课程\n  base_url: https://example.pages.dev\n  language: zh-CN\n\nlabs:\n"

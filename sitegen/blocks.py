@@ -39,7 +39,7 @@ class Kind:
     options: dict               # option -> its allowed values, or None for any text
     check: Callable             # (checking, page, block, art): report what is wrong
     render: Callable            # (renderer, page, block, art) -> HTML
-    scripts: tuple = ()         # what a page holding it loads from static/
+    scripts: Callable = lambda art: ()   # (art) -> what a page holding it loads from static/
     names_lab: bool = False     # its name is the lab it shows (else: the page's lab)
 
     def lab(self, page: Page, block: Block) -> str | None:
@@ -157,21 +157,25 @@ def _render_downloads(r, page: Page, block: Block, art: Artifacts) -> str:
     return r.render_template("partials/downloads.html", items=items)
 
 
-# -- ::: explorer LAB [view=full|compact] --------------------------------------------
+# -- ::: widget LAB [view=NAME] ------------------------------------------------------
+# A lab's own interactive part: a script module it declares in site.yaml (widget: script, needs),
+# which fills the section from the lab's results.json; `view` is the widget's to interpret.
 
-EXPLORER_NEEDS = ("image", "patch_projection", "position", "weights", "structure")
-
-
-def _check_explorer(checking: Checking, page: Page, block: Block, art: Artifacts) -> None:
-    missing = [key for key in EXPLORER_NEEDS if key not in art.results]
+def _check_widget(checking: Checking, page: Page, block: Block, art: Artifacts) -> None:
+    if not art.lab.widget:
+        checking.add(page, block, f"widget: lab {art.lab.id} declares none: add `widget: {{script: NAME.js, "
+                                  "needs: [keys]}` to its entry in site.yaml")
+        return
+    missing = [key for key in art.lab.widget["needs"] if key not in art.results]
     if missing:
-        checking.add(page, block, f"explorer: lab {art.lab.id}'s results.json lacks {', '.join(missing)}, "
-                                  "which the encoder needs")
+        checking.add(page, block, f"widget: lab {art.lab.id}'s results.json lacks {', '.join(missing)}, "
+                                  f"which {art.lab.widget['script']} needs")
 
 
-def _render_explorer(r, page: Page, block: Block, art: Artifacts) -> str:
+def _render_widget(r, page: Page, block: Block, art: Artifacts) -> str:
+    name, view = art.lab.widget["script"].rsplit("/", 1)[-1].removesuffix(".js"), block.options.get("view", "")
     return r.render_template(
-        "partials/explorer.html", id=f"explorer-{art.lab.id}", compact=block.options.get("view") == "compact",
+        "partials/widget.html", name=name, view=view, id="-".join(filter(None, (name, art.lab.id, view))),
         results=relative_url(page.output, f"{art.lab.downloads}/results.json"))
 
 
@@ -183,6 +187,6 @@ KINDS = {
     "cell": Kind(1, {"output": ("shown", "collapsed")}, _check_cell, _render_cell),
     "table": Kind(1, {"axes": None, "caption": None, "columns": None}, _check_table, _render_table),
     "downloads": Kind(0, {}, _nothing_to_check, _render_downloads),
-    "explorer": Kind(1, {"view": ("full", "compact")}, _check_explorer, _render_explorer,
-                     scripts=("explorer.js",), names_lab=True),
+    "widget": Kind(1, {"view": None}, _check_widget, _render_widget,
+                   scripts=lambda art: (art.lab.widget["script"],) if art.lab.widget else (), names_lab=True),
 }

@@ -33,6 +33,7 @@ class Lab:
     line: int             # where site.yaml declares it
     timeout: float | None = None   # seconds it may run (None: the default)
     describe: dict = field(default_factory=dict)   # download file name -> what it is
+    widget: dict | None = None    # {"script": a module in static/, "needs": results.json keys it reads}
 
 
 @dataclass(frozen=True)
@@ -274,6 +275,16 @@ def load_config(root: Path) -> SiteConfig:
             if not isinstance(text, str):
                 problems.add(rel, f.key_line("describe"), f"labs[{i}].describe.{name} must be text saying what "
                                                           "the download is")
+        widget = f.get("widget", dict, None, required=False)
+        if widget is not None:
+            w = _Fields(widget, f"labs[{i}].widget", rel, problems, f.key_line("widget"))
+            script_name, needs = w.get("script", default=""), w.get("needs", list, [], required=False)
+            w.finish()
+            if script_name and not (root / "static" / script_name).is_file():
+                problems.add(rel, w.key_line("script"), f"labs[{i}].widget.script: no such file static/{script_name}")
+            if not all(isinstance(key, str) for key in needs):
+                problems.add(rel, w.key_line("needs"), f"labs[{i}].widget.needs lists the keys of results.json it reads")
+            widget = {"script": script_name, "needs": [str(key) for key in needs]}
         timeout = f.get("timeout", (int, float), None, required=False)
         if timeout is not None and (isinstance(timeout, bool) or not 0 < timeout <= 86400):
             problems.add(rel, f.key_line("timeout"), f"labs[{i}].timeout must be a number of seconds "
@@ -295,7 +306,7 @@ def load_config(root: Path) -> SiteConfig:
                 problems.add(rel, f.key_line(key),
                              f"labs[{i}].{key} {values[key]!r} must be a relative ASCII path (letters, digits, . _ - /)")
         labs.append(Lab(id=lab_id, script=script_path, line=f.line, inputs=tuple(map(str, inputs)),
-                        timeout=timeout, describe=dict(describe), **values))
+                        timeout=timeout, describe=dict(describe), widget=widget, **values))
     ids = {lab.id for lab in labs}
     for lab in labs:
         for name in lab.inputs:

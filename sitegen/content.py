@@ -7,7 +7,7 @@ A page is YAML front matter between `---` lines, then Markdown in which a line
     ::: table PATH axes=a,b caption="..."     a tensor from results.json as a table
                      [columns=PATH]           column labels: a list of names in results.json
     ::: downloads                             the lab's downloads with their sizes
-    ::: explorer LAB [view=compact]           the live encoder explorer on LAB's weights
+    ::: widget LAB [view=NAME]                 the lab's own interactive widget (site.yaml: widget)
 
 What prose may say (values, figures, links, math) and how it resolves is
 prose.py's.

@@ -288,8 +288,9 @@ class Renderer:
                 parts.append(transform_prose(block.text, page, art, results, href, figure_block, math))
             else:
                 kind = KINDS[block.kind]
-                parts.append(placeholder(kind.render(self, page, block, self.artifacts[kind.lab(page, block)])))
-                scripts.extend(kind.scripts)
+                shown = self.artifacts[kind.lab(page, block)]
+                parts.append(placeholder(kind.render(self, page, block, shown)))
+                scripts.extend(kind.scripts(shown))
         md = _markdown(self.words)
         body = md.convert("\n".join(parts)).replace('class="heading-anchor"',
                                                       'class="heading-anchor" data-search-ignore')

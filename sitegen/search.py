@@ -2,7 +2,7 @@
 
 Each page's `data-search-body` element is read from the rendered HTML and cut
 into sections at its headings; what is marked `data-search-ignore` (code
-cells, their outputs, tensor tables, the explorer, navigation, display
+cells, their outputs, tensor tables, widgets, navigation, display
 formulas) is left out. The result is one small `search.json` that
 static/search.js loads on first use and matches by substring, which suits
 Chinese (no word segmentation to get wrong: 意力 finds 注意力) as well as

@@ -49,7 +49,8 @@ export const patchify = (image, size = 2) => {
 
 // The tokens X for an image: patches @ W_patch (+ position unless `position` is false).
 export const embed = (lab, image, { position = true, identical = false, permutation = null } = {}) => {
-  let X = matmul(patchify(image), lab.patch_projection);
+  const size = Math.round(Math.sqrt(lab.patches[0].length));      // a patch holds size × size pixels
+  let X = matmul(patchify(image, size), lab.patch_projection);
   if (identical) X = X.map(() => X[0].slice());
   if (permutation) X = permutation.map((i) => X[i]);
   return position ? add(X, lab.position) : X;

@@ -1,9 +1,10 @@
 // The lab's question, live: edit pixels or the controls and every view recomputes with the
 // same float64 layer as the build (encoder.js). The state lives in the URL hash, e.g.
 // #pixel=3,3,+0.4&position=0 — a student can send exactly what they see.
+// LAB 09's own widget (site.yaml: its widget), filling each `::: widget lab09` section: shapes,
+// heads and the permutation come from the lab's results.json, not from here.
 import { embed, encoder, tokenChange } from "./encoder.js";
 
-const PERMUTATION = [2, 0, 3, 1];
 const fmt = (x) => (Math.abs(x) < 5e-5 ? 0 : x).toFixed(4);
 
 // Text colour by relative luminance, so every heat cell keeps AA contrast.
@@ -63,8 +64,22 @@ async function start(section) {
   const lab = await (await fetch(section.dataset.results)).json();
   const base = lab.image;
   const baseline = encoder(lab, embed(lab, base));
-  const compact = section.dataset.compact === "true";
-  const tokens = [0, 1, 2, 3].map((i) => `token ${i}`);
+  const compact = section.dataset.view === "compact";
+  const permutation = lab.permutation;
+  const tokens = lab.patches.map((_, i) => `token ${i}`);
+  const count = (n) => Array.from({ length: n }, (_, i) => i);
+
+  const title = el("h3", { id: `${section.id}-title`, textContent: "自己动手：改一块图像，看每个张量怎样变" });
+  const intro = el("p", { className: "explorer-intro" }, ["下面每个数都由浏览器里的同一层即时重算：float64 JavaScript，"
+    + "权重读自本次构建的 ", el("code", { textContent: "results.json" }), "，与 Python 构建的结果一致到 1e-12。"
+    + "改任一像素，或切换对照条件；地址栏会记下当前状态，可以直接发给老师或同学。"]);
+  const status = el("p", { className: "explorer-status" });
+  status.setAttribute("aria-live", "polite");
+  const controls = el("div", { className: "explorer-controls" });
+  const views = el("div", { className: "explorer-views" });
+  section.append(title, intro, status, controls, views);
+  section.setAttribute("aria-labelledby", title.id);
+  section.classList.toggle("explorer-compact", compact);
 
   const inputs = base.map((row, r) => row.map((v, c) => el("input", {
     type: "number", step: "0.1", min: "-2", max: "3", value: String(v), id: `${section.id}-p${r}${c}`,
@@ -79,17 +94,15 @@ async function start(section) {
     permute: el("input", { type: "checkbox" }),
   };
   const reset = el("button", { type: "button", className: "explorer-reset", textContent: "复原" });
-  const controls = section.querySelector(".explorer-controls");
   controls.append(
-    el("fieldset", {}, [el("legend", { textContent: "4×4 图像（输入数值，或用 ↑ ↓ 键）" }), grid]),
+    el("fieldset", {}, [el("legend", { textContent: `${base.length}×${base[0].length} 图像（输入数值，或用 ↑ ↓ 键）` }), grid]),
     el("fieldset", {}, [el("legend", { textContent: "对照条件" }),
       el("label", {}, [boxes.position, " 加位置向量"]),
-      el("label", {}, [boxes.identical, " 四个 token 相同（都用 patch 0）"]),
-      el("label", {}, [boxes.permute, ` 排列 token 为 [${PERMUTATION.join(", ")}]`])]),
+      el("label", {}, [boxes.identical, ` ${tokens.length} 个 token 相同（都用 patch 0）`]),
+      el("label", {}, [boxes.permute, ` 排列 token 为 [${permutation.join(", ")}]`])]),
     reset);
 
-  const views = section.querySelector(".explorer-views");
-  const heads = [0, 1].map((h) => table(`head ${h} 的注意力（行 = query，列 = key）`, "query \\ key",
+  const heads = count(lab.structure.heads).map((h) => table(`head ${h} 的注意力（行 = query，列 = key）`, "query \\ key",
     tokens.map((t) => t.replace("token", "key")),
     tokens.map((t) => [t.replace("token", "query")])));
   views.append(...heads.map((t) => t.node));
@@ -100,16 +113,15 @@ async function start(section) {
     change.series = series;
     bars = el("div", { className: "change-bars", role: "img" }, tokens.map((t) => el("div", { className: "change-bar" }, [
       el("span", { textContent: t }), el("b", { className: "bar" }), el("span", { className: "bar-value" })])));
-    output = table("最终输出 output（token × 通道）", "token \\ 通道", [0, 1, 2, 3].map((c) => `通道 ${c}`),
+    output = table("最终输出 output（token × 通道）", "token \\ 通道", count(lab.structure.d_model).map((c) => `通道 ${c}`),
       tokens.map((t) => [t]));
     views.append(change.node, bars, output.node);
   }
-  const status = section.querySelector(".explorer-status");
 
   function update(state) {
     performance.mark("explorer-start");
     const X = embed(lab, state.image, { position: state.position, identical: state.identical,
-                                       permutation: state.permute ? PERMUTATION : null });
+                                       permutation: state.permute ? permutation : null });
     const trace = encoder(lab, X);
     heads.forEach((view, h) => trace.attention[h].forEach((row, i) => row.forEach((w, j) => {
       const cell = view.cells[i][j];
@@ -164,4 +176,4 @@ async function start(section) {
   section.hidden = false;
 }
 
-for (const section of document.querySelectorAll(".explorer")) start(section);
+for (const section of document.querySelectorAll(".widget.explorer")) start(section);
