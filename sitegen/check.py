@@ -86,7 +86,8 @@ def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifact
             shown = artifacts.get(kind.lab(page, block) or "")
             if shown is None:
                 if kind.names_lab:
-                    problems.add(page.source, block.line, f"{block.kind}: unknown lab '{block.args[0]}'")
+                    problems.add(page.source, block.line, f"{block.kind}: unknown lab '{block.args[0]}' "
+                                                          f"(labs: {', '.join(sorted(artifacts)) or 'none'})")
                 elif not page.lab:
                     problems.add(page.source, block.line,
                                  "this refers to a lab, but the front matter names none: add 'lab: ID'")
