@@ -38,19 +38,30 @@ def digest(*parts) -> str:
 
 
 @functools.lru_cache(maxsize=None)
-def package_version(package: str) -> str:
-    """The installed version, from the name of its `.dist-info` folder (the wheel spec
-    fixes it as name-version.dist-info); importlib.metadata, which costs more to import
-    than the rest of a no-change build, only when that is not found."""
-    prefix = package.lower().replace("-", "_") + "-"       # wheels normalise names: PyYAML-6.0.3.dist-info
+def _installed() -> dict[str, str]:
+    """Every installed distribution's version, from the names of the `.dist-info` folders on the
+    path (the wheel spec fixes them as name-version.dist-info, the name normalised): one listing
+    of each folder, however many versions are asked for."""
+    versions: dict[str, str] = {}
     for entry in sys.path:
         try:
             names = os.listdir(entry or ".")
         except OSError:
             continue
         for name in names:
-            if name.lower().startswith(prefix) and name.endswith(".dist-info"):
-                return name[len(prefix):-len(".dist-info")]
+            if name.endswith(".dist-info"):
+                dist, _, version = name[: -len(".dist-info")].partition("-")
+                versions.setdefault(dist.lower().replace("-", "_").replace(".", "_"), version)
+    return versions
+
+
+@functools.lru_cache(maxsize=None)
+def package_version(package: str) -> str:
+    """The installed version; importlib.metadata, which costs more to import than the rest of a
+    no-change build, only when no `.dist-info` folder names it."""
+    found = _installed().get(package.lower().replace("-", "_").replace(".", "_"))
+    if found:
+        return found
     from importlib import metadata
     try:
         return metadata.version(package)
