@@ -23,16 +23,16 @@ from .errors import Collector, Problem
 
 def lab_outputs(artifacts: dict[str, Artifacts]) -> set[str]:
     """Every path the labs publish: notebooks, downloads, figures."""
-    outputs: set[str] = set()
+    paths: set[str] = set()
     for art in artifacts.values():
         if art.lab.notebook:
-            outputs.add(art.lab.notebook)
-        outputs.update(f"{art.lab.downloads}/{name}" for name in art.files if not name.endswith(".png"))
-        outputs.update(art.figure_path(name) for name in art.figures)
-    return outputs
+            paths.add(art.lab.notebook)
+        paths.update(f"{art.lab.downloads}/{name}" for name in art.files if not name.endswith(".png"))
+        paths.update(art.figure_path(name) for name in art.figures)
+    return paths
 
 
-def site_outputs(pages: list[Page], artifacts: dict[str, Artifacts]) -> SiteMap:
+def site_map(pages: list[Page], artifacts: dict[str, Artifacts]) -> SiteMap:
     """Every path a link may point to: the pages and what the labs publish."""
     return SiteMap(lab_outputs(artifacts) | {page.output for page in pages},
                    {page.content_path: page.output for page in pages})
@@ -50,12 +50,12 @@ def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifact
         for output in sorted(lab_outputs({art.lab.id: art}) & set(writers)):
             problems.add("site.yaml", art.lab.line, f"lab {art.lab.id} publishes {output}, which "
                          f"{writers[output]} also writes: give the lab's images, downloads or notebook another path")
-    outputs = site_outputs(pages, artifacts)
+    sitemap = site_map(pages, artifacts)
     for page in pages:              # an alias fires even where a file exists: it must not hide one
         for alias in page.aliases:
-            if served_file(alias, outputs):
+            if served_file(alias, sitemap):
                 problems.add(page.source, page.meta_line, f"aliases: {alias} is the address of "
-                                                          f"{served_file(alias, outputs)}, which the site publishes: "
+                                                          f"{served_file(alias, sitemap)}, which the site publishes: "
                                                           "a redirect there would hide it")
     for art in artifacts.values():
         page = next((p for p in pages if p.source == f"content/{art.lab.page}"), None)
@@ -70,7 +70,7 @@ def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifact
         results = art.results if art else None
         if "parent" in page.meta:
             try:
-                resolve_target(page, page.meta["parent"], outputs)
+                resolve_target(page, page.meta["parent"], sitemap)
             except Unresolved as exc:
                 problems.add(page.source, page.meta_line, f"front matter parent: {exc}")
         for block in page.blocks:
@@ -80,7 +80,7 @@ def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifact
                         problems.add(page.source, block.line,
                                      "this refers to a lab, but the front matter names none: add 'lab: ID'")
                     continue
-                _prose(page, block, art, results, outputs, problems, memo)
+                _prose(page, block, art, results, sitemap, problems, memo)
                 continue
             kind = KINDS[block.kind]
             shown = artifacts.get(kind.lab(page, block) or "")
@@ -96,7 +96,7 @@ def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifact
     problems.raise_if_any()
 
 
-def _prose(page, block, art, results, outputs, problems, memo):
+def _prose(page, block, art, results, sitemap, problems, memo):
     for offset, line in enumerate(block.text.splitlines()):
         number = block.line + offset
         for _, _, tex, display in math_spans(VALUE.sub("0", line)):
@@ -120,7 +120,7 @@ def _prose(page, block, art, results, outputs, problems, memo):
                     problems.add(page.source, number, f"figure '{name}' needs alt text: ![what it shows](figure:{name})")
             elif not is_external(target):
                 try:
-                    resolve_target(page, target, outputs)
+                    resolve_target(page, target, sitemap)
                 except Unresolved as exc:
                     problems.add(page.source, number, str(exc))
 

@@ -14,7 +14,7 @@ import re
 from .artifacts import Artifacts
 from .config import SiteConfig
 from .content import Page
-from .prose import is_external, pretty_url, resolve_target, transform_prose
+from .prose import SiteMap, is_external, pretty_url, resolve_target, transform_prose
 from .errors import BuildError, Problem
 
 ATTR_LIST = re.compile(r"\s*\{[#.][^}]*\}\s*$")
@@ -49,7 +49,7 @@ def load_nbformat():
     return nbformat, v4
 
 
-def build_notebook(cfg: SiteConfig, page: Page, art: Artifacts, outputs: set[str]) -> bytes:
+def build_notebook(cfg: SiteConfig, page: Page, art: Artifacts, sitemap: SiteMap) -> bytes:
     nbformat, v4 = load_nbformat()
 
 
@@ -58,7 +58,7 @@ def build_notebook(cfg: SiteConfig, page: Page, art: Artifacts, outputs: set[str
     def href(target: str) -> str:
         if is_external(target):
             return target
-        output, fragment = resolve_target(page, target, outputs)
+        output, fragment = resolve_target(page, target, sitemap)
         return f"{cfg.base_url}/{pretty_url(output)}" + (f"#{fragment}" if fragment else "")
 
     # Cells are plain nbformat 4 dicts, validated once as a whole notebook below

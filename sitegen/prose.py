@@ -109,13 +109,13 @@ class SiteMap(frozenset):
     """Every path the site publishes (a set of output paths), and where each page's source is
     published (`pages`: content path -> output), since a page's `url` may differ from its file."""
 
-    def __new__(cls, outputs, pages: dict[str, str]):
-        site = super().__new__(cls, outputs)
+    def __new__(cls, paths, pages: dict[str, str]):
+        site = super().__new__(cls, paths)
         site.pages = dict(pages)
         return site
 
 
-def resolve_target(page: Page, target: str, outputs: SiteMap) -> tuple[str, str]:
+def resolve_target(page: Page, target: str, sitemap: SiteMap) -> tuple[str, str]:
     """An internal link as (output path, fragment); raises Unresolved.
 
     A link to a page's source (`guide.md`) is relative to the linking page's source file and goes
@@ -132,9 +132,9 @@ def resolve_target(page: Page, target: str, outputs: SiteMap) -> tuple[str, str]
         normal = posixpath.normpath(posixpath.join(base, path))
         if normal == ".." or normal.startswith("../"):
             raise Unresolved(f"link '{target}' leaves the site")
-        candidates = [outputs.pages.get(normal, "")] if normal.endswith(".md") else [normal]
+        candidates = [sitemap.pages.get(normal, "")] if normal.endswith(".md") else [normal]
     for candidate in candidates:
-        if candidate in outputs:
+        if candidate in sitemap:
             return candidate, fragment
     raise Unresolved(f"link '{target}' points to nothing the site builds")
 

@@ -21,7 +21,7 @@ import markdown.treeprocessors
 from markupsafe import Markup
 
 from .blocks import KINDS, code, word_html
-from .check import site_outputs
+from .check import site_map
 from .artifacts import Artifacts
 from .config import SiteConfig
 from .content import Page
@@ -169,7 +169,7 @@ def while_labs_run(cfg: SiteConfig, memo: Memo, pending) -> None:
 class Renderer:
     def __init__(self, cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts], memo: Memo):
         self.cfg, self.pages, self.artifacts, self.memo = cfg, pages, artifacts, memo
-        self.sitemap = site_outputs(pages, artifacts)
+        self.sitemap = site_map(pages, artifacts)
         self.env = template_environment(cfg.templates_dir, memo.folder)
         self.out = Outputs()
         self.words, self.axes = cfg.vocabulary.words, cfg.vocabulary.axes
