@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -21,7 +22,6 @@ TEMPORARY = ".tmp-"       # what the cache holds under this prefix is being writ
 
 def clear_temporaries(cache: Path) -> None:
     """Remove what killed builds left half-written in the cache (call with the cache's lock held)."""
-    import shutil
     for stale in [*cache.glob(f"labs/*/{TEMPORARY}*"), *cache.glob(f"memo/*/{TEMPORARY}*")]:
         if stale.is_dir() and not stale.is_symlink():
             shutil.rmtree(stale, ignore_errors=True)
