@@ -7,12 +7,13 @@ exactly once, any other file is laid over the site, `expected.txt` holds the
 lines the build must print (exactly), and `args.txt` the build's extra
 arguments, if any. Edits rather than copies: a case breaks the current
 templates, not an old copy of them.
-The test builds the valid site first, then the broken one into the same
-output folder: exit code 1, the expected lines, and the previous output
-byte-identical.
+The valid site is built once; each case breaks a copy of it and builds into
+a copy of its output: exit code 1, the expected lines, and the previous
+output byte-identical.
 """
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -33,11 +34,21 @@ def test_there_are_at_least_twenty_cases():
     assert len(case_names()) >= 20
 
 
+@pytest.fixture(scope="module")
+def good(tmp_path_factory, shared_cache) -> tuple[Path, Path]:
+    """The valid site and its output, built once: each case breaks a copy."""
+    base = tmp_path_factory.mktemp("good")
+    root, out = tiny_site(base / "site"), base / "dist"
+    result = run_build(root, out, shared_cache)
+    assert result.returncode == 0, result.stderr
+    return root, out
+
+
 @pytest.mark.parametrize("case", case_names())
-def test_broken_site_fails_clearly_and_keeps_the_last_good_output(case, tmp_path, shared_cache):
-    root, out = tiny_site(tmp_path / "site"), tmp_path / "dist"
-    good = run_build(root, out, shared_cache)
-    assert good.returncode == 0, good.stderr
+def test_broken_site_fails_clearly_and_keeps_the_last_good_output(case, tmp_path, shared_cache, good):
+    root, out = tmp_path / "site", tmp_path / "dist"
+    shutil.copytree(good[0], root)
+    shutil.copytree(good[1], out)
     before = tree_bytes(out)
 
     lay(CASES / case, root)

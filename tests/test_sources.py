@@ -3,6 +3,7 @@ no traceback, nothing published. And nothing from outside the project is ever pu
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -12,12 +13,22 @@ import pytest
 from support import REPO, edit, run_build, tiny_site, tree_bytes
 
 
-@pytest.fixture()
-def built(tmp_path):
-    """The tiny site, built once: a mistake must leave this output as it is."""
-    root, out, cache = tiny_site(tmp_path / "site"), tmp_path / "dist", tmp_path / "cache"
+@pytest.fixture(scope="module")
+def good(tmp_path_factory):
+    """The tiny site, built once for the module (its lab cache shared): each test breaks a copy."""
+    base = tmp_path_factory.mktemp("good")
+    root, out, cache = tiny_site(base / "site"), base / "dist", base / "cache"
     assert run_build(root, out, cache).returncode == 0
     return root, out, cache
+
+
+@pytest.fixture()
+def built(tmp_path, good):
+    """A copy of the tiny site and of its output: a mistake must leave that output as it is."""
+    root, out = tmp_path / "site", tmp_path / "dist"
+    shutil.copytree(good[0], root)
+    shutil.copytree(good[1], out)
+    return root, out, good[2]
 
 
 def fails(built, *lines: str, args=()) -> str:
