@@ -113,7 +113,7 @@ def computed_at() -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _store(cfg, lab, key, source, env, rel_script, run, work, staging) -> None:
+def _store(lab, key, source, env, rel_script, run, work, staging) -> None:
     if run["error"]:
         err = run["error"]
         raise LabFailure(Problem(rel_script, err["line"], f"lab {lab.id} failed: {err['message']}"), err["trace"])
@@ -304,7 +304,7 @@ class LabScheduler:
                            f"started: make it faster, or raise its `timeout:` (seconds) in site.yaml")
                 run = {"cells": [], "error": {"line": 0, "trace": "", "message": message}}
             try:
-                _store(self.cfg, job.lab, job.key, job.source, self.env, str(job.lab.script.relative_to(self.cfg.root)),
+                _store(job.lab, job.key, job.source, self.env, str(job.lab.script.relative_to(self.cfg.root)),
                        run, job.staging / "work", job.staging)
                 for old in job.entry.parent.iterdir():   # one entry per lab: drop stale keys
                     if old.name != job.staging.name and not old.name.startswith(TEMPORARY):

@@ -69,7 +69,7 @@ def build_notebook(cfg: SiteConfig, page: Page, art: Artifacts, sitemap: SiteMap
     cells, count = [markdown_cell(f"# {page.title}")], 0
     for block in page.blocks:
         if block.kind == "prose":
-            text = transform_prose(block.text, page, art, results, href, figure_block=lambda *a: "")
+            text = transform_prose(block.text, results, href, figure_block=lambda *a: "")
             cells += [markdown_cell(md) for md in _markdown_cells(text)]
         elif block.kind == "cell":
             cell = next(c for c in art.cells if c.name == block.args[0])

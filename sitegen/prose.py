@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 from .memo import Memo, package_version
 
 if TYPE_CHECKING:              # content reads pages with blocks.py, which resolves prose through here
-    from .artifacts import Artifacts
     from .content import Page
 
 VALUE = re.compile(r"\{\{\s*(?P<path>[^}|]+?)\s*(?:\|\s*(?P<spec>[^}]*?)\s*)?\}\}")
@@ -166,8 +165,7 @@ def relative_url(from_output: str, to_output: str, fragment: str = "") -> str:
     return (rel or "./") + (f"#{fragment}" if fragment else "")
 
 
-def transform_prose(text: str, page: Page, art: Artifacts | None, results: dict | None,
-                    href, figure_block=None, math=None) -> str:
+def transform_prose(text: str, results: dict | None, href, figure_block=None, math=None) -> str:
     """Fill values, point links at their targets, and (on pages) lift figures into
     blocks and turn formulas into MathML via `math(tex, display)`."""
     lines = []

@@ -285,7 +285,7 @@ class Renderer:
         parts = []
         for block in page.blocks:
             if block.kind == "prose":
-                parts.append(transform_prose(block.text, page, art, results, href, figure_block, math))
+                parts.append(transform_prose(block.text, results, href, figure_block, math))
             else:
                 kind = KINDS[block.kind]
                 shown = self.artifacts[kind.lab(page, block)]
