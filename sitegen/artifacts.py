@@ -26,6 +26,8 @@ class CellOutput:
     name: str
     stdout: str
     figures: tuple[str, ...]    # artifact names of the PNGs this cell saved
+    value: str | None = None    # its last expression as Jupyter shows it (labs with display: jupyter)
+    error: str | None = None    # the error it raised, as meant (a cell tagged raises-exception)
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,8 @@ def load_entry(lab: Lab, cells: tuple[Cell, ...], entry: Path, recomputed: bool)
         for name, digest in manifest["files"].items():
             if sha256(files[name].read_bytes()) != digest:
                 return None
-        outputs = {c["name"]: CellOutput(c["name"], c["stdout"], tuple(c["figures"])) for c in manifest["cells"]}
+        outputs = {c["name"]: CellOutput(c["name"], c["stdout"], tuple(c["figures"]), c.get("value"), c.get("error"))
+                   for c in manifest["cells"]}
         if [c.name for c in cells] != list(outputs):
             return None
     except (OSError, ValueError, KeyError, TypeError):

@@ -77,9 +77,11 @@ def _render_cell(r, page: Page, block: Block, art: Artifacts) -> str:
     last = cell.first_line + cell.source.count("\n")
     source_line = word_html(r.words["cell_source"], script=code(art.provenance["script"]),
                             first=cell.first_line, last=last, name=code(cell.name))
+    output = art.outputs[cell.name]
     return r.render_template(
         "partials/cell.html", name=cell.name, code=highlighted(r.memo, cell.source), source_line=source_line,
-        label=r.words["code_cell"].format(name=cell.name), stdout=art.outputs[cell.name].stdout,
+        label=r.words["code_cell"].format(name=cell.name), stdout=output.stdout, value=output.value,
+        error=output.error, value_label=r.words["cell_value"], error_label=r.words["cell_error"],
         stamp=stamp(r.words, art.provenance), show_output=r.words["show_output"],
         collapsed=block.options.get("output") == "collapsed")
 

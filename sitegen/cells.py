@@ -1,6 +1,11 @@
-"""A lab script's named cells: `# %% name` starts one (the percent format)."""
+"""A lab script's named cells: `# %% name` starts one (jupytext's percent format).
+
+A marker may carry the cell's Jupyter tags as jupytext writes them, `# %% name
+tags=["raises-exception"]`: such a cell is meant to raise, and shows its error.
+"""
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,6 +15,8 @@ from .sources import read_text
 
 MARKER = re.compile(r"^# %%(?P<rest>.*)$")
 NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
+TAGS = re.compile(r"^tags=(?P<list>\[.*\])$")
+RAISES = "raises-exception"         # Jupyter's tag for a cell whose error is the point
 
 
 @dataclass(frozen=True)
@@ -17,19 +24,24 @@ class Cell:
     name: str
     source: str        # the cell's code, without the marker and trailing blank lines
     first_line: int    # 1-based line of the source's first line in the script
+    tags: tuple[str, ...] = ()
+
+    @property
+    def raises(self) -> bool:
+        return RAISES in self.tags
 
 
 def parse_cells(text: str, path: str) -> tuple[Cell, ...]:
     problems = Collector()
     cells: list[Cell] = []
-    current: tuple[str, int, list[str]] | None = None
+    current: tuple[str, int, list[str], tuple[str, ...]] | None = None
 
     def close():
         if current:
-            name, first, lines = current
+            name, first, lines, tags = current
             while lines and not lines[-1].strip():
                 lines.pop()
-            cells.append(Cell(name, "\n".join(lines), first))
+            cells.append(Cell(name, "\n".join(lines), first, tags))
 
     for number, line in enumerate(text.splitlines(), 1):
         match = MARKER.match(line)
@@ -38,18 +50,34 @@ def parse_cells(text: str, path: str) -> tuple[Cell, ...]:
                 current[2].append(line)
             continue
         close()
-        name = match["rest"].strip()
+        name, _, meta = match["rest"].strip().partition(" ")
+        tags = _tags(meta.strip(), path, number, problems)
         if not NAME.match(name):
             problems.add(path, number, f"cell marker needs a name: '# %% name' with a lowercase "
                                        f"identifier, got {line!r}")
         elif any(c.name == name for c in cells):
             problems.add(path, number, f"duplicate cell name {name!r}")
-        current = (name, number + 1, [])
+        current = (name, number + 1, [], tags)
     close()
     if not cells:
         problems.add(path, 1, "no cells: start each code cell with a line '# %% name'")
     problems.raise_if_any()
     return tuple(cells)
+
+
+def _tags(meta: str, path: str, number: int, problems: Collector) -> tuple[str, ...]:
+    if not meta:
+        return ()
+    match = TAGS.match(meta)
+    try:
+        tags = json.loads(match["list"]) if match else None
+    except ValueError:
+        tags = None
+    if not (isinstance(tags, list) and all(isinstance(t, str) for t in tags)):
+        problems.add(path, number, f"after the cell's name, only its tags may follow, as "
+                                   f'tags=["{RAISES}"]; got {meta!r}')
+        return ()
+    return tuple(tags)
 
 
 def read_cells(script: Path, root: Path) -> tuple[Cell, ...]:

@@ -77,10 +77,12 @@ def _local_imports(script: Path, root: Path, seen: set[Path]) -> None:
 
 def source_key(cfg: SiteConfig, lab: Lab, input_keys=()) -> str:
     """What the author wrote that a lab's artifacts follow from: its script, the project modules it
-    imports, and the source keys of the labs it reads. A frozen lab is reused while this holds."""
+    imports, how its cells are shown (`display`), and the source keys of the labs it reads. A frozen lab is reused while this holds."""
     files: set[Path] = set()
     _local_imports(lab.script, cfg.root, files)
     digest = hashlib.sha256(json.dumps(list(input_keys)).encode())
+    if lab.display != "script":
+        digest.update(f"display={lab.display}\0".encode())
     for path in sorted(files):
         digest.update(str(path.relative_to(cfg.root)).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
@@ -265,7 +267,7 @@ class LabScheduler:
             for name in job.lab.inputs:          # what this lab reads: inputs/<lab>/results.json
                 (work / "inputs" / name).mkdir(parents=True)
                 shutil.copyfile(self.artifacts[name].files["results.json"], work / "inputs" / name / "results.json")
-            self.host.run(job.lab.id, str(job.lab.script), job.cells, job.staging, work, job.result)
+            self.host.run(job.lab.id, str(job.lab.script), job.cells, job.lab.display, job.staging, work, job.result)
             job.started = time.monotonic()
             self.running[job.lab.id] = job
             self.computed.append(job.lab.id)

@@ -19,6 +19,9 @@ from .sources import read_text
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 PROJECT = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,56}[a-z0-9])?$")
 OUT_PATH = re.compile(r"^[a-z0-9][a-z0-9._/-]*$", re.IGNORECASE)
+# How a lab's cells are shown: what they print and the PNGs they save ("script"), or that and,
+# as Jupyter shows them, each cell's last expression and the figures left open ("jupyter").
+DISPLAYS = ("script", "jupyter")
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,7 @@ class Lab:
     timeout: float | None = None   # seconds it may run (None: the default)
     describe: dict = field(default_factory=dict)   # download file name -> what it is
     widget: dict | None = None    # {"script": a module in static/, "needs": results.json keys it reads}
+    display: str = "script"       # "jupyter": a cell also shows its last expression and open figures
 
 
 @dataclass(frozen=True)
@@ -291,6 +295,10 @@ def load_config(root: Path) -> SiteConfig:
             problems.add(rel, f.key_line("timeout"), f"labs[{i}].timeout must be a number of seconds "
                                                     f"between 1 and 86400, not {timeout!r}")
             timeout = None
+        display = f.get("display", default="script", required=False)
+        if display not in DISPLAYS:
+            problems.add(rel, f.key_line("display"), f"labs[{i}].display must be "
+                                                     f"{' or '.join(DISPLAYS)}, not {display!r}")
         f.finish()
         if lab_id and not SLUG.match(lab_id):
             problems.add(rel, f.key_line("id"), f"labs[{i}].id {lab_id!r} must be lowercase ASCII letters, digits and '-'")
@@ -307,7 +315,7 @@ def load_config(root: Path) -> SiteConfig:
                 problems.add(rel, f.key_line(key),
                              f"labs[{i}].{key} {values[key]!r} must be a relative ASCII path (letters, digits, . _ - /)")
         labs.append(Lab(id=lab_id, script=script_path, line=f.line, inputs=tuple(map(str, inputs)),
-                        timeout=timeout, describe=dict(describe), widget=widget, **values))
+                        timeout=timeout, describe=dict(describe), widget=widget, display=display, **values))
     ids = {lab.id for lab in labs}
     for lab in labs:
         for name in lab.inputs:

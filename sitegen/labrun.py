@@ -9,21 +9,25 @@ Nothing here runs in the build's own process.
 """
 from __future__ import annotations
 
+import ast
 import contextlib
 import io
 import json
 import os
+import pprint
+import re
 import sys
+import tokenize
 import traceback
 from pathlib import Path
 
-from .cells import Cell, cell_code
+from .cells import RAISES, Cell, cell_code
 
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 WRITE_ONLY_HERE = "labs may write only in their own working folder, where they run"
 
 
-def run_lab(script: str, cells: tuple[Cell, ...], staging: str, workdir: str, result: str) -> None:
+def run_lab(script: str, cells: tuple[Cell, ...], display: str, staging: str, workdir: str, result: str) -> None:
     """Body of a lab's process: confine it to `staging`, run it, write what it printed and saved to `result`."""
     from .sandbox import confine
     try:
@@ -31,7 +35,7 @@ def run_lab(script: str, cells: tuple[Cell, ...], staging: str, workdir: str, re
         tmp.mkdir(exist_ok=True)
         os.environ["TMPDIR"] = str(tmp)          # tempfile works inside the confinement
         confined = confine([staging, "/dev"])
-        run = run_cells(script, cells, workdir, confined)
+        run = run_cells(script, cells, workdir, confined, display)
     except BaseException as exc:  # noqa: BLE001 - a harness failure is reported like a lab's
         run = {"cells": [], "error": _failure(script, exc)}
     Path(result + ".tmp").write_text(json.dumps(run), encoding="utf-8")
@@ -55,8 +59,11 @@ def _failure(script: str, exc: BaseException, confined: bool = False) -> dict:
             "trace": "".join(traceback.format_exception(exc))}
 
 
-def run_cells(script: str, cells: tuple[Cell, ...], workdir: str, confined: bool = False) -> dict:
-    """Execute cells in order in `workdir`; what each printed and which PNGs it saved."""
+def run_cells(script: str, cells: tuple[Cell, ...], workdir: str, confined: bool = False,
+              display: str = "script") -> dict:
+    """Execute cells in order in `workdir`: what each printed and which PNGs it saved, and with
+    display "jupyter" also its last expression's value and the figures it left open, as Jupyter
+    shows them. A cell tagged raises-exception must raise; its error is what it shows."""
     os.chdir(workdir)
     os.environ["MPLBACKEND"] = LAB_BACKEND
     sys.path.insert(0, str(Path(script).parent))
@@ -65,6 +72,7 @@ def run_cells(script: str, cells: tuple[Cell, ...], workdir: str, confined: bool
     warnings.filterwarnings("ignore", message=".*non-interactive.*")
     namespace = {"__name__": "__main__", "__file__": script}
     folder, results = Path(workdir), []
+    shown = _OpenFigures(folder) if display == "jupyter" else None
     # Figures are re-encoded in threads while the next cells run (Pillow and zlib
     # release the GIL), from a snapshot of their bytes: a file the lab writes
     # again later is re-encoded again at the end.
@@ -72,16 +80,31 @@ def run_cells(script: str, cells: tuple[Cell, ...], workdir: str, confined: bool
     for cell in cells:
         before = _snapshot(folder)
         stdout = io.StringIO()
+        value = error = None
         try:
             with contextlib.redirect_stdout(stdout):
-                exec(compile(cell_code(cell), script, "exec"), namespace)
-        except BaseException as exc:  # noqa: BLE001 - every failure is reported
+                value = _execute(cell, script, namespace, last_value=shown is not None)
+        except Exception as exc:  # noqa: BLE001 - every failure is reported
+            if not cell.raises:
+                threads.shutdown(cancel_futures=True)
+                return {"cells": results, "error": _failure(script, exc, confined)}
+            error = "".join(traceback.format_exception_only(exc)).replace(script, Path(script).name).rstrip()
+        except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt: never meant
             threads.shutdown(cancel_futures=True)
             return {"cells": results, "error": _failure(script, exc, confined)}
+        else:
+            if cell.raises:
+                threads.shutdown(cancel_futures=True)
+                return {"cells": results, "error": {"line": cell.first_line - 1, "trace": "", "message":
+                        f"cell {cell.name} is tagged {RAISES} but raised nothing: make it raise the error "
+                        "it is meant to show, or remove the tag"}}
+        if shown:
+            shown.flush(cell.name)
         after = _snapshot(folder)
         figures = sorted(p for p, stamp in after.items()
                          if p.endswith(".png") and before.get(p) != stamp)
-        results.append({"name": cell.name, "stdout": stdout.getvalue(), "figures": figures})
+        results.append({"name": cell.name, "stdout": stdout.getvalue(), "figures": figures,
+                        "value": value, "error": error})
         for name in figures:
             data = (folder / name).read_bytes()
             encoding[name] = (data, threads.submit(_quantized, data))
@@ -101,6 +124,66 @@ def run_cells(script: str, cells: tuple[Cell, ...], workdir: str, confined: bool
             path.write_bytes(future.result() if snapshot == data else _quantized(data))
     threads.shutdown()
     return {"cells": results, "error": None}
+
+
+# -- as Jupyter shows a cell -----------------------------------------------------
+
+def _execute(cell: Cell, script: str, namespace: dict, last_value: bool) -> str | None:
+    """Run a cell; with `last_value`, its last expression's value as Jupyter shows it (None for none)."""
+    code = cell_code(cell)
+    if not last_value:
+        exec(compile(code, script, "exec"), namespace)
+        return None
+    tree = ast.parse(code, script)
+    last = tree.body[-1] if tree.body else None
+    if not isinstance(last, ast.Expr) or _silenced(cell.source):
+        exec(compile(tree, script, "exec"), namespace)
+        return None
+    tree.body.pop()
+    exec(compile(tree, script, "exec"), namespace)
+    value = eval(compile(ast.Expression(last.value), script, "eval"), namespace)
+    if value is None:
+        return None
+    namespace["_"] = value
+    text = pprint.pformat(value, width=79, sort_dicts=False) if type(value) in PRETTY else repr(value)
+    return ADDRESS.sub("", text)        # an object's address differs every run: it is not shown
+
+
+PRETTY = (dict, list, tuple, set, frozenset)     # wrapped at 79 columns, as IPython does
+ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def _silenced(source: str) -> bool:
+    """A cell whose code ends with ';' shows no value (Jupyter's convention)."""
+    meaningful = [t for t in tokenize.generate_tokens(io.StringIO(source + "\n").readline)
+                  if t.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER,
+                                    tokenize.INDENT, tokenize.DEDENT)]
+    return bool(meaningful) and meaningful[-1].string == ";"
+
+
+class _OpenFigures:
+    """Jupyter's inline figures: after each cell, every figure still open is saved as
+    CELL-1.png, CELL-2.png, ... (at twice its size, as the retina format does) and closed.
+    A figure the cell saved itself is shown as that file, not twice."""
+
+    def __init__(self, folder: Path):
+        import matplotlib.figure
+        self.folder, self.saved = folder, set()
+        original = matplotlib.figure.Figure.savefig
+
+        def savefig(figure, *args, **kwargs):
+            self.saved.add(id(figure))
+            return original(figure, *args, **kwargs)
+        matplotlib.figure.Figure.savefig = savefig
+
+    def flush(self, cell: str) -> None:
+        import matplotlib.pyplot as plt
+        figures = [plt.figure(number) for number in plt.get_fignums()]
+        unsaved = [figure for figure in figures if id(figure) not in self.saved]
+        for n, figure in enumerate(unsaved, 1):
+            figure.savefig(self.folder / f"{cell}-{n}.png", dpi=2 * figure.dpi, bbox_inches="tight")
+        plt.close("all")
+        self.saved.clear()
 
 
 def _non_finite_arrays(path: Path) -> list[str]:

@@ -76,11 +76,19 @@ def build_notebook(cfg: SiteConfig, page: Page, art: Artifacts, sitemap: SiteMap
             output = art.outputs[cell.name]
             count += 1
             produced = [{"output_type": "stream", "name": "stdout", "text": output.stdout}] if output.stdout else []
+            if output.value is not None:
+                produced.append({"output_type": "execute_result", "execution_count": count, "metadata": {},
+                                 "data": {"text/plain": output.value}})
             for name in output.figures:
                 data = base64.b64encode(art.files[name].read_bytes()).decode("ascii")
                 produced.append({"output_type": "display_data", "metadata": {},
                                  "data": {"image/png": data, "text/plain": "<Figure>"}})
-            cells.append({"cell_type": "code", "execution_count": count, "metadata": {"name": cell.name},
+            if output.error is not None:
+                ename, _, evalue = output.error.splitlines()[-1].partition(": ")
+                produced.append({"output_type": "error", "ename": ename, "evalue": evalue,
+                                 "traceback": output.error.splitlines()})
+            metadata = {"name": cell.name, **({"tags": list(cell.tags)} if cell.tags else {})}
+            cells.append({"cell_type": "code", "execution_count": count, "metadata": metadata,
                           "outputs": produced, "source": cell.source})
     for number, cell in enumerate(cells):
         cell["id"] = f"{cell['cell_type']}-{number:02d}"

@@ -50,3 +50,100 @@ def test_figures_are_quantized_with_their_background_exact_and_as_close_as_a_ful
         whole = Image.fromarray(original[..., :3], "RGB").quantize(256, method=Image.Quantize.MEDIANCUT,
                                                                    dither=Image.Dither.NONE)
         assert psnr(out, original) >= psnr(whole, original) - 1.0
+
+
+# -- cells as Jupyter shows them ---------------------------------------------------
+
+def _run(tmp_path, script: str, display: str) -> dict:
+    """run_cells on `script`, in a process of its own (it changes folder and imports Matplotlib)."""
+    import json
+    import subprocess
+    import sys
+
+    from support import REPO
+    (tmp_path / "lab.py").write_text(script, encoding="utf-8")
+    (tmp_path / "work").mkdir()
+    code = ("import json, sys; from sitegen.cells import parse_cells; from sitegen.labrun import run_cells; "
+            "script = sys.argv[1]; cells = parse_cells(open(script).read(), 'lab.py'); "
+            "print(json.dumps(run_cells(script, cells, sys.argv[2], display=sys.argv[3])))")
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "lab.py"), str(tmp_path / "work"), display],
+                          capture_output=True, text=True, cwd=REPO, check=True)
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+JUPYTER_LAB = '''\
+# %% values
+import numpy as np
+print("printed")
+np.arange(3) * 0.5
+
+# %% silenced
+41 + 1;  # a trailing semicolon hides the value
+
+# %% nothing
+x = {"key": list(range(30)), "other": "text"}
+None
+
+# %% pretty
+x
+
+# %% drawn
+import matplotlib.pyplot as plt
+plt.figure(); plt.plot([1, 2])
+fig, ax = plt.subplots(); ax.bar([0, 1], [2, 3]); plt.show()
+
+# %% saved
+fig, ax = plt.subplots(); ax.plot([3, 1]); fig.savefig("mine.png"); plt.show()
+
+# %% later
+object()
+
+# %% meant tags=["raises-exception"]
+print("before")
+1 / 0
+'''
+
+
+def test_jupyter_display_shows_the_last_expression_and_the_figures_left_open(tmp_path):
+    run = _run(tmp_path, JUPYTER_LAB, "jupyter")
+    assert run["error"] is None
+    cells = {c["name"]: c for c in run["cells"]}
+    assert cells["values"]["stdout"] == "printed\n" and cells["values"]["value"] == "array([0. , 0.5, 1. ])"
+    assert cells["silenced"]["value"] is None and cells["nothing"]["value"] is None
+    # a long dict wrapped at 79 columns, in its own order, as IPython shows it
+    assert cells["pretty"]["value"].startswith("{'key': [0,\n         1,\n         2,")
+    assert cells["pretty"]["value"].endswith("29],\n 'other': 'text'}")
+    assert cells["later"]["value"] == "<object object>"          # never an address: it differs every run
+    assert cells["drawn"]["figures"] == ["drawn-1.png", "drawn-2.png"]   # both, plt.show() or not
+    assert cells["saved"]["figures"] == ["mine.png"]                      # once, under the name it chose
+    assert all(not c["figures"] for name, c in cells.items() if name not in ("drawn", "saved"))
+    assert cells["meant"]["stdout"] == "before\n"
+    assert cells["meant"]["error"] == "ZeroDivisionError: division by zero"
+
+
+def test_script_display_shows_only_what_was_printed_and_saved(tmp_path):
+    run = _run(tmp_path, JUPYTER_LAB, "script")
+    cells = {c["name"]: c for c in run["cells"]}
+    assert all(c["value"] is None for c in cells.values())
+    assert [c["figures"] for c in cells.values() if c["figures"]] == [["mine.png"]]
+    assert cells["meant"]["error"] == "ZeroDivisionError: division by zero"     # a tag holds in any display
+
+
+def test_an_unmeant_error_and_a_meant_one_that_never_comes_fail_the_lab_at_their_line(tmp_path):
+    run = _run(tmp_path, "# %% first\nx = 1\n\n# %% second\nx = 1 / 0\n", "jupyter")
+    assert run["error"]["line"] == 5 and "ZeroDivisionError" in run["error"]["message"]
+    (tmp_path / "again").mkdir()
+    run = _run(tmp_path / "again", '# %% fine tags=["raises-exception"]\nx = 1\n', "jupyter")
+    assert run["error"]["line"] == 1
+    assert "tagged raises-exception but raised nothing" in run["error"]["message"]
+
+
+def test_a_marker_with_anything_but_tags_after_the_name_is_named():
+    import pytest
+
+    from sitegen.cells import parse_cells
+    from sitegen.errors import BuildError
+    assert parse_cells('# %% a tags=["x", "raises-exception"]\n1\n', "l.py")[0].raises
+    with pytest.raises(BuildError) as caught:
+        parse_cells("# %% a title with words\n1\n", "l.py")
+    assert caught.value.problems[0].line == 1 and "only its tags" in caught.value.problems[0].message
