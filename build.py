@@ -11,6 +11,8 @@
                                   elsewhere reuses them while the lab's code is unchanged
     python build.py new lab ID    start a lab: compute/ID.py, its page and its site.yaml entry
     python build.py new page PATH start a page: content/PATH.md
+    python build.py import NB.ipynb [--id ID] [--page PATH]
+                                  a notebook as a lab: its script, its page, its site.yaml entry
 """
 from __future__ import annotations
 
@@ -51,12 +53,13 @@ class Progress:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Build the course site into a static folder.")
-    parser.add_argument("command", nargs="?", choices=["build", "serve", "info", "freeze", "new"], default="build",
+    parser.add_argument("command", nargs="?", choices=["build", "serve", "info", "freeze", "new", "import"], default="build",
                         help="build once (default), serve a live preview, or print site.yaml's project and "
                              "address (for a deploy script: `python build.py info >> $GITHUB_OUTPUT`)")
     parser.add_argument("names", nargs="*", help="freeze: the labs to freeze (default: every lab); "
-                                                 "new: `lab ID` or `page PATH`")
-    parser.add_argument("--page", help="new lab: the page's path in content/ (default: the lab's id)")
+                                                 "new: `lab ID` or `page PATH`; import: notebooks")
+    parser.add_argument("--page", help="new lab, import: the page's path in content/ (default: the lab's id)")
+    parser.add_argument("--id", help="import: the lab's id (default: from the notebook's file name)")
     parser.add_argument("--port", type=int, default=8788, help="preview port (serve)")
     parser.add_argument("--root", type=Path, default=ROOT, help="project folder (default: this one)")
     parser.add_argument("--out", type=Path, help="output folder (default: ROOT/dist)")
@@ -126,6 +129,15 @@ def main(argv: list[str] | None = None) -> int:
             kind, name = args.names
             made = new_lab(args.root, name, args.page) if kind == "lab" else new_page(args.root, name)
             print("wrote " + ", ".join(made) + "; now run: python build.py")
+            return 0
+        if args.command == "import":
+            from sitegen.importer import import_notebooks
+            if not args.names:
+                parser.error("import takes one or more notebooks: python build.py import NB.ipynb [--id ID]")
+            made, notes = import_notebooks(args.root, [Path(n) for n in args.names], args.id, args.page, args.cache)
+            for note in notes:
+                print(f"note: {note}", file=sys.stderr)
+            print("wrote " + ", ".join(made) + "; computed; now run: python build.py")
             return 0
         if args.command == "info":
             from sitegen.config import load_config

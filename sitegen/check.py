@@ -15,7 +15,7 @@ from .artifacts import Artifacts
 from .blocks import KINDS, Checking
 from .config import SiteConfig
 from .memo import Memo
-from .content import Page
+from .content import Page, content_images
 from .prose import (LINK, VALUE, SiteMap, Unresolved, format_value, is_external, lookup, math_spans, resolve_target,
                     to_mathml)
 from .errors import Collector, Problem
@@ -32,9 +32,9 @@ def lab_outputs(artifacts: dict[str, Artifacts]) -> set[str]:
     return paths
 
 
-def site_map(pages: list[Page], artifacts: dict[str, Artifacts]) -> SiteMap:
-    """Every path a link may point to: the pages and what the labs publish."""
-    return SiteMap(lab_outputs(artifacts) | {page.output for page in pages},
+def site_map(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts]) -> SiteMap:
+    """Every path a link may point to: the pages, the images beside them, and what the labs publish."""
+    return SiteMap(lab_outputs(artifacts) | {page.output for page in pages} | set(content_images(cfg.content_dir)),
                    {page.content_path: page.output for page in pages})
 
 
@@ -46,11 +46,13 @@ def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifact
         if page.output in writers:
             problems.add(page.source, 0, f"two pages write {page.output}: this one and {writers[page.output]}")
         writers[page.output] = page.source
+    for output in content_images(cfg.content_dir):
+        writers.setdefault(output, f"content/{output}")
     for art in artifacts.values():
         for output in sorted(lab_outputs({art.lab.id: art}) & set(writers)):
             problems.add("site.yaml", art.lab.line, f"lab {art.lab.id} publishes {output}, which "
                          f"{writers[output]} also writes: give the lab's images, downloads or notebook another path")
-    sitemap = site_map(pages, artifacts)
+    sitemap = site_map(cfg, pages, artifacts)
     for page in pages:              # an alias fires even where a file exists: it must not hide one
         for alias in page.aliases:
             if served_file(alias, sitemap):

@@ -175,6 +175,16 @@ def _directive(match, source, number, problems) -> Block | None:
     return Block(kind, number, args=args, options=options)
 
 
+IMAGES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".svg")
+
+
+def content_images(content_dir: Path) -> dict[str, Path]:
+    """Images kept beside the pages (content/x/images/a.png), published at the same place
+    (x/images/a.png), so that a page's relative links to them work as written."""
+    return {path.relative_to(content_dir).as_posix(): path for path in sorted(content_dir.rglob("*"))
+            if path.suffix.lower() in IMAGES and path.is_file()}
+
+
 def load_pages(content_dir: Path) -> list[Page]:
     problems: list = []
     pages = []

@@ -149,6 +149,25 @@ def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: 
                        frozen=frozen, stored=tuple(stored), warnings=tuple(warnings))
 
 
+def compute_only(root: Path, lab_ids: list[str], cache: Path | None = None) -> dict:
+    """Compute these labs and the labs they read (from the cache where current), holding the
+    build's locks, without building the site: their Artifacts by id."""
+    from .compute import compute_labs
+    from .config import load_config
+    root = Path(root).resolve()
+    cache = Path(cache or root / ".cache")
+    with one_build(check_output_folder(root / "dist", root), cache):
+        clear_temporaries(cache)
+        cfg = load_config(root)
+        wanted, todo = set(), list(lab_ids)
+        while todo:
+            lab = cfg.lab(todo.pop())
+            wanted.add(lab.id)
+            todo += [name for name in lab.inputs if name not in wanted]
+        return compute_labs(dataclasses.replace(cfg, labs=type(cfg.labs)(lab for lab in cfg.labs if lab.id in wanted)),
+                            cache)
+
+
 def _labs_named(cfg, names: tuple[str, ...]) -> tuple[str, ...]:
     """The labs `python build.py freeze NAME...` names (all of them when none), checked."""
     known = [lab.id for lab in cfg.labs]

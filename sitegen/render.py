@@ -24,7 +24,7 @@ from .blocks import KINDS, code, word_html
 from .check import site_map
 from .artifacts import Artifacts
 from .config import SiteConfig
-from .content import Page
+from .content import Page, content_images
 from .prose import (is_external, pretty_url, relative_url, resolve_target, to_mathml,
                     transform_prose)
 from .errors import BuildError, Problem
@@ -169,7 +169,7 @@ def while_labs_run(cfg: SiteConfig, memo: Memo, pending) -> None:
 class Renderer:
     def __init__(self, cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts], memo: Memo):
         self.cfg, self.pages, self.artifacts, self.memo = cfg, pages, artifacts, memo
-        self.sitemap = site_map(pages, artifacts)
+        self.sitemap = site_map(cfg, pages, artifacts)
         self.env = template_environment(cfg.templates_dir, memo.folder)
         self.out = Outputs()
         self.words, self.axes = cfg.vocabulary.words, cfg.vocabulary.axes
@@ -369,6 +369,8 @@ def render_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifac
     by_source = {page.source: page for page in pages}
     for art in artifacts.values():
         renderer.lab_files(art, by_source[f"content/{art.lab.page}"])
+    for output, path in content_images(cfg.content_dir).items():
+        renderer.out.add(output, path.read_bytes(), f"content/{output}")
     renderer.out.add(INDEX, search_index({page.output: (page.title, renderer.out[page.output])
                                           for page in pages if page.output != "404.html"}), "search")
     add_deploy_files(cfg, renderer.out, {alias: page.output for page in pages for alias in page.aliases})

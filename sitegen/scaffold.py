@@ -2,10 +2,12 @@
 
 The starters are data (sitegen/starters/), commented for the teacher. Nothing existing is
 overwritten; site.yaml gets the lab's entry appended to its `labs:` list, as text, so its
-comments and order stay, and is read back: if it no longer loads, it is restored.
+comments and order stay, and is read back: if it no longer loads, it is restored. NewFiles
+is that discipline, for `import` too.
 """
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -23,21 +25,62 @@ def _fill(starter: str, **values: str) -> str:
     return text
 
 
-def _create(root: Path, rel: str, text: str) -> None:
-    path = root / rel
-    if path.exists():
-        raise BuildError(Problem(rel, 0, "exists already: choose another name (nothing was written)"))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+class NewFiles:
+    """Files written for the author, all or nothing: nothing existing is overwritten, site.yaml
+    gets lab entries appended as text (its comments and order stay), and `undo()` removes
+    what was written (and the folders made for it) and puts site.yaml back as it was."""
+
+    def __init__(self, root: Path):
+        self.root, self.made, self.folders, self.config = root, [], [], None
+
+    def create(self, rel: str, data: str | bytes) -> None:
+        path = self.root / rel
+        if path.exists():
+            raise BuildError(Problem(rel, 0, "exists already: choose another name (nothing was written)"))
+        missing = [p for p in reversed(path.parents) if not p.exists()]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.folders += missing
+        path.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+        self.made.append(rel)
+
+    def add_labs(self, entries: list[str]) -> None:
+        config = self.root / "site.yaml"
+        text = self.config = self.config if self.config is not None else config.read_text(encoding="utf-8")
+        for entry in entries:
+            text = _with_lab_entry(text, entry)
+        config.write_text(text, encoding="utf-8")
+
+    def undo(self) -> None:
+        if self.config is not None:
+            (self.root / "site.yaml").write_text(self.config, encoding="utf-8")
+        for rel in reversed(self.made):
+            (self.root / rel).unlink(missing_ok=True)
+        for folder in reversed(self.folders):
+            if folder.is_dir() and not any(folder.iterdir()):
+                folder.rmdir()
+
+
+def lab_entry(lab_id: str, title: str, script: str, page: str, notebook: str, display: str = "") -> str:
+    """A lab's entry in site.yaml, as text; `page` is its path in content/."""
+    return (f"  - id: {lab_id}\n    title: {json.dumps(title, ensure_ascii=False)}\n    script: {script}\n"
+            f"    images: {lab_id}/images\n    downloads: {lab_id}/materials\n"
+            f"    notebook: {lab_id}/materials/{notebook}\n    page: {page}\n"
+            + (f"    display: {display}\n" if display else "") + "    timeout: 600\n")
+
+
+def page_path(path: str) -> str:
+    """A page's path in content/ (as given on the command line), checked: `notes/week1`."""
+    path = path.removeprefix("content/").removesuffix(".md")
+    if not PAGE_PATH.match(path):
+        raise BuildError(Problem(path, 0, "a page path is lowercase ASCII names joined by /, e.g. notes/week1"))
+    return path
 
 
 def new_page(root: Path, path: str) -> list[str]:
     """content/PATH.md, a page with a title and one section."""
-    path = path.removeprefix("content/").removesuffix(".md")
-    if not PAGE_PATH.match(path):
-        raise BuildError(Problem(path, 0, "a page path is lowercase ASCII names joined by /, e.g. notes/week1"))
+    path = page_path(path)
     rel = f"content/{path}.md"
-    _create(root, rel, _fill("page.md", title=path.rsplit("/", 1)[-1]))
+    NewFiles(root).create(rel, _fill("page.md", title=path.rsplit("/", 1)[-1]))
     return [rel]
 
 
@@ -57,37 +100,25 @@ def _with_lab_entry(text: str, entry: str) -> str:
     return "".join(lines)
 
 
-def new_lab(root: Path, lab_id: str, page: str | None = None) -> list[str]:
-    """compute/ID.py, its page, and its entry in site.yaml."""
+def check_new_lab(cfg, lab_id: str) -> None:
     if not SLUG.match(lab_id):
         raise BuildError(Problem("site.yaml", 0, f"a lab id is lowercase ASCII letters, digits and '-', not {lab_id!r}"))
-    cfg = load_config(root)
     if cfg.lab(lab_id):
         raise BuildError(Problem("site.yaml", cfg.lab(lab_id).line, f"lab {lab_id!r} exists already"))
-    page = (page or lab_id).removeprefix("content/").removesuffix(".md")
-    if not PAGE_PATH.match(page):
-        raise BuildError(Problem(page, 0, "a page path is lowercase ASCII names joined by /, e.g. labs/week1"))
-    module = lab_id.replace("-", "_")
-    script, page_rel = f"compute/{module}.py", f"content/{page}.md"
-    for rel in (script, page_rel):
-        if (root / rel).exists():
-            raise BuildError(Problem(rel, 0, "exists already: choose another id or --page (nothing was written)"))
-    entry = (f"  - id: {lab_id}\n    title: {lab_id}\n    script: {script}\n    images: {lab_id}/images\n"
-             f"    downloads: {lab_id}/materials\n    notebook: {lab_id}/materials/{lab_id}.ipynb\n"
-             f"    page: {page}.md\n    timeout: 600\n")
-    config = root / "site.yaml"
-    before = config.read_text(encoding="utf-8")
-    made: list[str] = []
-    config.write_text(_with_lab_entry(before, entry), encoding="utf-8")
+
+
+def new_lab(root: Path, lab_id: str, page: str | None = None) -> list[str]:
+    """compute/ID.py, its page, and its entry in site.yaml."""
+    check_new_lab(load_config(root), lab_id)
+    page = page_path(page or lab_id)
+    script, page_rel = f"compute/{lab_id.replace('-', '_')}.py", f"content/{page}.md"
+    files = NewFiles(root)
     try:
-        for rel, text in ((script, _fill("lab.py", id=lab_id, page=f"{page}.md", script=script)),
-                          (page_rel, _fill("lab.md", id=lab_id, title=lab_id))):
-            _create(root, rel, text)
-            made.append(rel)
+        files.create(script, _fill("lab.py", id=lab_id, page=f"{page}.md", script=script))
+        files.create(page_rel, _fill("lab.md", id=lab_id, title=lab_id))
+        files.add_labs([lab_entry(lab_id, lab_id, script, f"{page}.md", f"{lab_id}.ipynb")])
         load_config(root)
     except BaseException:
-        config.write_text(before, encoding="utf-8")     # as it was, and only what this made is removed
-        for rel in made:
-            (root / rel).unlink()
+        files.undo()
         raise
     return [script, page_rel, "site.yaml"]

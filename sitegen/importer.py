@@ -1,0 +1,334 @@
+"""`python build.py import NOTEBOOK.ipynb... [--id ID] [--page PATH]`: a notebook becomes a lab.
+
+For each notebook it writes the lab script (its code cells as named `# %% name` cells, in
+jupytext's percent format, so the script opens as a notebook again), the page (its Markdown
+cells in order, a `::: cell` where code was, the figures each cell draws under it), the images
+its Markdown shows, and the lab's site.yaml entry with `display: jupyter`, so that every cell
+shows what Jupyter shows. It then computes the labs once, to place their figures, and so that an
+error is reported at once, naming the notebook's cell; if anything fails, nothing is left
+written. The next `python build.py` finds them computed in the cache.
+
+What notebooks hold is read as Jupyter means it: IPython syntax with a plain-Python meaning is
+converted (`%matplotlib` dropped, `%time stmt` is `stmt`, `obj?` is `help(obj)`, `!pip`
+becomes a note), any other is an error naming the cell; a cell whose stored output is an error
+is meant to raise; stored outputs and Markdown cells that paste a cell's output are replaced
+by what the build computes; links to notebooks imported together become links to their pages.
+"""
+from __future__ import annotations
+
+import ast
+import base64
+import json
+import posixpath
+import re
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from .cells import NAME, RAISES
+from .errors import BuildError, Collector, Problem
+from .prose import is_external
+from .scaffold import NewFiles, check_new_lab, lab_entry, page_path
+
+FENCE = re.compile(r"^\s*(```|~~~)\s*(?P<info>\S*)")
+OUTPUT_FENCES = ("", "text", "txt", "output", "plaintext", "console")   # how a pasted output is fenced
+IMAGE = re.compile(r"!\[(?P<alt>[^\]]*)\]\((?P<target>[^)\s]+)(?P<title>\s+\"[^\"]*\")?\)")
+LINK = re.compile(r"(?<!!)\[(?P<text>[^\]]*)\]\((?P<target>[^)\s]+)(?P<title>\s+\"[^\"]*\")?\)")
+EMPHASIS_LINE = re.compile(r"^\s*(\*\*|__|\*|_)[^*_].*\1\s*$")
+DEEPNOTE_HEADINGS = {"text-cell-h1": "# ", "text-cell-h2": "## ", "text-cell-h3": "### ", "text-cell-bullet": "- "}
+# IPython lines that mean nothing to a plain Python run: kept as comments.
+INERT = re.compile(r"^%(matplotlib|config|load_ext|reload_ext|autoreload|precision)\b")
+PIP = re.compile(r"^(%pip|!\s*pip3?|!\s*python3? -m pip|!\s*\{sys\.executable\} -m pip)\s+install\b")
+TIMED = re.compile(r"^%(time|timeit)\s+((-\w+\s+\S+\s+|-\w\s+)*)(?P<code>.+)$")
+HELP = re.compile(r"^(\?\??(?P<before>[\w.]+)|(?P<after>[\w.]+)\?\??)\s*$")
+CELL_MAGIC = re.compile(r"^%%(time|timeit|capture)\b")
+
+
+@dataclass
+class Notebook:
+    """One notebook, read and converted: what will be written for it."""
+    path: Path
+    lab_id: str
+    page: str                    # path in content/, without .md
+    title: str = ""
+    cells: list = field(default_factory=list)      # ("markdown", text) or ("code", name, source, tags)
+    alts: dict = field(default_factory=dict)       # code cell name -> alt texts of its pasted figures
+    numbers: dict = field(default_factory=dict)    # code cell name -> its number in the notebook
+    images: dict = field(default_factory=dict)     # path beside the page -> bytes
+
+    @property
+    def script(self) -> str:
+        return f"compute/{self.lab_id.replace('-', '_')}.py"
+
+
+def slug(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "lab"
+
+
+def import_notebooks(root: Path, paths: list[Path], lab_id: str | None = None, page: str | None = None,
+                     cache: Path | None = None) -> tuple[list[str], list[str]]:
+    """Write the labs of `paths` (see the module's text), computed into `cache` (the build's by
+    default); returns (files written, notes for the author)."""
+    from .config import load_config
+    from .pipeline import compute_only
+    if len(paths) > 1 and (lab_id or page):
+        raise BuildError(Problem(str(paths[0]), 0, "--id and --page name one notebook's lab: import "
+                                                   "several notebooks without them (ids follow the file names)"))
+    cfg = load_config(root)
+    books = [Notebook(path, lab_id or slug(path.stem), page_path(page or lab_id or slug(path.stem)))
+             for path in paths]
+    for book in books:
+        check_new_lab(cfg, book.lab_id)
+    problems = Collector()
+    pages = {book.path.resolve(): book for book in books}
+    for book in books:
+        try:
+            _convert(book, _read(book.path), pages, problems)
+        except BuildError as exc:
+            problems.problems.extend(exc.problems)
+    problems.raise_if_any()
+
+    files = NewFiles(root)
+    try:
+        for book in books:
+            files.create(book.script, _script(book))
+            files.create(f"content/{book.page}.md", _page(book, {})[0])     # its figures once computed
+            for rel, data in book.images.items():
+                files.create(f"content/{rel}", data)
+        files.add_labs([lab_entry(book.lab_id, book.title, book.script, f"{book.page}.md", book.path.name,
+                                  display="jupyter") for book in books])
+        load_config(root)
+        try:
+            artifacts = compute_only(root, [book.lab_id for book in books], cache)
+        except BuildError as exc:
+            raise BuildError([_in_notebook(problem, books) for problem in exc.problems]) from None
+        notes = []
+        undescribed = load_config(root).vocabulary.words["figure_undescribed"]
+        for book in books:
+            text, lines = _page(book, {name: out.figures for name, out in artifacts[book.lab_id].outputs.items()},
+                                undescribed)
+            (root / f"content/{book.page}.md").write_text(text, encoding="utf-8")
+            notes += [f"content/{book.page}.md:{number}: say in its alt text what this figure shows"
+                      for number in lines]
+    except BaseException:
+        files.undo()
+        raise
+    return files.made + ["site.yaml"], notes
+
+
+# -- reading ---------------------------------------------------------------------
+
+def _read(path: Path) -> dict:
+    rel = str(path)
+    try:
+        data = json.loads(path.read_bytes().decode("utf-8-sig"))
+    except OSError as exc:
+        raise BuildError(Problem(rel, 0, f"cannot read: {exc.strerror or exc}")) from None
+    except UnicodeDecodeError as exc:
+        raise BuildError(Problem(rel, 0, f"not UTF-8 text ({exc.reason}): is it a notebook?")) from None
+    except ValueError as exc:
+        raise BuildError(Problem(rel, getattr(exc, "lineno", 0), f"not a notebook: invalid JSON ({exc.msg}); "
+                                 "save it again from Jupyter")) from None
+    if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
+        raise BuildError(Problem(rel, 0, "not a notebook: it has no list of cells"))
+    if data.get("nbformat", 4) < 4:
+        raise BuildError(Problem(rel, 0, f"notebook format {data.get('nbformat')} is too old: open and save it "
+                                         "in Jupyter (format 4)"))
+    kernel = (data.get("metadata") or {}).get("kernelspec") or {}
+    language = kernel.get("language") or ((data.get("metadata") or {}).get("language_info") or {}).get("name", "python")
+    if language != "python":
+        raise BuildError(Problem(rel, 0, f"its kernel runs {language}: labs are Python notebooks"))
+    return data
+
+
+def _text(value) -> str:
+    return "".join(value) if isinstance(value, list) else str(value or "")
+
+
+# -- converting ------------------------------------------------------------------
+
+def _convert(book: Notebook, data: dict, pages: dict, problems: Collector) -> None:
+    where = str(book.path)
+    book.title = str((data.get("metadata") or {}).get("title") or "")
+    names: set[str] = set()
+    last_code = None            # the code cell a pasted output would follow
+    for number, cell in enumerate(data["cells"], 1):
+        kind, text = cell.get("cell_type"), _text(cell.get("source"))
+        metadata = cell.get("metadata") or {}
+        if kind == "markdown":
+            prefix = DEEPNOTE_HEADINGS.get((metadata.get("deepnote") or {}).get("type"), "")
+            text = prefix + text.strip() if prefix and not text.lstrip().startswith(prefix.strip()) else text.strip()
+            if not text:
+                continue
+            if last_code and _pasted_output(text):
+                book.alts.setdefault(last_code, []).extend(m["alt"] for m in IMAGE.finditer(text) if m["alt"])
+                continue
+            last_code = None
+            first, _, rest = text.partition("\n")
+            if not book.cells and re.fullmatch(r"#\s+\S.*", first):     # the notebook's heading: the page's
+                book.title = book.title or first.lstrip("#").strip()
+                if first.lstrip("#").strip() == book.title:
+                    text = rest.strip()
+            if text:
+                book.cells.append(("markdown", _markdown(text, cell, number, book, pages, where, problems)))
+        elif kind == "code":
+            if not text.strip():
+                continue
+            name = metadata.get("name") if isinstance(metadata.get("name"), str) else ""
+            if not NAME.match(name) or name in names:
+                name = f"cell-{sum(1 for c in book.cells if c[0] == 'code') + 1}"
+            names.add(name)
+            tags = [t for t in metadata.get("tags") or [] if isinstance(t, str)]
+            if any(o.get("output_type") == "error" for o in cell.get("outputs") or []) and RAISES not in tags:
+                tags.append(RAISES)
+            book.cells.append(("code", name, _python(text, number, where, problems), tuple(tags)))
+            book.numbers[name] = number
+            last_code = name
+    book.title = book.title or book.path.stem
+    if not any(c[0] == "code" for c in book.cells):
+        problems.add(where, 0, "has no code cells: a lab computes something")
+
+
+def _pasted_output(text: str) -> bool:
+    """A Markdown cell that only pastes a code cell's output: fenced text, images, one emphasised line."""
+    rest, fence, fenced = [], False, False
+    for line in text.splitlines():
+        if match := FENCE.match(line):
+            if not fence and match["info"] not in OUTPUT_FENCES:
+                return False                    # code shown as an example, not an output
+            fence, fenced = not fence, True
+        elif not fence and line.strip() and not IMAGE.fullmatch(line.strip()):
+            rest.append(line)
+    return (fenced or bool(IMAGE.search(text))) and (not rest or (len(rest) == 1 and bool(EMPHASIS_LINE.match(rest[0]))))
+
+
+def _markdown(text: str, cell: dict, number: int, book: Notebook, pages: dict, where: str,
+              problems: Collector) -> str:
+    folder = PurePosixPath(book.page).parent
+
+    def image(match) -> str:
+        target = match["target"]
+        if target.startswith("attachment:"):
+            name = target[len("attachment:"):]
+            data = ((cell.get("attachments") or {}).get(name) or {})
+            kind = next((k for k in data if k.startswith("image/")), None)
+            if kind is None:
+                problems.add(where, 0, f"cell {number}: attachment {name!r} is not in the notebook")
+                return match[0]
+            rel = f"images/{slug(PurePosixPath(name).stem)}.{kind.split('/')[1].replace('svg+xml', 'svg')}"
+            book.images[str(folder / rel)] = base64.b64decode(_text(data[kind]))
+            return f"![{match['alt']}]({rel}{match['title'] or ''})"
+        if is_external(target):
+            problems.add(where, 0, f"cell {number}: the image {target} is loaded from another site, and pages "
+                                   "load nothing from elsewhere: save it beside the notebook and link it as "
+                                   "images/NAME.png")
+            return match[0]
+        source = (book.path.parent / target.split("#")[0]).resolve()
+        normal = posixpath.normpath(target)
+        if not source.is_file():
+            problems.add(where, 0, f"cell {number}: the image {target} is not beside the notebook "
+                                   f"(looked for {source})")
+            return match[0]
+        rel = normal if not normal.startswith("../") else f"images/{source.name}"
+        book.images[str(folder / rel)] = source.read_bytes()
+        return f"![{match['alt']}]({rel}{match['title'] or ''})"
+
+    def link(match) -> str:
+        target = match["target"]
+        path, _, fragment = target.partition("#")
+        if is_external(target) or not path.endswith(".ipynb"):
+            return match[0]
+        other = pages.get((book.path.parent / path).resolve())
+        if other is None:
+            problems.add(where, 0, f"cell {number}: links to {path}, which is not imported with it: import them "
+                                   f"together (python build.py import {book.path.name} {path}), or link the page "
+                                   "it was published as")
+            return match[0]
+        rel = posixpath.relpath(f"{other.page}.md", str(folder))
+        return f"[{match['text']}]({rel}{'#' + fragment if fragment else ''}{match['title'] or ''})"
+
+    return LINK.sub(link, IMAGE.sub(image, text))
+
+
+def _python(source: str, number: int, where: str, problems: Collector) -> str:
+    """A code cell in plain Python: IPython syntax converted where it has a Python meaning."""
+    try:
+        ast.parse(source)
+        return source                   # plain Python already (most cells)
+    except SyntaxError:
+        pass
+    lines = source.splitlines()
+    if lines and CELL_MAGIC.match(lines[0]):
+        lines[0] = f"# {lines[0]}  (IPython only: the cell runs as it is)"
+    elif lines and lines[0].startswith("%%"):
+        problems.add(where, 0, f"cell {number}: {lines[0].split()[0]} makes the cell something other than "
+                               "Python; a lab's cells are Python: rewrite it in Python, or delete it, and import again")
+    out = []
+    for k, line in enumerate(lines, 1):
+        indent, code = line[: len(line) - len(line.lstrip())], line.strip()
+        if INERT.match(code):
+            line = f"{indent}# {code}  (IPython only: not needed here)"
+        elif PIP.match(code):
+            line = f"{indent}# {code}  (the build installs nothing: list the package in requirements.txt)"
+        elif match := TIMED.match(code):
+            line = f"{indent}{match['code']}  # was %{code[1:].split()[0]}: run once, not timed"
+        elif match := HELP.match(code):
+            line = f"{indent}help({match['before'] or match['after']})"
+        elif code.startswith(("%", "!")) or re.match(r"^[\w.,\s]+=\s*[%!]", code):
+            problems.add(where, 0, f"cell {number}, line {k}: `{code}` is IPython syntax with no plain-Python "
+                                   "meaning (a magic or a shell command): write it in Python, or delete it, "
+                                   "and import again")
+        out.append(line)
+    return "\n".join(out)
+
+
+# -- writing ---------------------------------------------------------------------
+
+
+
+def _script(book: Notebook) -> str:
+    """The lab script: jupytext's percent format, with its header, so it opens as a notebook."""
+    header = ("# ---\n# jupyter:\n#   jupytext:\n#     text_representation:\n#       extension: .py\n"
+              "#       format_name: percent\n#   kernelspec:\n#     display_name: Python 3\n"
+              "#     language: python\n#     name: python3\n# ---\n")
+    cells = []
+    for cell in book.cells:
+        if cell[0] == "code":
+            _, name, source, tags = cell
+            marker = f"# %% {name}" + (f" tags={json.dumps(list(tags))}" if tags else "")
+            cells.append(f"{marker}\n{source}\n")
+    return header + f"# Lab {book.lab_id}, imported from {book.path.name}: its page is content/{book.page}.md\n\n" \
+        + "\n".join(cells)
+
+
+def _page(book: Notebook, figures: dict[str, tuple[str, ...]], undescribed: str = "") -> tuple[str, list[int]]:
+    """The page: front matter, the Markdown cells, `::: cell` blocks, each with its figures; and
+    the lines of the figures the notebook gave no words for (their alt text is `undescribed`)."""
+    parts, lines = [f"---\ntitle: {json.dumps(book.title, ensure_ascii=False)}\nlab: {book.lab_id}\n---"], []
+    for cell in book.cells:
+        if cell[0] == "markdown":
+            parts.append(cell[1])
+            continue
+        name = cell[1]
+        parts.append(f"::: cell {name}")
+        alts = book.alts.get(name, [])
+        for k, figure in enumerate(figures.get(name, ())):
+            if k >= len(alts):
+                lines.append(sum(part.count("\n") + 2 for part in parts) + 1)
+            alt = alts[k] if k < len(alts) else undescribed.format(cell=name, n=k + 1)
+            parts.append(f"![{alt}](figure:{figure})")
+    parts.append("::: downloads")
+    return "\n\n".join(parts) + "\n", lines
+
+
+def _in_notebook(problem: Problem, books: list[Notebook]) -> Problem:
+    """A problem in a written lab script, said of the notebook's cell it came from."""
+    from .cells import parse_cells
+    for book in books:
+        if problem.path == book.script:
+            cells = [c for c in parse_cells(_script(book), book.script) if c.first_line - 1 <= problem.line]
+            where = ""
+            if cells and problem.line:
+                cell = cells[-1]
+                where = f"cell {book.numbers[cell.name]}, line {max(problem.line - cell.first_line + 1, 1)}: "
+            return Problem(str(book.path), 0, f"{where}{problem.message} (nothing was written)")
+    return problem
