@@ -51,6 +51,9 @@ class Progress:
             self.shown = False
 
 
+NEXT = "list the page under nav: or sequence: in site.yaml so that readers find it, and run: python build.py"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Build the course site into a static folder.")
     parser.add_argument("command", nargs="?", choices=["build", "serve", "info", "freeze", "new", "import"], default="build",
@@ -128,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
                 parser.error("new takes `lab ID` or `page PATH`")
             kind, name = args.names
             made = new_lab(args.root, name, args.page) if kind == "lab" else new_page(args.root, name)
-            print("wrote " + ", ".join(made) + "; now run: python build.py")
+            print("wrote " + ", ".join(made) + "; " + NEXT)
             return 0
         if args.command == "import":
             from sitegen.importer import import_notebooks
@@ -137,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
             made, notes = import_notebooks(args.root, [Path(n) for n in args.names], args.id, args.page, args.cache)
             for note in notes:
                 print(f"note: {note}", file=sys.stderr)
-            print("wrote " + ", ".join(made) + "; computed; now run: python build.py")
+            print("wrote " + ", ".join(made) + "; computed it; " + NEXT)
             return 0
         if args.command == "info":
             from sitegen.config import load_config

@@ -17,7 +17,7 @@ def test_a_new_lab_and_a_new_page_build_at_once(tmp_path):
     root = tiny_site(tmp_path / "site")
     made = new(root, "lab", "week-3", "--page", "labs/week3")
     assert made.returncode == 0, made.stderr
-    assert made.stdout == "wrote compute/week_3.py, content/labs/week3.md, site.yaml; now run: python build.py\n"
+    assert made.stdout.startswith("wrote compute/week_3.py, content/labs/week3.md, site.yaml; list the page under nav:")
     assert new(root, "page", "notes/intro").returncode == 0
     result = run_build(root, tmp_path / "dist", tmp_path / "cache", "--strict")
     assert result.returncode == 0, result.stderr
