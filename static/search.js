@@ -11,7 +11,24 @@ if (form) {
   const CONTEXT = 20;   // characters shown before the first match
   let pages = null;
 
-  const fold = (text) => text.toLowerCase();
+  // The index and the query are folded alike: NFKC (a phrase pasted from a page may hold
+  // full-width punctuation or letters, or their plain forms), then lower case.
+  const fold = (text) => text.normalize("NFKC").toLowerCase();
+  // Folded character by character, with where each folded character came from, so that a
+  // match in the folded text marks the text as shown.
+  const foldMapped = (text) => {
+    let folded = "";
+    const origin = [];        // origin[k]: where in `text` the character folded[k] came from
+    let at = 0;
+    for (const char of text) {
+      const piece = fold(char);
+      for (let k = 0; k < piece.length; k++) origin.push(at);
+      folded += piece;
+      at += char.length;
+    }
+    origin.push(text.length);
+    return { folded, origin };
+  };
   const load = () => {
     pages ??= fetch(new URL("search.json", root)).then((r) => {
       if (!r.ok) throw new Error(`search.json: HTTP ${r.status}`);
@@ -44,10 +61,10 @@ if (form) {
 
   // A short stretch of the section around the first match, with every term marked.
   const excerpt = (text, terms) => {
-    const folded = fold(text);
+    const { folded, origin } = foldMapped(text);
     const first = Math.min(...terms.map((t) => folded.indexOf(t)).filter((i) => i >= 0));
     const start = Number.isFinite(first) ? Math.max(0, first - CONTEXT) : 0;
-    const end = Math.min(text.length, start + 3 * CONTEXT + 40);
+    const end = Math.min(folded.length, start + 3 * CONTEXT + 40);
     const nodes = start > 0 ? ["…"] : [];
     let at = start;
     while (at < end) {
@@ -55,11 +72,11 @@ if (form) {
       if (!hits.length) break;
       const [next, term] = hits.reduce((a, b) => (b[0] < a[0] || (b[0] === a[0] && b[1].length > a[1].length) ? b : a));
       const mark = document.createElement("mark");
-      mark.textContent = text.slice(next, next + term.length);
-      nodes.push(text.slice(at, next), mark);
+      mark.textContent = text.slice(origin[next], origin[next + term.length]);
+      nodes.push(text.slice(origin[at], origin[next]), mark);
       at = next + term.length;
     }
-    nodes.push(text.slice(at, end) + (end < text.length ? "…" : ""));
+    nodes.push(text.slice(origin[at], origin[end]) + (end < folded.length ? "…" : ""));
     return nodes;
   };
 
@@ -86,7 +103,7 @@ if (form) {
 
   const update = async () => {
     const query = input.value;
-    const terms = [...new Set(fold(query.normalize("NFKC")).split(/\s+/).filter(Boolean))];
+    const terms = [...new Set(fold(query).split(/\s+/).filter(Boolean))];
     if (!terms.length) return show([], []);
     try {
       const index = await load();

@@ -110,6 +110,30 @@ def test_search_from_the_lab_page_finds_the_lab_and_the_worked_example(browser, 
     context.close()
 
 
+def test_a_phrase_pasted_from_any_page_punctuation_included_finds_that_page(browser, served, site):
+    """Full-width punctuation (图像，为什么) is folded alike in the query and the index: every page
+    is found by a phrase of its own text around a punctuation mark, which the result marks as shown."""
+    import json
+    import re
+    index = json.loads((site / "search.json").read_text(encoding="utf-8"))
+    context = browser.new_context(viewport={"width": 390, "height": 800})
+    page = context.new_page()
+    page.goto(f"http://127.0.0.1:{served}/")
+    tried = 0
+    for entry in index["pages"]:
+        text = " ".join(section[2] for section in entry["sections"])
+        match = re.search(r"[\u4e00-\u9fff]{3}[，：；（）、][\u4e00-\u9fff]{3}", text)
+        if not match:
+            continue
+        tried += 1
+        page.fill("#search-input", match[0])
+        page.locator(".search-results li a", has_text=entry["title"]).first.wait_for(timeout=15_000)
+        result = page.locator(".search-results li", has_text=entry["title"]).first
+        assert match[0] in result.locator("mark").all_inner_texts(), entry["title"]
+    assert tried >= 5
+    context.close()
+
+
 def test_copy_button_copies_the_code(browser, served):
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     context.grant_permissions(["clipboard-read", "clipboard-write"], origin=f"http://127.0.0.1:{served}")
