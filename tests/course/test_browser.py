@@ -134,6 +134,38 @@ def test_a_phrase_pasted_from_any_page_punctuation_included_finds_that_page(brow
     context.close()
 
 
+TOUCH = """() => {
+  const problems = [];
+  const name = (e) => `${e.tagName.toLowerCase()}${e.className ? "." + e.className : ""} "${(e.textContent || e.value || e.getAttribute("aria-label") || "").trim().slice(0, 20)}"`;
+  for (const e of document.querySelectorAll("input, select, textarea")) {
+    const size = parseFloat(getComputedStyle(e).fontSize);
+    if (e.type !== "checkbox" && e.type !== "radio" && size < 16) problems.push(`${name(e)}: text ${size}px (iOS zooms below 16)`);
+  }
+  for (const e of document.querySelectorAll("button, input, select, summary")) {
+    if (!e.getClientRects().length) continue;                       // not shown
+    const area = (e.type === "checkbox" || e.type === "radio") && e.closest("label") ? e.closest("label") : e;
+    const r = area.getBoundingClientRect();
+    if (r.width < 24 || r.height < 24) problems.push(`${name(e)}: target ${r.width.toFixed(0)}×${r.height.toFixed(0)} px`);
+  }
+  for (const b of document.querySelectorAll(".copy-button")) {
+    const code = b.parentElement.querySelector("pre").getBoundingClientRect();
+    if (b.getBoundingClientRect().bottom > code.top + 1) problems.push(`${name(b)} covers the code`);
+  }
+  return problems;
+}"""
+
+
+@pytest.mark.parametrize("width", [360, 390])
+@pytest.mark.parametrize("path", ["/course/lab11", "/course/reference/frontier-attention-worked-example"])
+def test_touch_targets_are_big_enough_and_inputs_never_make_ios_zoom(browser, served, path, width):
+    """WCAG 2.2's 24 px targets, text fields of 16 px or more, copy buttons that cover no code."""
+    context = browser.new_context(viewport={"width": width, "height": 800}, has_touch=True, is_mobile=True)
+    page, _, problems = visit(context, served, path)
+    assert page.locator(".copy-button").count() > 0 and page.locator("input").count() > 1
+    assert page.evaluate(TOUCH) == [] and problems == []
+    context.close()
+
+
 def test_copy_button_copies_the_code(browser, served):
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     context.grant_permissions(["clipboard-read", "clipboard-write"], origin=f"http://127.0.0.1:{served}")
