@@ -35,7 +35,11 @@ class Elements(HTMLParser):
             self.open[-1][2].append(data)
 
     def find(self, tag, **attrs):
-        return [e for e in self.elements if e[0] == tag and all(e[1].get(k) == v for k, v in attrs.items())]
+        """Elements of `tag` with these attributes (a class is matched as one of the element's classes)."""
+        def has(element, key, value):
+            given = element[1].get(key)
+            return value in (given or "").split() if key == "class" else given == value
+        return [e for e in self.elements if e[0] == tag and all(has(e, k, v) for k, v in attrs.items())]
 
 
 def numeric_leaves(value, path=""):

@@ -166,6 +166,47 @@ def test_touch_targets_are_big_enough_and_inputs_never_make_ios_zoom(browser, se
     context.close()
 
 
+CLIPPED = """() => {
+  const problems = [];
+  const clips = (a) => { const s = getComputedStyle(a); return s.overflowX !== "visible" || /paint|strict|content/.test(s.contain); };
+  const scrollsVisibly = (a) => { const s = getComputedStyle(a);
+    return (s.overflowX === "auto" || s.overflowX === "scroll") && s.backgroundAttachment.includes("local"); };
+  const what = (e) => `${e.closest("table")?.caption?.textContent.trim().slice(0, 30) ?? e.textContent.trim().slice(0, 30)}: ${e.textContent.trim().slice(0, 12)}`;
+  for (const e of document.querySelectorAll("table.tensor td, table.tensor th, math, .change-bar")) {
+    if (!e.getClientRects().length) continue;
+    const r = e.getBoundingClientRect();
+    for (let a = e.parentElement; a && a !== document.body; a = a.parentElement) {
+      if (!clips(a)) continue;
+      const b = a.getBoundingClientRect();
+      if ((r.right > b.right + 0.5 || r.left < b.left - 0.5) && !scrollsVisibly(a)) problems.push(`clipped, no sign it scrolls: ${what(e)}`);
+      break;
+    }
+  }
+  for (const t of document.querySelectorAll("table.tensor")) {
+    const box = t.parentElement;
+    if (t.rows[0].cells.length <= 5 && box.scrollWidth > box.clientWidth + 1) problems.push(`does not fit: ${what(t.rows[1].cells[1])} (${box.scrollWidth - box.clientWidth}px)`);
+  }
+  if (document.documentElement.scrollWidth > innerWidth) problems.push("the page scrolls sideways");
+  return problems;
+}"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("width", [360, 375, 390, 412, 1280])
+def test_no_number_or_formula_is_clipped_and_tensors_of_four_columns_fit(browser, served, width, scheme):
+    """A number cut at its box's edge reads as another number: tables of up to 4 columns fit a phone,
+    wider ones scroll in a box that shows it scrolls, and every display formula fits."""
+    context = browser.new_context(viewport={"width": width, "height": 900}, color_scheme=scheme)
+    for path in ("/course/lab11", "/course/reference/frontier-attention-worked-example",
+                 "/course/reference/frontier-patches-to-tokens"):
+        page, _, problems = visit(context, served, path)
+        if page.locator("[id^=explorer-]").count():
+            page.locator("[id^=explorer-] .explorer-views table").first.wait_for()
+        assert page.evaluate(CLIPPED) == [] and problems == [], path
+        page.close()
+    context.close()
+
+
 def test_copy_button_copies_the_code(browser, served):
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     context.grant_permissions(["clipboard-read", "clipboard-write"], origin=f"http://127.0.0.1:{served}")
