@@ -16,8 +16,8 @@ from .blocks import KINDS, Checking
 from .config import SiteConfig
 from .memo import Memo
 from .content import Page, content_images
-from .prose import (LINK, VALUE, SiteMap, Unresolved, format_value, is_external, lookup, math_spans, resolve_target,
-                    to_mathml)
+from .prose import (LINK, VALUE, SiteMap, Unresolved, block_formulas, format_value, is_external, lookup,
+                    resolve_target, to_mathml)
 from .errors import Collector, Problem
 
 
@@ -99,13 +99,13 @@ def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifact
 
 
 def _prose(page, block, art, results, sitemap, problems, memo):
+    for number, tex, display in block_formulas(block):
+        try:
+            to_mathml(tex, display, memo)
+        except Unresolved as exc:
+            problems.add(page.source, number, str(exc))
     for offset, line in enumerate(block.text.splitlines()):
         number = block.line + offset
-        for _, _, tex, display in math_spans(VALUE.sub("0", line)):
-            try:
-                to_mathml(tex, display, memo)
-            except Unresolved as exc:
-                problems.add(page.source, number, str(exc))
         for match in VALUE.finditer(line):
             try:
                 format_value(lookup(results, match["path"]), match["spec"])

@@ -81,8 +81,9 @@ def environment() -> dict:
 
 
 def generator_digest() -> str:
-    """The generator's own code and data (vocabulary.yaml): a change to it invalidates what it made."""
-    return digest(*(p.read_bytes() for p in sorted([*GENERATOR.glob("*.py"), *GENERATOR.glob("*.yaml")])))
+    """The generator's own code and data (vocabulary.yaml, the math font): a change to it invalidates what it made."""
+    return digest(*(p.read_bytes() for p in sorted([*GENERATOR.glob("*.py"), *GENERATOR.glob("*.yaml"),
+                                                    *GENERATOR.glob("fonts/*")])))
 
 
 class Memo:

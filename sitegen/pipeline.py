@@ -24,7 +24,7 @@ from .write import MARK, MARK_TEXT, check_output_folder, check_replaceable, reco
 
 STATE = "last-build.json"
 # Every package that turns sources into published bytes: a new version of any may change them.
-RENDERING = ("jinja2", "markdown", "pygments", "latex2mathml", "pillow", "rcssmin", "nbformat", "pyyaml")
+RENDERING = ("jinja2", "markdown", "pygments", "latex2mathml", "pillow", "rcssmin", "nbformat", "pyyaml", "fonttools")
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,13 @@ def math_spans(line: str) -> list[tuple[int, int, str, bool]]:
             if not any(a <= m.start() < b for a, b in code)]
 
 
+def block_formulas(block):
+    """(line, LaTeX, display) of each formula in a prose block, values inside it read as 0."""
+    for offset, line in enumerate(block.text.splitlines()):
+        for _, _, tex, display in math_spans(VALUE.sub("0", line)):
+            yield block.line + offset, tex, display
+
+
 def to_mathml(tex: str, display: bool, memo: Memo | None = None) -> str:
     """MathML for the browser to render: no script, no font download.
 

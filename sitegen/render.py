@@ -30,6 +30,7 @@ from .prose import (is_external, pretty_url, relative_url, resolve_target, to_ma
 from .errors import BuildError, Problem
 from .deploy import add_deploy_files
 from .highlight import highlighted, pygments_css
+from .mathfont import font_face_css, formula_characters, subset
 from .memo import Memo, generator_digest
 from .search import INDEX, search_index
 from .sources import decode
@@ -191,13 +192,19 @@ class Renderer:
 
     # -- assets -------------------------------------------------------------
     def assets(self, preview: bool) -> dict[str, str]:
-        """static/ into assets/, every file named by its hash, since _headers caches all of
+        """static/ into assets/, with the math font the formulas need; every file named by its hash, since _headers caches all of
         assets/ for a year as immutable (an un-hashed syllabus.pdf would stay stale that long).
         CSS is minified; scripts are served as written: rjsmin, which does not parse
         JavaScript, dropped a space inside a nested template literal, and Pages compresses
         with Brotli anyway. Returns each static file's published path."""
         import rcssmin
         published, pending = {}, {}
+        font_css = ""
+        if chars := formula_characters(self.pages, self.memo):       # the math font, if any formula
+            font = subset(chars, self.memo)
+            name = hashed_name("math.woff", font)
+            self.out.add("assets/" + name, font, "sitegen/fonts/stix-two-math.woff")
+            font_css = font_face_css(name)
         for path in sorted(self.cfg.static_dir.rglob("*")):
             rel = path.relative_to(self.cfg.static_dir).as_posix()
             if not path.is_file() or (rel in PREVIEW_SCRIPTS and not preview):
@@ -207,7 +214,7 @@ class Renderer:
                 pending[rel] = decode(data, f"static/{rel}")
                 continue
             if rel == "style.css":
-                data += pygments_css(self.memo).encode()
+                data += (pygments_css(self.memo) + font_css).encode()
             if rel.endswith(".css"):
                 data = rcssmin.cssmin(decode(data, f"static/{rel}")).encode()
             target = "assets/" + hashed_name(rel, data)

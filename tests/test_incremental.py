@@ -135,7 +135,7 @@ def test_the_cache_key_follows_project_modules_imported_anywhere_in_a_lab(tmp_pa
         "lab.py", "top.py", "in_function.py", "in_try.py", "in_match.py", "helpers/__init__.py", "helpers/deep.py"}
 
 
-@pytest.mark.parametrize("package", ["jinja2", "markdown", "pygments", "latex2mathml", "pillow", "rcssmin",
+@pytest.mark.parametrize("package", ["jinja2", "markdown", "pygments", "latex2mathml", "pillow", "rcssmin", "fonttools",
                                      "nbformat", "pyyaml", "numpy", "matplotlib"])
 def test_a_new_version_of_any_package_that_makes_bytes_changes_the_fingerprint(tmp_path, monkeypatch, package):
     from sitegen import memo, pipeline

@@ -186,6 +186,9 @@ CLIPPED = """() => {
     const box = t.parentElement;
     if (t.rows[0].cells.length <= 5 && box.scrollWidth > box.clientWidth + 1) problems.push(`does not fit: ${what(t.rows[1].cells[1])} (${box.scrollWidth - box.clientWidth}px)`);
   }
+  for (const box of document.querySelectorAll(".math")) {
+    if (box.scrollHeight > box.clientHeight + 1) problems.push(`formula cut at its top or bottom: ${box.textContent.slice(0, 30)}`);
+  }
   if (document.documentElement.scrollWidth > innerWidth) problems.push("the page scrolls sideways");
   return problems;
 }"""
@@ -203,6 +206,12 @@ def test_no_number_or_formula_is_clipped_and_tensors_of_four_columns_fit(browser
         if page.locator("[id^=explorer-]").count():
             page.locator("[id^=explorer-] .explorer-views table").first.wait_for()
         assert page.evaluate(CLIPPED) == [] and problems == [], path
+        if page.locator("math").count():            # drawn with the site's own math font, not a text font
+            page.evaluate("() => document.fonts.ready")
+            assert page.evaluate("() => [...document.fonts].filter(f => f.status === 'loaded').map(f => f.family)") \
+                == ["Site Math"], path
+            assert page.evaluate("() => getComputedStyle(document.querySelector('math')).fontFamily").startswith(
+                '"Site Math"')
         page.close()
     context.close()
 
