@@ -73,10 +73,11 @@ def _check_cell(checking: Checking, page: Page, block: Block, art: Artifacts) ->
 
 
 def _render_cell(r, page: Page, block: Block, art: Artifacts) -> str:
-    cell = next(c for c in art.cells if c.name == block.args[0])
-    last = cell.first_line + cell.source.count("\n")
-    source_line = word_html(r.words["cell_source"], script=code(art.provenance["script"]),
-                            first=cell.first_line, last=last, name=code(cell.name))
+    number, cell = next((n, c) for n, c in enumerate(art.cells, 1) if c.name == block.args[0])
+    notebook = (Markup('<a href="{}" download>{}</a>').format(relative_url(page.output, art.lab.notebook),
+                                                               art.lab.notebook.rsplit("/", 1)[-1])
+                if art.lab.notebook else art.lab.title)
+    source_line = word_html(r.words["cell_source"], notebook=notebook, number=number, name=code(cell.name))
     output = art.outputs[cell.name]
     return r.render_template(
         "partials/cell.html", name=cell.name, code=highlighted(r.memo, cell.source), source_line=source_line,

@@ -71,6 +71,10 @@ def build_notebook(cfg: SiteConfig, page: Page, art: Artifacts, sitemap: SiteMap
         if block.kind == "prose":
             text = transform_prose(block.text, results, href, figure_block=lambda *a: "")
             cells += [markdown_cell(md) for md in _markdown_cells(text)]
+        elif block.kind == "downloads":       # the files beside the notebook, on the published site
+            cells.append(markdown_cell("\n".join(
+                f"- [{name}]({cfg.base_url}/{art.lab.downloads}/{name})：{cfg.vocabulary.download_note(art.lab, name)}"
+                for name in art.files if not name.endswith(".png"))))
         elif block.kind == "cell":
             cell = next(c for c in art.cells if c.name == block.args[0])
             output = art.outputs[cell.name]

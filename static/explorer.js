@@ -69,9 +69,10 @@ async function start(section) {
   const tokens = lab.patches.map((_, i) => `token ${i}`);
   const count = (n) => Array.from({ length: n }, (_, i) => i);
 
-  const title = el("h3", { id: `${section.id}-title`, textContent: "自己动手：改一块图像，看每个张量怎样变" });
-  const intro = el("p", { className: "explorer-intro" }, ["下面每个数都由浏览器里的同一层即时重算：float64 JavaScript，"
-    + "权重读自本次构建的 ", el("code", { textContent: "results.json" }), "，与 Python 构建的结果一致到 1e-12。"
+  const title = el("h3", { id: `${section.id}-title`, textContent: compact
+    ? "自己动手：改一块图像，看两个 head 的注意力怎样变" : "自己动手：改一块图像，看注意力与输出怎样变" });
+  const intro = el("p", { className: "explorer-intro" }, ["下面每个数都由你的浏览器用同一套权重即时重算；"
+    + "不做改动时，它们与上面 Python 算出的数字相同。"
     + "改任一像素，或切换对照条件；地址栏会记下当前状态，可以直接发给老师或同学。"]);
   const status = el("p", { className: "explorer-status" });
   status.setAttribute("aria-live", "polite");

@@ -71,10 +71,18 @@ def test_every_saved_output_of_the_seed_appears_verbatim(site, seed_saved_output
 def test_saved_outputs_are_stamped_with_when_and_what(site, site_results):
     page = (site / "course/lab11.html").read_text(encoding="utf-8")
     provenance = site_results["provenance"]
-    stamps = re.findall(r"保存输出 · 本站构建于 (\S+ \S+) UTC 实际计算 · Python ([\d.]+) · NumPy ([\d.]+) · Matplotlib ([\d.]+)", page)
+    stamps = re.findall(r"运行结果 · (\S+ \S+) UTC 实际计算 · Python ([\d.]+) · NumPy ([\d.]+) · Matplotlib ([\d.]+)", page)
     assert len(stamps) == 6
     when = provenance["computed_at"].replace("T", " ").rstrip("Z")
     assert set(stamps) == {(when, provenance["python"], provenance["numpy"], provenance["matplotlib"])}
+
+
+def test_a_cell_says_where_it_is_in_the_notebook_download_not_in_the_repository(site):
+    page = (site / "course/lab11.html").read_text(encoding="utf-8")
+    sources = re.findall(r'<p class="cell-source">(.*?)</p>', page)
+    assert len(sources) == 6 and "compute/" not in page.split("<footer")[0]
+    assert sources[0] == ('<a href="materials/Lecture02-LAB09.ipynb" download>Lecture02-LAB09.ipynb</a> '
+                          "的第 1 个代码单元 · <code>setup</code>")
 
 
 def test_code_shown_is_the_code_that_ran(site):
