@@ -5,6 +5,8 @@
     python build.py --out DIR     build into another folder
     python build.py --debug       show the full traceback of a failing lab
     python build.py --timeout S   stop any lab still running after S seconds
+    python build.py --solutions   an instructor's build: every exercise's hints and solution shown
+    python build.py --no-solutions  a student's build: solutions left out of the site entirely
     python build.py serve         build, preview with Cloudflare's emulator, rebuild on change
     python build.py info          the Pages project and address from site.yaml, as name=value lines
     python build.py freeze [LAB]  build, and store the labs' results in frozen/ (commit it): a build
@@ -73,6 +75,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, help="seconds any lab may run, whatever site.yaml says "
                                                       "(default: each lab's `timeout`, else 600)")
     parser.add_argument("--base-url", help="the site's address, instead of site.yaml's (e.g. a preview deployment)")
+    answers = parser.add_mutually_exclusive_group()
+    answers.add_argument("--solutions", dest="solutions", action="store_const", const="shown", default="folded",
+                         help="an instructor's build: every hint and solution of the exercises shown")
+    answers.add_argument("--no-solutions", dest="solutions", action="store_const", const="omitted",
+                         help="a student's build: solutions left out of the site (hints stay, folded)")
     parser.add_argument("--strict", action="store_true",
                         help="treat warnings (missing alt text, empty sections, external links without rel) as errors")
     args = parser.parse_args(argv)
@@ -88,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             report = build(args.root, args.out, cache=args.cache, use_cache=not args.no_cache,
                            jobs=args.jobs, preview=args.command == "serve", strict=args.strict,
-                           base_url=args.base_url, timeout=args.timeout, progress=progress,
+                           base_url=args.base_url, timeout=args.timeout, progress=progress, solutions=args.solutions,
                            freeze=tuple(args.names) if args.command == "freeze" else None)
         except KeyboardInterrupt:
             progress.clear()

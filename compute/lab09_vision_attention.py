@@ -152,6 +152,14 @@ ax.legend(); fig.tight_layout(); fig.savefig(OUTPUT/'03-change-one-patch.png'); 
 
 # %% save
 import csv
+# Worked steps the page walks through by hand: LayerNorm's statistics of token 0, one GELU entry.
+x00 = trace['mlp_hidden_pre'][0, 0]
+u00 = np.sqrt(2/np.pi)*(x00 + 0.044715*x00**3)
+worked = {'ln1_token0': {'mean': float(X[0].mean()), 'variance': float(X[0].var())},
+          'gelu_00': {'x': float(x00), 'u': float(u00), 'tanh_u': float(np.tanh(u00)),
+                      'gelu': float(.5*x00*(1+np.tanh(u00)))}}
+assert np.isclose(worked['gelu_00']['gelu'], trace['mlp_hidden'][0, 0], rtol=0, atol=1e-15)
+assert np.allclose((X[0]-worked['ln1_token0']['mean'])/np.sqrt(worked['ln1_token0']['variance']+EPS), trace['ln1'][0])
 artifact = {'kind':'exact_constructed_calculation_not_trained_model', 'seed':SEED,
             'environment':{'python':sys.version,'numpy':np.__version__,'platform':platform.platform()},
             'structure':{'norm':'pre-norm','heads':HEADS,'d_model':D,'d_head':DH,'d_ff':DFF,'epsilon':EPS,
@@ -159,7 +167,7 @@ artifact = {'kind':'exact_constructed_calculation_not_trained_model', 'seed':SEE
             'image':image.tolist(),'patches':patches.tolist(),'position':position.tolist(),
             'patch_projection':W_patch.tolist(),'weights':{k:v.tolist() for k,v in weights.items()},
             'trace':{k:v.tolist() for k,v in trace.items()},'changes':changes,
-            'checks':checks,
+            'checks':checks, 'worked':worked,
             # Every tensor of the four controls, so that other implementations can be checked.
             'controls':{name:{k:v.tolist() for k,v in t.items()} for name, t in [
                 ('one_pixel',pixel_trace),('remove_position',no_position),

@@ -41,6 +41,10 @@ class Kind:
     render: Callable            # (renderer, page, block, art) -> HTML
     scripts: Callable = lambda art: ()   # (art) -> what a page holding it loads from static/
     names_lab: bool = False     # its name is the lab it shows (else: the page's lab)
+    needs_lab: bool = True      # False: it shows no lab's results (an exercise's frame)
+    container: bool = False     # it opens a part of the page that `::: end` closes
+    within: str | None = None   # it may only stand inside this container kind
+    last: bool = False          # nothing of its container may follow it
 
     def lab(self, page: Page, block: Block) -> str | None:
         return block.args[0] if self.names_lab else page.lab
@@ -186,10 +190,108 @@ def _nothing_to_check(checking, page, block, art) -> None:
     pass
 
 
+# -- ::: exercise [title="..."] ... ::: hint ... ::: solution ... ::: end -----------------
+# An exercise is the prose between its markers. Its hints and its solution are folded by default;
+# `--solutions` shows them all (an instructor's build), `--no-solutions` leaves solutions out of the
+# site entirely (a student's build). A solution's text is never in the search index.
+
+SOLUTIONS = ("folded", "shown", "omitted")
+
+
+def _parts(page: Page, block: Block) -> tuple[int, str | None, int]:
+    """Where `block` stands: the number of the exercise before it, the kind of the part open just
+    before it (hint, solution or None), and how many hints that exercise had so far."""
+    number, open_part, hints = 0, None, 0
+    for other in page.blocks:
+        if other is block:
+            return number, open_part, hints
+        if other.kind == "exercise":
+            number, open_part, hints = number + 1, None, 0
+        elif other.kind in ("hint", "solution"):
+            open_part, hints = other.kind, hints + (other.kind == "hint")
+        elif other.kind == "end":
+            open_part = None
+    raise ValueError("block not on its page")
+
+
+def hidden_blocks(page: Page, solutions: str) -> set[int]:
+    """Indices of the page's blocks a build with `solutions` leaves out: with "omitted", what
+    follows each `::: solution` up to its exercise's end (the marker itself closes the hint before)."""
+    hidden, inside = set(), False
+    for index, block in enumerate(page.blocks):
+        if block.kind == "end":
+            inside = False
+        if inside:
+            hidden.add(index)
+        if block.kind == "solution":
+            inside = solutions == "omitted"
+    return hidden
+
+
+def _render_practice(r, page: Page, block: Block, art) -> str:
+    number, open_part, hints = _parts(page, block)
+    closes = open_part is not None and not (open_part == "solution" and r.solutions == "omitted")
+    return r.render_template("partials/practice.html", part=block.kind, closes=closes,
+                             number=number + (block.kind == "exercise"), hint=hints + 1,
+                             title=block.options.get("title", ""), words=r.words, solutions=r.solutions)
+
+
+def practice_markdown(page: Page, block: Block, words: dict, solutions: str) -> str:
+    """A practice marker as Markdown (in the notebook download): the label it shows."""
+    number, _, hints = _parts(page, block)
+    if block.kind == "exercise":
+        return f"**{words['exercise'].format(n=number + 1)}** {block.options.get('title', '')}".rstrip()
+    if block.kind == "hint":
+        return f"**{words['hint'].format(n=hints + 1)}**"
+    if block.kind == "solution" and solutions != "omitted":
+        return f"**{words['solution']}**"
+    if block.kind == "check":
+        return f"**{words['check']}** {block.options.get('prompt', '')}"
+    return ""
+
+
+# -- ::: check PATH tolerance=T prompt="..." -------------------------------------------
+# A self-check: the reader types a number, the page says whether it is within T of the value
+# at PATH in the lab's results.json, computed by this build; the value itself on request.
+
+def _check_check(checking: Checking, page: Page, block: Block, art: Artifacts) -> None:
+    path = block.args[0]
+    try:
+        value = lookup(art.results, path)
+    except Unresolved as exc:
+        checking.add(page, block, f"check {path}: {exc}")
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        checking.add(page, block, f"check {path}: the answer must be a number, not {type(value).__name__}")
+    try:
+        tolerance = float(block.options.get("tolerance", ""))
+    except ValueError:
+        tolerance = -1.0
+    if not tolerance > 0:
+        checking.add(page, block, f"check {path} needs tolerance=NUMBER > 0: how far from the computed value "
+                                  "an answer may be and still count, e.g. tolerance=0.0005")
+    if not block.options.get("prompt", "").strip():
+        checking.add(page, block, f"check {path} needs prompt=\"...\": the question the reader answers")
+
+
+def _render_check(r, page: Page, block: Block, art: Artifacts) -> str:
+    value, tolerance = lookup(art.results, block.args[0]), block.options["tolerance"]
+    number = 1 + sum(1 for other in page.blocks[:page.blocks.index(block)] if other.kind == "check")
+    return r.render_template("partials/check.html", id=f"check-{number}", prompt=block.options["prompt"],
+                             answer=repr(float(value)), tolerance=tolerance, shown=format_value(value),
+                             words=r.words, reveal=r.solutions != "omitted")
+
+
 KINDS = {
     "cell": Kind(1, {"output": ("shown", "collapsed")}, _check_cell, _render_cell),
     "table": Kind(1, {"axes": None, "caption": None, "columns": None}, _check_table, _render_table),
     "downloads": Kind(0, {}, _nothing_to_check, _render_downloads),
     "widget": Kind(1, {"view": None}, _check_widget, _render_widget,
                    scripts=lambda art: (art.lab.widget["script"],) if art.lab.widget else (), names_lab=True),
+    "exercise": Kind(0, {"title": None}, _nothing_to_check, _render_practice, needs_lab=False, container=True),
+    "hint": Kind(0, {}, _nothing_to_check, _render_practice, needs_lab=False, within="exercise"),
+    "solution": Kind(0, {}, _nothing_to_check, _render_practice, needs_lab=False, within="exercise", last=True),
+    "end": Kind(0, {}, _nothing_to_check, _render_practice, needs_lab=False),
+    "check": Kind(1, {"tolerance": None, "prompt": None}, _check_check, _render_check,
+                  scripts=lambda art: ("check.js",)),
 }

@@ -85,6 +85,9 @@ def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifact
                 _prose(page, block, art, results, sitemap, problems, memo)
                 continue
             kind = KINDS[block.kind]
+            if not kind.needs_lab:
+                kind.check(checking, page, block, None)
+                continue
             shown = artifacts.get(kind.lab(page, block) or "")
             if shown is None:
                 if kind.names_lab:

@@ -145,8 +145,38 @@ def parse_page(text: str, source: str, output: str) -> Page:
             blocks.append(block)
     if "".join(prose).strip():
         blocks.append(Block("prose", prose_line, "\n".join(prose)))
+    _check_nesting(blocks, source, problems)
     problems.raise_if_any()
     return Page(source, output, meta, tuple(blocks), meta_line)
+
+
+def _check_nesting(blocks: list[Block], source: str, problems: Collector) -> None:
+    """Containers (`::: exercise` ... `::: end`) close, and what belongs inside one is inside it."""
+    opened: Block | None = None
+    parts: list[str] = []
+    for block in blocks:
+        kind = KINDS.get(block.kind)
+        if kind is None:
+            continue
+        if block.kind == "end":
+            if opened is None:
+                problems.add(source, block.line, "'::: end' closes nothing: it ends an exercise opened with '::: exercise'")
+            opened = None
+        elif kind.container:
+            if opened is not None:
+                problems.add(source, block.line, f"'::: {block.kind}' inside the {opened.kind} opened at line "
+                                                 f"{opened.line}: close that one with '::: end' first")
+            opened, parts = block, []
+        elif kind.within:
+            if opened is None or opened.kind != kind.within:
+                problems.add(source, block.line, f"'::: {block.kind}' belongs inside an {kind.within}: open one "
+                                                 f"with '::: {kind.within}' above it")
+            elif parts and KINDS[parts[-1]].last:
+                problems.add(source, block.line, f"'::: {block.kind}' after the {parts[-1]} at the {kind.within}'s "
+                                                 f"end: put it before, so that the {parts[-1]} comes last")
+            parts.append(block.kind)
+    if opened is not None:
+        problems.add(source, opened.line, f"'::: {opened.kind}' is never closed: add a line '::: end' after it")
 
 
 def _directive(match, source, number, problems) -> Block | None:

@@ -12,6 +12,7 @@ import functools
 import re
 
 from .artifacts import Artifacts
+from .blocks import hidden_blocks, practice_markdown
 from .config import SiteConfig
 from .content import Page
 from .prose import SiteMap, is_external, pretty_url, resolve_target, transform_prose
@@ -49,7 +50,7 @@ def load_nbformat():
     return nbformat, v4
 
 
-def build_notebook(cfg: SiteConfig, page: Page, art: Artifacts, sitemap: SiteMap) -> bytes:
+def build_notebook(cfg: SiteConfig, page: Page, art: Artifacts, sitemap: SiteMap, solutions: str = "folded") -> bytes:
     nbformat, v4 = load_nbformat()
 
 
@@ -67,10 +68,15 @@ def build_notebook(cfg: SiteConfig, page: Page, art: Artifacts, sitemap: SiteMap
         return {"cell_type": "markdown", "metadata": {}, "source": text}
 
     cells, count = [markdown_cell(f"# {page.title}")], 0
-    for block in page.blocks:
+    hidden = hidden_blocks(page, solutions)
+    for index, block in enumerate(page.blocks):
+        if index in hidden:
+            continue
         if block.kind == "prose":
             text = transform_prose(block.text, results, href, figure_block=lambda *a: "")
             cells += [markdown_cell(md) for md in _markdown_cells(text)]
+        elif label := practice_markdown(page, block, cfg.vocabulary.words, solutions):
+            cells.append(markdown_cell(label))
         elif block.kind == "downloads":       # the files beside the notebook, on the published site
             cells.append(markdown_cell("\n".join(
                 f"- [{name}]({cfg.base_url}/{art.lab.downloads}/{name})：{cfg.vocabulary.download_note(art.lab, name)}"

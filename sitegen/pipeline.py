@@ -82,11 +82,13 @@ def build(root: Path, out: Path | None = None, *, cache: Path | None = None, **o
 
 def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: int | None = None,
            preview: bool = False, strict: bool = False, base_url: str | None = None,
-           timeout: float | None = None, progress=None, freeze: tuple[str, ...] | None = None) -> BuildReport:
+           timeout: float | None = None, progress=None, freeze: tuple[str, ...] | None = None,
+           solutions: str = "folded") -> BuildReport:
     """`freeze`: store these labs (all when empty) in frozen/ after the build, computing them anew
-    rather than reusing frozen/ (and from the cache when current)."""
+    rather than reusing frozen/ (and from the cache when current). `solutions`: exercises' solutions
+    folded (a reader opens them), shown (an instructor's build) or omitted (left out of the site)."""
     sources = snapshot(source_files(root))
-    key = fingerprint(sources, out, preview, strict, base_url)
+    key = fingerprint(sources, out, preview, strict, base_url, solutions)
     state_file = cache / STATE
     if use_cache and freeze is None and (state := _unchanged(state_file, key, out)):
         return BuildReport(out=out, files=state["count"], bytes=state["bytes"], unchanged=True)
@@ -125,7 +127,7 @@ def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: 
                                           "folder (if you edited the file meanwhile, build again)")
                           for rel in touched])
     check_site(cfg, pages, artifacts, memo)
-    files = render_site(cfg, pages, artifacts, preview=preview, memo=memo)
+    files = render_site(cfg, pages, artifacts, preview=preview, memo=memo, solutions=solutions)
     warnings = check_rendered(cfg, pages, files)
     if strict and warnings:
         raise BuildError([Problem(w.path, w.line, w.message + " (a warning; --strict makes it an error)")

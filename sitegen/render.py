@@ -20,7 +20,7 @@ import markdown
 import markdown.treeprocessors
 from markupsafe import Markup
 
-from .blocks import KINDS, code, word_html
+from .blocks import KINDS, code, hidden_blocks, word_html
 from .check import site_map
 from .artifacts import Artifacts
 from .config import SiteConfig
@@ -168,8 +168,10 @@ def while_labs_run(cfg: SiteConfig, memo: Memo, pending) -> None:
 
 
 class Renderer:
-    def __init__(self, cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts], memo: Memo):
+    def __init__(self, cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts], memo: Memo,
+                 solutions: str = "folded"):
         self.cfg, self.pages, self.artifacts, self.memo = cfg, pages, artifacts, memo
+        self.solutions = solutions          # exercises' solutions: folded, shown or omitted
         self.sitemap = site_map(cfg, pages, artifacts)
         self.env = template_environment(cfg.templates_dir, memo.folder)
         self.out = Outputs()
@@ -247,10 +249,12 @@ class Renderer:
                 self.out.add(f"{art.lab.downloads}/{name}", path.read_bytes(), str(art.lab.script))
         if art.lab.notebook:
             # Rebuilt only when what it is made of changed: its page, its lab (provenance: a recompute
-            # changes computed_at), links, the generator.
+            # changes computed_at), site.yaml (words, descriptions), links, solutions, the generator.
             key = ((self.cfg.root / page.source).read_bytes(), json.dumps(art.provenance, sort_keys=True),
-                   self.cfg.base_url, sorted(self.sitemap), generator_digest())
-            notebook = self.memo.get("notebook", key, lambda: build_notebook(self.cfg, page, art, self.sitemap))
+                   self.cfg.path.read_bytes(), self.cfg.base_url, sorted(self.sitemap), self.solutions,
+                   generator_digest())
+            notebook = self.memo.get("notebook", key, lambda: build_notebook(self.cfg, page, art, self.sitemap,
+                                                                             self.solutions))
             self.out.add(art.lab.notebook, notebook, page.source)
 
     # -- pages --------------------------------------------------------------
@@ -290,12 +294,15 @@ class Renderer:
             return key
 
         parts = []
-        for block in page.blocks:
+        hidden = hidden_blocks(page, self.solutions)
+        for index, block in enumerate(page.blocks):
+            if index in hidden:
+                continue
             if block.kind == "prose":
                 parts.append(transform_prose(block.text, results, href, figure_block, math))
             else:
                 kind = KINDS[block.kind]
-                shown = self.artifacts[kind.lab(page, block)]
+                shown = self.artifacts[kind.lab(page, block)] if kind.needs_lab else None
                 parts.append(placeholder(kind.render(self, page, block, shown)))
                 scripts.extend(kind.scripts(shown))
         md = _markdown(self.words)
@@ -367,8 +374,8 @@ def _template_line(exc, fallback):
 
 
 def render_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts],
-                preview: bool = False, memo: Memo | None = None) -> Outputs:
-    renderer = Renderer(cfg, pages, artifacts, memo or Memo(None))
+                preview: bool = False, memo: Memo | None = None, solutions: str = "folded") -> Outputs:
+    renderer = Renderer(cfg, pages, artifacts, memo or Memo(None), solutions)
     assets = renderer.assets(preview)
     scripts = [assets[name] for name in PAGE_SCRIPTS + (PREVIEW_SCRIPTS if preview else ())]
     for page in pages:

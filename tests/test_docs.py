@@ -32,3 +32,4 @@ def test_the_guide_s_examples_build_strictly_as_one_site(tmp_path):
     assert "<th scope=\"row\">采样 5</th>" in page and "<th scope=\"col\">波形 1</th>" in page
     assert ">notes.txt</a> <span class=\"download-note\">采样说明" in page
     assert 'src="waves/images/figure-01.png"' in page and "<math" in page
+    assert f'data-answer="{results["peak"]!r}"' in page and '<details class="solution"' in page

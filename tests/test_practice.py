@@ -1,0 +1,106 @@
+"""Exercises (hints, a solution) and self-checks on the generator's fixture site: folded for a reader,
+all shown in an instructor's build, solutions left out of a student's build, and nothing else differs."""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from support import run_build, tiny_site, tree_bytes
+
+PRACTICE = """
+::: exercise title="平方和"
+五个 y 加起来是多少？
+::: hint
+先看表的第 1 列。
+::: hint
+SOLUTION-FREE-HINT 逐个相加。
+::: solution
+SECRET-ANSWER 总和是 {{ total }}。
+::: end
+
+::: check total tolerance=0.001 prompt="五个 y 的总和是多少？"
+"""
+
+
+@pytest.fixture(scope="module")
+def builds(tmp_path_factory):
+    """The fixture site with an exercise and a check on its lab page, built three ways."""
+    tmp = tmp_path_factory.mktemp("practice")
+    root = tiny_site(tmp / "site")
+    page = root / "content/index.md"
+    page.write_text(page.read_text(encoding="utf-8") + PRACTICE, encoding="utf-8")
+    built = {}
+    for mode, args in (("folded", ()), ("shown", ("--solutions",)), ("omitted", ("--no-solutions",))):
+        result = run_build(root, tmp / mode, tmp / "cache", "--strict", *args)
+        assert result.returncode == 0, result.stderr
+        built[mode] = tree_bytes(tmp / mode)
+    return built
+
+
+def page_of(files) -> str:
+    return files["index.html"].decode("utf-8")
+
+
+def test_a_reader_s_build_folds_hints_and_the_solution_and_keeps_it_out_of_search(builds):
+    page = page_of(builds["folded"])
+    assert '<p class="exercise-title" id="exercise-1-title"><span class="exercise-number">练习 1</span> 平方和</p>' in page
+    assert re.findall(r'<details class="(\w+)"[^>]*?( open)?>', page) == [("hint", ""), ("hint", ""), ("solution", "")]
+    assert "<summary>提示 1</summary>" in page and "<summary>提示 2</summary>" in page
+    results = json.loads(builds["folded"]["materials/results.json"])
+    assert f"SECRET-ANSWER 总和是 {results['total']:.4f}。" in page           # a computed value, in the solution
+    search = builds["folded"]["search.json"].decode("utf-8")
+    assert "SOLUTION-FREE-HINT" in search and "SECRET-ANSWER" not in search
+
+
+def test_the_instructor_s_build_differs_only_by_showing_them(builds):
+    folded, shown = builds["folded"], builds["shown"]
+    assert set(shown) == set(folded)
+    assert [p for p in folded if folded[p] != shown[p]] == ["index.html"]      # its notebook's text is the same
+    assert page_of(shown).replace(" open>", ">") == page_of(folded)
+    assert page_of(shown).count('<details class="hint" open>') == 2
+
+
+def test_the_student_s_build_leaves_solutions_out_of_the_site_entirely(builds):
+    folded, omitted = builds["folded"], builds["omitted"]
+    assert set(omitted) == set(folded)
+    assert not [p for p, data in omitted.items() if b"SECRET-ANSWER" in data]
+    assert [p for p in folded if folded[p] != omitted[p]] == ["index.html", "materials/tiny.ipynb"]
+    def squeezed(text: str) -> str:
+        return re.sub(r">\s+<", "><", text)
+    without = re.sub(r'<details class="(solution|check-answer)".*?</details>', "", page_of(folded), flags=re.S)
+    assert squeezed(page_of(omitted)) == squeezed(without)
+    assert "SOLUTION-FREE-HINT" in page_of(omitted) and "<summary>解答</summary>" not in page_of(omitted)
+
+
+def test_a_check_carries_the_computed_answer_its_tolerance_and_its_words(builds):
+    page = page_of(builds["folded"])
+    results = json.loads(builds["folded"]["materials/results.json"])
+    form = re.search(r'<form class="check-form"[^>]*>', page)[0]
+    assert f'data-answer="{results["total"]!r}"' in form and 'data-tolerance="0.001"' in form
+    assert 'data-right="对了：与计算值相差不超过 0.001。"' in form and " hidden>" in form   # shown by its script
+    assert re.search(r'<label for="check-1-input"><span class="check-label">自测：</span>五个 y 的总和是多少？</label>', page)
+    assert re.search(r'<script type="module" src="assets/check\.\w+\.js"', page)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("::: hint\n提示\n", "content/index.md:LINE: '::: hint' belongs inside an exercise: open one with '::: exercise' above it"),
+    ("::: exercise\n题\n", "content/index.md:LINE: '::: exercise' is never closed: add a line '::: end' after it"),
+    ("::: exercise\n::: solution\n解\n::: hint\n提示\n::: end\n",
+     "content/index.md:LINE+3: '::: hint' after the solution at the exercise's end: put it before"),
+    ("::: end\n", "content/index.md:LINE: '::: end' closes nothing"),
+    ("::: check total prompt=\"多少？\"\n", "content/index.md:LINE: check total needs tolerance=NUMBER > 0"),
+    ("::: check totl tolerance=0.1 prompt=\"多少？\"\n", "content/index.md:LINE: check totl: no 'totl' in results.json"),
+    ("::: check x tolerance=0.1 prompt=\"多少？\"\n", "content/index.md:LINE: check x: the answer must be a number, not list"),
+])
+def test_a_practice_mistake_names_its_line(tmp_path, text, expected):
+    root = tiny_site(tmp_path / "site")
+    page = root / "content/index.md"
+    before = page.read_text(encoding="utf-8")
+    line = before.count("\n") + 2
+    page.write_text(before + "\n" + text, encoding="utf-8")
+    result = run_build(root, tmp_path / "dist", tmp_path / "cache")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    expected = expected.replace("LINE+3", str(line + 3)).replace("LINE", str(line))
+    assert expected in result.stderr, result.stderr
