@@ -108,20 +108,29 @@ check('finite', all(np.isfinite(v).all() for v in trace.values()),
 print('Manual readback:', manual_read)
 print('Vectorized readback:', trace['read_values'][h,q])
 print('Softmax row sums:', trace['attention'].sum(axis=-1))
+def draw_readback(fig, axes, legend_below=True):
+    for h in range(HEADS):
+        im=axes[h].imshow(trace['attention'][h], vmin=0, vmax=1, cmap='Blues')
+        axes[h].set(title=f'Head {h}: all-to-all read', xlabel='Read from key', ylabel='Query',
+                    xticks=range(4), yticks=range(4))
+        for i in range(4):
+            for j in range(4): axes[h].text(j,i,f'{trace["attention"][h,i,j]:.2f}',ha='center',va='center')
+    fig.colorbar(im, ax=list(axes[:2]), fraction=.025 if legend_below else .05)
+    axes[2].plot(np.linalg.norm(trace['projected_attention'],axis=1),'o-',label='Attention branch')
+    axes[2].plot(np.linalg.norm(trace['mlp_output'],axis=1),'s--',label='MLP branch')
+    axes[2].set(xlabel='Token',ylabel='Branch output L2 norm',title='Two updates to a residual path',xticks=range(4))
+    axes[2].legend(fontsize=9, frameon=False, **({'loc': 'upper center', 'bbox_to_anchor': (.5, -.22), 'ncol': 2}
+                                                  if legend_below else {}))
 # Constrained layout keeps the shared colour bar clear of the third panel.
 fig, axes = plt.subplots(1, 3, figsize=(12, 3.6), layout='constrained', gridspec_kw={'wspace': .12})
-for h in range(HEADS):
-    im=axes[h].imshow(trace['attention'][h], vmin=0, vmax=1, cmap='Blues')
-    axes[h].set(title=f'Head {h}: all-to-all read', xlabel='Read from key', ylabel='Query',
-                xticks=range(4), yticks=range(4))
-    for i in range(4):
-        for j in range(4): axes[h].text(j,i,f'{trace["attention"][h,i,j]:.2f}',ha='center',va='center')
-fig.colorbar(im, ax=list(axes[:2]), fraction=.025)
-axes[2].plot(np.linalg.norm(trace['projected_attention'],axis=1),'o-',label='Attention branch')
-axes[2].plot(np.linalg.norm(trace['mlp_output'],axis=1),'s--',label='MLP branch')
-axes[2].set(xlabel='Token',ylabel='Branch output L2 norm',title='Two updates to a residual path',xticks=range(4))
-axes[2].legend(fontsize=9, loc='upper center', bbox_to_anchor=(.5, -.22), ncol=2, frameon=False)
+draw_readback(fig, axes)
 fig.savefig(OUTPUT/'02-readback.png'); plt.show()
+# The same three panels stacked, for phones (the page shows it on narrow screens); kept apart
+# from OUTPUT, whose listing below is the seed's.
+PHONE = Path('outputs/phone'); PHONE.mkdir(parents=True, exist_ok=True)
+phone, phone_axes = plt.subplots(3, 1, figsize=(4.4, 11), layout='constrained')
+draw_readback(phone, phone_axes, legend_below=False)
+phone.savefig(PHONE/'02-readback.narrow.png'); plt.close(phone)
 
 # %% controls
 changed_image = image.copy(); changed_image[3,3] += .4

@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     from .config import Lab
 
 
+NARROW = ".narrow.png"          # a figure's variant for small screens
+
+
 @dataclass(frozen=True)
 class CellOutput:
     name: str
@@ -45,8 +48,17 @@ class Artifacts:
         return [f for out in self.outputs.values() for f in out.figures]
 
     def figure_path(self, name: str) -> str:
-        """Published path of a figure: figure-01.png, figure-02.png, ... in order."""
-        return f"{self.lab.images}/figure-{self.figures.index(name) + 1:02d}.png"
+        """Published path of a figure: figure-01.png, figure-02.png, ... in order; a figure's narrow
+        variant (NAME.narrow.png, its panels stacked for phones) beside it, as figure-02.narrow.png."""
+        if name.endswith(NARROW):
+            return self.figure_path(name[: -len(NARROW)] + ".png")[: -len(".png")] + NARROW
+        numbered = [f for f in self.figures if not f.endswith(NARROW)]
+        return f"{self.lab.images}/figure-{numbered.index(name) + 1:02d}.png"
+
+    def narrow(self, name: str) -> str | None:
+        """The narrow variant the lab saved of figure `name`, if any."""
+        variant = name[: -len(".png")] + NARROW
+        return variant if variant in self.figures else None
 
     @cached_property
     def results(self) -> dict:

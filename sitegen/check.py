@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit
 
-from .artifacts import Artifacts
+from .artifacts import NARROW, Artifacts
 from .blocks import KINDS, Checking
 from .config import SiteConfig
 from .memo import Memo
@@ -41,6 +41,12 @@ def site_map(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts]
 def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts], memo: Memo | None = None) -> None:
     problems = Collector()
     checking = Checking(cfg, problems)
+    for art in artifacts.values():
+        for name in art.figures:
+            if name.endswith(NARROW) and name[: -len(NARROW)] + ".png" not in art.figures:
+                problems.add("site.yaml", art.lab.line, f"lab {art.lab.id} saved {name}, a narrow variant of "
+                             f"{name[: -len(NARROW)]}.png, which it did not save: save both, or name it otherwise")
+    problems.raise_if_any()
     writers: dict[str, str] = {}
     for page in pages:
         if page.output in writers:

@@ -5,6 +5,7 @@ errors, so a typo never silently falls back to a default.
 """
 from __future__ import annotations
 
+import difflib
 import functools
 import re
 from dataclasses import dataclass, field
@@ -364,7 +365,10 @@ def _vocabulary(data, rel: str, problems: Collector, parent_line: int) -> Vocabu
                 problems.add(rel, line, f"{where}: an axis is a lowercase name whose label holds one {{}} for "
                                         f"the index, e.g. time: \"step {{}}\"")
             elif part == "words" and key not in defaults["words"]:
-                problems.add(rel, line, f"{where}: no such word (words: {', '.join(sorted(defaults['words']))})")
+                close = difflib.get_close_matches(str(key), defaults["words"], n=3)
+                problems.add(rel, line, f"{where}: no such word" + (f" (did you mean {' or '.join(close)}?)"
+                                                                    if close else "")
+                             + "; the words are listed in sitegen/vocabulary.yaml")
             elif part == "words" and not _placeholders(value) <= _placeholders(defaults["words"][key]):
                 problems.add(rel, line, f"{where} may use only {', '.join(sorted(_placeholders(defaults['words'][key]))) or 'no'} "
                                         f"{{names}}, not {', '.join(sorted(_placeholders(value) - _placeholders(defaults['words'][key])))}")

@@ -11,7 +11,7 @@ import base64
 import functools
 import re
 
-from .artifacts import Artifacts
+from .artifacts import NARROW, Artifacts
 from .blocks import hidden_blocks, practice_markdown
 from .config import SiteConfig
 from .content import Page
@@ -89,7 +89,7 @@ def build_notebook(cfg: SiteConfig, page: Page, art: Artifacts, sitemap: SiteMap
             if output.value is not None:
                 produced.append({"output_type": "execute_result", "execution_count": count, "metadata": {},
                                  "data": {"text/plain": output.value}})
-            for name in output.figures:
+            for name in (f for f in output.figures if not f.endswith(NARROW)):    # a narrow variant is the page's
                 data = base64.b64encode(art.files[name].read_bytes()).decode("ascii")
                 produced.append({"output_type": "display_data", "metadata": {},
                                  "data": {"image/png": data, "text/plain": "<Figure>"}})

@@ -279,11 +279,14 @@ class Renderer:
             return relative_url(page.output, output, fragment)
 
         def figure_block(name: str, alt: str, caption: str) -> str:
-            data = art.files[name].read_bytes()
-            width, height = png_size(data)
+            def shown(figure: str) -> dict:         # saved at twice the size it is shown at
+                width, height = png_size(art.files[figure].read_bytes())
+                return {"src": relative_url(page.output, art.figure_path(figure)),
+                        "width": (width + 1) // 2, "height": (height + 1) // 2}
+            narrow = art.narrow(name)
             return placeholder(self.render_template(
-                "partials/figure.html", src=relative_url(page.output, art.figure_path(name)),
-                alt=alt, caption=caption, width=(width + 1) // 2, height=(height + 1) // 2))
+                "partials/figure.html", figure=shown(name), narrow=shown(narrow) if narrow else None,
+                alt=alt, caption=caption, words=self.words))
 
         def math(tex: str, display: bool) -> str:
             mathml = to_mathml(tex, display, self.memo)

@@ -121,3 +121,28 @@ def test_a_recomputed_lab_gives_a_notebook_with_the_new_computation_time(tmp_pat
     second = json.loads((out / "materials/tiny.ipynb").read_text(encoding="utf-8"))["metadata"]["provenance"]
     results = json.loads((out / "materials/results.json").read_text(encoding="utf-8"))["provenance"]
     assert first["computed_at"] != second["computed_at"] == results["computed_at"]
+
+
+def test_a_figure_opens_at_full_size_and_its_narrow_variant_is_shown_on_phones(tmp_path):
+    """A lab that also saves NAME.narrow.png (its panels stacked) gets it shown below 40rem; the figure
+    links to its full-size PNG; a narrow variant without its figure is an error naming the lab."""
+    import re
+
+    from support import edit, run_build, tiny_site
+    root = tiny_site(tmp_path / "site")
+    edit(root / "compute/tiny.py", "fig.savefig(out / 'line.png')",
+         "fig.savefig(out / 'line.png')\nfig.set_size_inches(2, 4); fig.savefig(out / 'line.narrow.png')")
+    result = run_build(root, tmp_path / "dist", tmp_path / "cache", "--strict")
+    assert result.returncode == 0, result.stderr
+    page = (tmp_path / "dist/index.html").read_text(encoding="utf-8")
+    assert re.search(r'<a class="figure-full" href="images/figure-01\.png"[^>]*><picture><source '
+                     r'media="\(max-width: 40rem\)" srcset="images/figure-01\.narrow\.png" width="\d+" height="\d+">'
+                     r'<img src="images/figure-01\.png"', page)
+    assert (tmp_path / "dist/images/figure-01.narrow.png").is_file()
+    assert not (tmp_path / "dist/images/figure-02.png").exists()           # not a figure of its own
+
+    edit(root / "compute/tiny.py", "fig.savefig(out / 'line.png')\n", "")
+    result = run_build(root, tmp_path / "dist", tmp_path / "cache")
+    assert result.returncode == 1
+    assert "site.yaml:7: lab tiny saved line.narrow.png, a narrow variant of line.png, which it did not save" \
+        in result.stderr

@@ -27,12 +27,13 @@ def test_full_precision_matches_seed_script(site_results, seed_run):
 
 def test_provenance_hashes_match_published_files(site, site_results):
     artifacts = site_results["provenance"]["artifacts"]
-    assert set(artifacts) == {"01-patches.png", "02-readback.png", "03-change-one-patch.png",
-                              "tensors.npz", "token-changes.csv"}
+    assert set(artifacts) == {"01-patches.png", "02-readback.png", "02-readback.narrow.png",
+                              "03-change-one-patch.png", "tensors.npz", "token-changes.csv"}
     published = {"tensors.npz": "course/materials/lab09/tensors.npz",
                  "token-changes.csv": "course/materials/lab09/token-changes.csv",
                  "01-patches.png": "course/images/LAB11-B/figure-01.png",
                  "02-readback.png": "course/images/LAB11-B/figure-02.png",
+                 "02-readback.narrow.png": "course/images/LAB11-B/figure-02.narrow.png",
                  "03-change-one-patch.png": "course/images/LAB11-B/figure-03.png"}
     for name, path in published.items():
         assert hashlib.sha256((site / path).read_bytes()).hexdigest() == artifacts[name], name

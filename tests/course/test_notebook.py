@@ -50,3 +50,4 @@ def test_runs_standalone_and_reproduces_the_site(notebook, site_results, tmp_pat
     assert sorted(p.name for p in (tmp_path / "outputs/LAB-B").iterdir()) == [
         "01-patches.png", "02-readback.png", "03-change-one-patch.png", "results.json", "tensors.npz",
         "token-changes.csv"]
+    assert (tmp_path / "outputs/phone/02-readback.narrow.png").is_file()
