@@ -118,7 +118,8 @@ def get(port: int, path: str):
     return response
 
 
-MARKS = {"browser": "browser", "served": "emulator", "emulator": "emulator", "vnu": "java"}   # fixture -> mark
+MARKS = {"browser": "browser", "framed": "browser", "served": "emulator", "emulator": "emulator",
+         "vnu": "java"}   # fixture -> mark
 
 
 def mark_by_fixtures(items) -> None:

@@ -75,3 +75,23 @@ def served(site, emulator, tmp_path_factory):
     port = free_port()
     with serving(REPO, site, port, tmp_path_factory.mktemp("wrangler-state")):
         yield port
+
+
+@pytest.fixture(scope="session")
+def framed(site):
+    """Port of a plain static server of the built site, for engines that are probed through a frame
+    (the Pages headers, tested through the emulator, forbid framing the site)."""
+    import functools
+    import threading
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    class Quiet(SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(site)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server.server_address[1]
+    server.shutdown()
+    server.server_close()

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from probes import CLIPPED
 from support import REPO
 
 PAGES = ["/", "/course/guide", "/course/reference", "/course/lab11",
@@ -166,32 +167,7 @@ def test_touch_targets_are_big_enough_and_inputs_never_make_ios_zoom(browser, se
     context.close()
 
 
-CLIPPED = """() => {
-  const problems = [];
-  const clips = (a) => { const s = getComputedStyle(a); return s.overflowX !== "visible" || /paint|strict|content/.test(s.contain); };
-  const scrollsVisibly = (a) => { const s = getComputedStyle(a);
-    return (s.overflowX === "auto" || s.overflowX === "scroll") && s.backgroundAttachment.includes("local"); };
-  const what = (e) => `${e.closest("table")?.caption?.textContent.trim().slice(0, 30) ?? e.textContent.trim().slice(0, 30)}: ${e.textContent.trim().slice(0, 12)}`;
-  for (const e of document.querySelectorAll("table.tensor td, table.tensor th, math, .change-bar")) {
-    if (!e.getClientRects().length) continue;
-    const r = e.getBoundingClientRect();
-    for (let a = e.parentElement; a && a !== document.body; a = a.parentElement) {
-      if (!clips(a)) continue;
-      const b = a.getBoundingClientRect();
-      if ((r.right > b.right + 0.5 || r.left < b.left - 0.5) && !scrollsVisibly(a)) problems.push(`clipped, no sign it scrolls: ${what(e)}`);
-      break;
-    }
-  }
-  for (const t of document.querySelectorAll("table.tensor")) {
-    const box = t.parentElement;
-    if (t.rows[0].cells.length <= 5 && box.scrollWidth > box.clientWidth + 1) problems.push(`does not fit: ${what(t.rows[1].cells[1])} (${box.scrollWidth - box.clientWidth}px)`);
-  }
-  for (const box of document.querySelectorAll(".math")) {
-    if (box.scrollHeight > box.clientHeight + 1) problems.push(`formula cut at its top or bottom: ${box.textContent.slice(0, 30)}`);
-  }
-  if (document.documentElement.scrollWidth > innerWidth) problems.push("the page scrolls sideways");
-  return problems;
-}"""
+
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
