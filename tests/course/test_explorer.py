@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from probes import ENCODER
 
 TRACE = ["input", "ln1", "Q", "Q_heads", "K", "K_heads", "V", "V_heads", "scores", "attention", "read_values",
          "concat", "projected_attention", "residual1", "ln2", "mlp_hidden_pre", "mlp_hidden", "mlp_output", "output"]
@@ -19,20 +20,7 @@ def lab_page(browser, served):
 
 
 def test_js_encoder_matches_python_to_1e_12_on_the_lab_and_all_four_controls(lab_page, site, site_results):
-    encoder = next(site.glob("assets/encoder.*.js")).name
-    traces = lab_page.evaluate("""async (encoder) => {
-        const { embed, encoder: layer } = await import(`/assets/${encoder}`);
-        const lab = await (await fetch("/course/materials/lab09/results.json")).json();
-        const changed = lab.image.map((row) => row.slice());
-        changed[3][3] += 0.4;
-        return {
-            lab: layer(lab, embed(lab, lab.image)),
-            one_pixel: layer(lab, embed(lab, changed)),
-            remove_position: layer(lab, embed(lab, lab.image, { position: false })),
-            identical_tokens: layer(lab, embed(lab, lab.image, { position: false, identical: true })),
-            permutation: layer(lab, embed(lab, lab.image, { position: false, permutation: lab.permutation })),
-        };
-    }""", encoder)
+    traces = lab_page.evaluate(ENCODER)
     python = {"lab": site_results["trace"], **site_results["controls"]}
     assert set(traces) == set(python) == {"lab", "one_pixel", "remove_position", "identical_tokens", "permutation"}
     for case, trace in traces.items():
