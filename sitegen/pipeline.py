@@ -119,7 +119,7 @@ def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: 
         from .write import write_site
         pages = load_pages(cfg.content_dir)
         memo = Memo(cache / "memo")
-        while_labs_run(cfg, memo, labs.pending)
+        while_labs_run(cfg, memo, labs.pending, pages)
         artifacts = labs.finish()
     if labs.computed and (touched := changed(sources, snapshot(source_files(root)))):
         ran = ", ".join(labs.computed)
