@@ -6,8 +6,10 @@
 Prints one table: wall time of each scenario (a fresh `python build.py`
 process, as an author runs it), its ratio to the seed script's own run time,
 and the goal. The seed script and the clean build of the lab alone are run
-alternately (at least 7 pairs): their ratio is the headline, and the seed's
-own time varies by ±10% from one spell to the next on this machine. Sites are
+alternately (at least 7 pairs), and so are the lab's own script and that
+build (the lab now does more than the seed: its overhead is measured against
+its own run); the seed's own time varies by ±10% from one spell to the next
+on this machine. Sites are
 built in a temporary folder; the repository is only read.
 """
 from __future__ import annotations
@@ -141,8 +143,14 @@ def main() -> int:
         floor, alone, ratio = timed_against_floor([sys.executable, str(SEED)], tmp / "seed", build_command(one),
                                                   clean(one), runs=max(args.runs, 7))
         rows.append(("seed script (the floor)", floor, "", "1.00×"))
-        rows.append(("clean build: the seed lab alone, as a site", alone, "≤ 1.2×",
-                     f"{ratio:.2f}× pair by pair"))
+        # The lab has grown past the seed (a stacked phone figure, worked values): its own run,
+        # as a student runs it, is what the build's overhead is measured against.
+        (tmp / "lab").mkdir()
+        lab_floor, _, lab_ratio = timed_against_floor([sys.executable, str(LAB)], tmp / "lab", build_command(one),
+                                                      clean(one), runs=max(args.runs, 5))
+        rows.append(("the lab's own script, run alone", lab_floor, "", ""))
+        rows.append(("clean build: the seed lab alone, as a site", alone, "≤ 1.2× lab",
+                     f"{ratio:.2f}× seed, {lab_ratio:.2f}× lab (pair by pair)"))
         site = copy_repo(tmp / "site")
         rows.append(("clean build: the whole course site (3 labs)",
                      timed(build_command(site), prepare=clean(site), runs=args.runs), "", ""))
