@@ -18,6 +18,7 @@ import json
 import math
 import os
 import shutil
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -29,7 +30,7 @@ from .cells import Cell, read_cells
 from .errors import BuildError, Collector, LabFailure, Problem
 from .freeze import load_frozen
 from .labhost import LabHost
-from .memo import GENERATOR, TEMPORARY, environment
+from .memo import GENERATOR, TEMPORARY, Memo, environment
 
 if TYPE_CHECKING:
     from .config import Lab, SiteConfig
@@ -52,34 +53,42 @@ def _statements(tree: ast.AST):
             stack.extend(reversed(getattr(node, field, ())))
 
 
-def _local_imports(script: Path, root: Path, seen: set[Path]) -> None:
+def _imported_names(data: bytes, memo: Memo) -> list[str]:
+    """The modules a script's source imports (absolute imports, with `from` names), remembered
+    under the source's hash: an unchanged script is not parsed again."""
+    def parse() -> bytes:
+        try:
+            tree = ast.parse(data)
+        except SyntaxError:
+            return b"[]"        # the run reports it with file:line
+        names = []
+        for node in _statements(tree):
+            if isinstance(node, ast.Import):
+                names += [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names += [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        return json.dumps(names).encode()
+    return json.loads(memo.get("imports", (sys.version, hashlib.sha256(data).hexdigest()), parse))
+
+
+def _local_imports(script: Path, root: Path, seen: set[Path], memo: Memo) -> None:
     """Add to `seen` the script and every project module it imports, recursively."""
     if script in seen:
         return
     seen.add(script)
-    try:
-        tree = ast.parse(script.read_bytes())
-    except SyntaxError:
-        return  # the run reports it with file:line
-    for node in _statements(tree):
-        names = []
-        if isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
-        for name in names:
-            rel = Path(*name.split("."))
-            for base in (script.parent, root):
-                for candidate in (base / rel.with_suffix(".py"), base / rel / "__init__.py"):
-                    if candidate.is_file():
-                        _local_imports(candidate.resolve(), root, seen)
+    for name in _imported_names(script.read_bytes(), memo):
+        rel = Path(*name.split("."))
+        for base in (script.parent, root):
+            for candidate in (base / rel.with_suffix(".py"), base / rel / "__init__.py"):
+                if candidate.is_file():
+                    _local_imports(candidate.resolve(), root, seen, memo)
 
 
-def source_key(cfg: SiteConfig, lab: Lab, input_keys=()) -> str:
+def source_key(cfg: SiteConfig, lab: Lab, input_keys=(), memo: Memo | None = None) -> str:
     """What the author wrote that a lab's artifacts follow from: its script, the project modules it
     imports, how its cells are shown (`display`), and the source keys of the labs it reads. A frozen lab is reused while this holds."""
     files: set[Path] = set()
-    _local_imports(lab.script, cfg.root, files)
+    _local_imports(lab.script, cfg.root, files, memo or Memo(None))
     digest = hashlib.sha256(json.dumps(list(input_keys)).encode())
     if lab.display != "script":
         digest.update(f"display={lab.display}\0".encode())
@@ -198,7 +207,7 @@ class LabScheduler:
 
     def __init__(self, cfg: SiteConfig, cache_dir: Path, *, use_cache: bool = True, jobs: int | None = None,
                  host: LabHost | None = None, timeout: float | None = None, progress=None,
-                 refreeze: frozenset[str] = frozenset()):
+                 refreeze: frozenset[str] = frozenset(), memo: Memo | None = None):
         # Resolved: each lab runs in its own working folder, so relative paths would point elsewhere.
         self.cfg, self.cache_dir, self.host = cfg, Path(cache_dir).resolve(), host
         self.timeout, self.progress = timeout, progress
@@ -214,7 +223,8 @@ class LabScheduler:
         stale = Collector()
         for lab in _in_dependency_order(cfg.labs):
             cells = read_cells(lab.script, cfg.root)
-            sources[lab.id] = source_key(cfg, lab, [sources[name] for name in lab.inputs])
+            sources[lab.id] = source_key(cfg, lab, [sources[name] for name in lab.inputs],
+                                         memo or Memo(self.cache_dir / "memo"))
             if lab.id not in refreeze and (frozen := load_frozen(cfg, lab, cells, sources[lab.id], stale)):
                 self.artifacts[lab.id] = frozen
                 keys[lab.id] = frozen.provenance["cache_key"]

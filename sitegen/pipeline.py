@@ -18,7 +18,7 @@ from pathlib import Path
 
 from .errors import BuildError, Problem, os_problem
 from .lock import one_build
-from .memo import clear_temporaries, digest, environment, generator_digest, package_version
+from .memo import Memo, clear_temporaries, digest, environment, generator_digest, package_version
 from .sources import changed, snapshot, source_files
 from .write import MARK, MARK_TEXT, check_output_folder, check_replaceable, recover
 
@@ -104,8 +104,9 @@ def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: 
         if base_url:
             cfg = dataclasses.replace(cfg, base_url=base_url.rstrip("/"))
         to_freeze = _labs_named(cfg, freeze) if freeze is not None else ()
+        memo = Memo(cache / "memo")
         labs = LabScheduler(cfg, cache, use_cache=use_cache, jobs=jobs, host=host, timeout=timeout,
-                            progress=progress, refreeze=frozenset(to_freeze))
+                            progress=progress, refreeze=frozenset(to_freeze), memo=memo)
     except BaseException:
         host.stop()
         raise
@@ -114,11 +115,9 @@ def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: 
         # While labs compute in their own processes, do the rest of the reading here.
         from .check import check_pages_limits, check_rendered, check_site
         from .content import load_pages
-        from .memo import Memo
         from .render import render_site, while_labs_run
         from .write import write_site
         pages = load_pages(cfg.content_dir)
-        memo = Memo(cache / "memo")
         while_labs_run(cfg, memo, labs.pending, pages)
         artifacts = labs.finish()
     if labs.computed and (touched := changed(sources, snapshot(source_files(root)))):
