@@ -59,6 +59,12 @@ class Notebook:
     def script(self) -> str:
         return f"compute/{self.lab_id.replace('-', '_')}.py"
 
+    @property
+    def download(self) -> str:
+        """The notebook download's file name: the notebook's own, where it is a plain ASCII name."""
+        return self.path.name if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*\.ipynb", self.path.name) \
+            else f"{self.lab_id}.ipynb"
+
 
 def slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "lab"
@@ -74,10 +80,10 @@ def import_notebooks(root: Path, paths: list[Path], lab_id: str | None = None, p
         raise BuildError(Problem(str(paths[0]), 0, "--id and --page name one notebook's lab: import "
                                                    "several notebooks without them (ids follow the file names)"))
     cfg = load_config(root)
-    books = [Notebook(path, lab_id or slug(path.stem), page_path(page or lab_id or slug(path.stem)))
-             for path in paths]
-    for book in books:
-        check_new_lab(cfg, book.lab_id)
+    ids = [lab_id or slug(path.stem) for path in paths]
+    for name in ids:
+        check_new_lab(cfg, name)
+    books = [Notebook(path, name, page_path(page or name)) for path, name in zip(paths, ids)]
     problems = Collector()
     pages = {book.path.resolve(): book for book in books}
     for book in books:
@@ -94,7 +100,7 @@ def import_notebooks(root: Path, paths: list[Path], lab_id: str | None = None, p
             files.create(f"content/{book.page}.md", _page(book, {})[0])     # its figures once computed
             for rel, data in book.images.items():
                 files.create(f"content/{rel}", data)
-        files.add_labs([lab_entry(book.lab_id, book.title, book.script, f"{book.page}.md", book.path.name,
+        files.add_labs([lab_entry(book.lab_id, book.title, book.script, f"{book.page}.md", book.download,
                                   display="jupyter") for book in books])
         load_config(root)
         try:

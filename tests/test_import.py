@@ -198,3 +198,17 @@ def test_a_file_that_is_not_a_notebook_is_named(tmp_path):
     done = run_import(root, tmp_path / "nb.ipynb")
     assert done.returncode == 1
     assert done.stderr.startswith(f"error: {tmp_path}/nb.ipynb:2: not a notebook: invalid JSON"), done.stderr
+
+
+def test_a_notebook_named_as_people_name_files_still_imports(tmp_path):
+    """`Week 1_final.ipynb`: the lab's id and the download's name are made plain; a bad --id is named."""
+    root = tiny_site(tmp_path / "site")
+    cells = [code("import json\njson.dump({'n': 1}, open('results.json', 'w'))")]
+    (tmp_path / "Week 1_final.ipynb").write_text(notebook(cells), encoding="utf-8")
+    bad = run_import(root, tmp_path / "Week 1_final.ipynb", "--id", "Week_1", "--cache", str(tmp_path / "cache"))
+    assert bad.returncode == 1 and bad.stderr.startswith("error: site.yaml: a lab id is lowercase ASCII"), bad.stderr
+    done = run_import(root, tmp_path / "Week 1_final.ipynb", "--cache", str(tmp_path / "cache"))
+    assert done.returncode == 0, done.stderr
+    from sitegen.config import load_config
+    lab = load_config(root).lab("week-1-final")
+    assert (lab.notebook, lab.page) == ("week-1-final/materials/week-1-final.ipynb", "week-1-final.md")
