@@ -6,12 +6,10 @@ show were computed by the labs and formatted here.
 from __future__ import annotations
 
 import functools
-import hashlib
 import html
 import json
 import re
 import struct
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,7 +28,8 @@ from .prose import (Unresolved, is_external, pretty_url, relative_url, resolve_t
 from .errors import BuildError, Problem
 from .deploy import add_deploy_files
 from .highlight import highlighted, pygments_css
-from .mathfont import font_face_css, formula_characters, subset
+from .assets import PAGE_SCRIPTS, PREVIEW_SCRIPTS, publish_assets
+from .mathfont import formula_characters, subset
 from .memo import Memo, generator_digest
 from .search import INDEX, search_index
 from .sources import decode
@@ -38,9 +37,6 @@ from .sources import decode
 MD_EXTENSIONS = ["tables", "attr_list", "fenced_code", "sane_lists", "toc", "codehilite"]
 MD_CONFIG = {"codehilite": {"css_class": "highlight", "guess_lang": False}}
 TOC_CONFIG = {"permalink": "#", "permalink_class": "heading-anchor"}
-JS_IMPORT = re.compile(r"""from\s*["']\./([\w.-]+\.js)["']""")
-PAGE_SCRIPTS = ("copy.js", "search.js")       # every page loads these (static/)
-PREVIEW_SCRIPTS = ("live-reload.js",)           # and preview builds this one
 
 
 class _ExternalLinks(markdown.treeprocessors.Treeprocessor):
@@ -94,12 +90,6 @@ def slugify(value: str, separator: str) -> str:
 
 def png_size(data: bytes) -> tuple[int, int]:
     return struct.unpack(">II", data[16:24])
-
-
-def hashed_name(name: str, data: bytes) -> str:
-    """style.css -> style.<10 hex digits of its SHA-256>.css: a name that changes with the bytes."""
-    stem, dot, ext = name.rpartition(".")
-    return f"{stem}.{hashlib.sha256(data).hexdigest()[:10]}.{ext}"
 
 
 def provenance_note(words: dict, provenance: dict) -> Markup:
@@ -197,53 +187,6 @@ class Renderer:
         except jinja2.UndefinedError as exc:
             line = _template_line(exc, template)
             raise BuildError(Problem(f"templates/{line[0]}", line[1], f"undefined in template: {exc.message}"))
-
-    # -- assets -------------------------------------------------------------
-    def assets(self, preview: bool) -> dict[str, str]:
-        """static/ into assets/, with the math font the formulas need; every file named by its hash, since _headers caches all of
-        assets/ for a year as immutable (an un-hashed syllabus.pdf would stay stale that long).
-        CSS is minified; scripts are served as written: rjsmin, which does not parse
-        JavaScript, dropped a space inside a nested template literal, and Pages compresses
-        with Brotli anyway. Returns each static file's published path."""
-        import rcssmin
-        published, pending = {}, {}
-        font_css = ""
-        if chars := formula_characters(self.pages, self.memo):       # the math font, if any formula
-            font = subset(chars, self.memo)
-            name = hashed_name("math.woff", font)
-            self.out.add("assets/" + name, font, "sitegen/fonts/stix-two-math.woff")
-            font_css = font_face_css(name)
-        for path in sorted(self.cfg.static_dir.rglob("*")):
-            rel = path.relative_to(self.cfg.static_dir).as_posix()
-            if not path.is_file() or (rel in PREVIEW_SCRIPTS and not preview):
-                continue
-            data = path.read_bytes()
-            if rel.endswith(".js"):
-                pending[rel] = decode(data, f"static/{rel}")
-                continue
-            if rel == "style.css":
-                data += (pygments_css(self.memo) + font_css).encode()
-            if rel.endswith(".css"):
-                data = rcssmin.cssmin(decode(data, f"static/{rel}")).encode()
-            target = "assets/" + hashed_name(rel, data)
-            self.out.add(target, data, f"static/{rel}")
-            published[rel] = target
-        # An ES module's name is its hash, so a module is named after the modules it imports.
-        while pending:
-            ready = [rel for rel, code in pending.items()
-                     if all(dep in published for dep in JS_IMPORT.findall(code))]
-            if not ready:
-                raise BuildError(Problem(f"static/{next(iter(pending))}", 0,
-                                         "imports a module that static/ lacks, or modules import each other"))
-            for rel in ready:
-                code = JS_IMPORT.sub(lambda m: m.group(0).replace(m.group(1), published[m.group(1)][len("assets/"):]),
-                                     pending.pop(rel))
-                target = "assets/" + hashed_name(rel, code.encode())
-                self.out.add(target, code.encode(), f"static/{rel}")
-                published[rel] = target
-        if preview:
-            self.out.add("__build-id.txt", f"{time.time_ns()}\n".encode())
-        return published
 
     # -- labs ---------------------------------------------------------------
     def lab_files(self, art: Artifacts, page: Page) -> None:
@@ -385,7 +328,7 @@ def _template_line(exc, fallback):
 def render_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts],
                 preview: bool = False, memo: Memo | None = None, solutions: str = "folded") -> Outputs:
     renderer = Renderer(cfg, pages, artifacts, memo or Memo(None), solutions)
-    assets = renderer.assets(preview)
+    assets = publish_assets(cfg, pages, renderer.memo, renderer.out, preview)
     scripts = [assets[name] for name in PAGE_SCRIPTS + (PREVIEW_SCRIPTS if preview else ())]
     for page in pages:
         renderer.page(page, assets, scripts)

@@ -1,0 +1,77 @@
+"""Phase 5, its assets: static/ published into assets/, every file named by its hash, and the math
+font the site's formulas need (sitegen/mathfont.py), referenced from the stylesheet."""
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from typing import TYPE_CHECKING
+
+from .errors import BuildError, Problem
+from .highlight import pygments_css
+from .mathfont import font_face_css, formula_characters, subset
+from .sources import decode
+
+if TYPE_CHECKING:
+    from .config import SiteConfig
+    from .content import Page
+    from .memo import Memo
+
+JS_IMPORT = re.compile(r"""from\s*["']\./([\w.-]+\.js)["']""")
+PAGE_SCRIPTS = ("copy.js", "search.js")       # every page loads these (static/)
+PREVIEW_SCRIPTS = ("live-reload.js",)           # and preview builds this one
+
+
+def hashed_name(name: str, data: bytes) -> str:
+    """style.css -> style.<10 hex digits of its SHA-256>.css: a name that changes with the bytes."""
+    stem, dot, ext = name.rpartition(".")
+    return f"{stem}.{hashlib.sha256(data).hexdigest()[:10]}.{ext}"
+
+
+def publish_assets(cfg: SiteConfig, pages: list[Page], memo: Memo, out, preview: bool) -> dict[str, str]:
+    """static/ into `out` under assets/, with the math font the formulas need; every file named by
+    its hash, since _headers caches all of assets/ for a year as immutable (an un-hashed
+    syllabus.pdf would stay stale that long).
+    CSS is minified; scripts are served as written: rjsmin, which does not parse
+    JavaScript, dropped a space inside a nested template literal, and Pages compresses
+    with Brotli anyway. Returns each static file's published path."""
+    import rcssmin
+    published, pending = {}, {}
+    font_css = ""
+    if chars := formula_characters(pages, memo):       # the math font, if any formula
+        font = subset(chars, memo)
+        name = hashed_name("math.woff", font)
+        out.add("assets/" + name, font, "sitegen/fonts/stix-two-math.woff")
+        font_css = font_face_css(name)
+    for path in sorted(cfg.static_dir.rglob("*")):
+        rel = path.relative_to(cfg.static_dir).as_posix()
+        if not path.is_file() or (rel in PREVIEW_SCRIPTS and not preview):
+            continue
+        data = path.read_bytes()
+        if rel.endswith(".js"):
+            pending[rel] = decode(data, f"static/{rel}")
+            continue
+        if rel == "style.css":
+            data += (pygments_css(memo) + font_css).encode()
+        if rel.endswith(".css"):
+            data = rcssmin.cssmin(decode(data, f"static/{rel}")).encode()
+        target = "assets/" + hashed_name(rel, data)
+        out.add(target, data, f"static/{rel}")
+        published[rel] = target
+    # An ES module's name is its hash, so a module is named after the modules it imports.
+    while pending:
+        ready = [rel for rel, code in pending.items()
+                 if all(dep in published for dep in JS_IMPORT.findall(code))]
+        if not ready:
+            raise BuildError(Problem(f"static/{next(iter(pending))}", 0,
+                                     "imports a module that static/ lacks, or modules import each other"))
+        for rel in ready:
+            code = JS_IMPORT.sub(lambda m: m.group(0).replace(m.group(1), published[m.group(1)][len("assets/"):]),
+                                 pending.pop(rel))
+            target = "assets/" + hashed_name(rel, code.encode())
+            out.add(target, code.encode(), f"static/{rel}")
+            published[rel] = target
+    if preview:
+        out.add("__build-id.txt", f"{time.time_ns()}\n".encode())
+    return published
+
