@@ -195,9 +195,6 @@ def _nothing_to_check(checking, page, block, art) -> None:
 # `--solutions` shows them all (an instructor's build), `--no-solutions` leaves solutions out of the
 # site entirely (a student's build). A solution's text is never in the search index.
 
-SOLUTIONS = ("folded", "shown", "omitted")
-
-
 def _parts(page: Page, block: Block) -> tuple[int, str | None, int]:
     """Where `block` stands: the number of the exercise before it, the kind of the part open just
     before it (hint, solution or None), and how many hints that exercise had so far."""

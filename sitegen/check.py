@@ -34,11 +34,14 @@ def lab_outputs(artifacts: dict[str, Artifacts]) -> set[str]:
 
 def site_map(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts]) -> SiteMap:
     """Every path a link may point to: the pages, the images beside them, and what the labs publish."""
-    return SiteMap(lab_outputs(artifacts) | {page.output for page in pages} | set(content_images(cfg.content_dir)),
-                   {page.content_path: page.output for page in pages})
+    images = content_images(cfg.content_dir)
+    return SiteMap(lab_outputs(artifacts) | {page.output for page in pages} | set(images),
+                   {page.content_path: page.output for page in pages}, images)
 
 
-def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts], memo: Memo | None = None) -> None:
+def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts],
+               memo: Memo | None = None) -> SiteMap:
+    """Raises every problem at once; else the site map, for rendering."""
     problems = Collector()
     checking = Checking(cfg, problems)
     for art in artifacts.values():
@@ -47,18 +50,18 @@ def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifact
                 problems.add("site.yaml", art.lab.line, f"lab {art.lab.id} saved {name}, a narrow variant of "
                              f"{name[: -len(NARROW)]}.png, which it did not save: save both, or name it otherwise")
     problems.raise_if_any()
+    sitemap = site_map(cfg, pages, artifacts)
     writers: dict[str, str] = {}
     for page in pages:
         if page.output in writers:
             problems.add(page.source, 0, f"two pages write {page.output}: this one and {writers[page.output]}")
         writers[page.output] = page.source
-    for output in content_images(cfg.content_dir):
+    for output in sitemap.images:
         writers.setdefault(output, f"content/{output}")
     for art in artifacts.values():
         for output in sorted(lab_outputs({art.lab.id: art}) & set(writers)):
             problems.add("site.yaml", art.lab.line, f"lab {art.lab.id} publishes {output}, which "
                          f"{writers[output]} also writes: give the lab's images, downloads or notebook another path")
-    sitemap = site_map(cfg, pages, artifacts)
     for page in pages:              # an alias fires even where a file exists: it must not hide one
         for alias in page.aliases:
             if served_file(alias, sitemap):
@@ -105,6 +108,7 @@ def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifact
                 continue
             kind.check(checking, page, block, shown)
     problems.raise_if_any()
+    return sitemap
 
 
 def _prose(page, block, art, results, sitemap, problems, memo):

@@ -9,6 +9,7 @@ memo under the characters it covers.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import html
 import io
@@ -58,9 +59,16 @@ def formula_characters(pages, memo: Memo) -> str:
     return "".join(sorted((chars | set(ALWAYS)) - set(" \n\t")))
 
 
+@functools.cache
+def _source() -> tuple[bytes, str]:
+    """The vendored font and its SHA-256, read once per process."""
+    data = FONT.read_bytes()
+    return data, hashlib.sha256(data).hexdigest()
+
+
 def subset(chars: str, memo: Memo) -> bytes:
     """The font as WOFF with only these characters (and the MATH glyphs they need)."""
-    source = FONT.read_bytes()
+    source, digest = _source()
 
     def make() -> bytes:
         from fontTools import subset as fonttools_subset
@@ -78,7 +86,7 @@ def subset(chars: str, memo: Memo) -> bytes:
         fonttools_subset.save_font(font, out, options)
         return out.getvalue()
 
-    return memo.get("mathfont", (hashlib.sha256(source).hexdigest(), package_version("fonttools"), chars), make)
+    return memo.get("mathfont", (digest, package_version("fonttools"), chars), make)
 
 
 def font_face_css(url: str) -> str:

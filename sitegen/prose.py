@@ -112,12 +112,13 @@ def is_external(target: str) -> bool:
 
 
 class SiteMap(frozenset):
-    """Every path the site publishes (a set of output paths), and where each page's source is
-    published (`pages`: content path -> output), since a page's `url` may differ from its file."""
+    """Every path the site publishes (a set of output paths), where each page's source is published
+    (`pages`: content path -> output, since a page's `url` may differ from its file), and the images
+    kept beside the pages (`images`: output path -> file)."""
 
-    def __new__(cls, paths, pages: dict[str, str]):
+    def __new__(cls, paths, pages: dict[str, str], images: dict | None = None):
         site = super().__new__(cls, paths)
-        site.pages = dict(pages)
+        site.pages, site.images = dict(pages), dict(images or {})
         return site
 
 

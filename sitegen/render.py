@@ -19,11 +19,10 @@ import markdown.treeprocessors
 from markupsafe import Markup
 
 from .blocks import KINDS, code, hidden_blocks, word_html
-from .check import site_map
 from .artifacts import Artifacts
 from .config import SiteConfig
-from .content import Page, content_images
-from .prose import (Unresolved, is_external, pretty_url, relative_url, resolve_target, to_mathml,
+from .content import Page
+from .prose import (SiteMap, Unresolved, is_external, pretty_url, relative_url, resolve_target, to_mathml,
                     transform_prose)
 from .errors import BuildError, Problem
 from .deploy import add_deploy_files
@@ -165,10 +164,10 @@ def while_labs_run(cfg: SiteConfig, memo: Memo, pending, pages: list[Page]) -> N
 
 class Renderer:
     def __init__(self, cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts], memo: Memo,
-                 solutions: str = "folded"):
+                 sitemap: SiteMap, solutions: str = "folded"):
         self.cfg, self.pages, self.artifacts, self.memo = cfg, pages, artifacts, memo
         self.solutions = solutions          # exercises' solutions: folded, shown or omitted
-        self.sitemap = site_map(cfg, pages, artifacts)
+        self.sitemap = sitemap
         self.env = template_environment(cfg.templates_dir, memo.folder)
         self.out = Outputs()
         self.words, self.axes = cfg.vocabulary.words, cfg.vocabulary.axes
@@ -325,9 +324,10 @@ def _template_line(exc, fallback):
     return fallback, 0
 
 
-def render_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts],
+def render_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts], sitemap: SiteMap,
                 preview: bool = False, memo: Memo | None = None, solutions: str = "folded") -> Outputs:
-    renderer = Renderer(cfg, pages, artifacts, memo or Memo(None), solutions)
+    """Every file of the site; `sitemap` is what the check resolved links against."""
+    renderer = Renderer(cfg, pages, artifacts, memo or Memo(None), sitemap, solutions)
     assets = publish_assets(cfg, pages, renderer.memo, renderer.out, preview)
     scripts = [assets[name] for name in PAGE_SCRIPTS + (PREVIEW_SCRIPTS if preview else ())]
     for page in pages:
@@ -335,7 +335,7 @@ def render_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifac
     by_source = {page.source: page for page in pages}
     for art in artifacts.values():
         renderer.lab_files(art, by_source[f"content/{art.lab.page}"])
-    for output, path in content_images(cfg.content_dir).items():
+    for output, path in sitemap.images.items():
         renderer.out.add(output, path.read_bytes(), f"content/{output}")
     renderer.out.add(INDEX, search_index({page.output: (page.title, renderer.out[page.output])
                                           for page in pages if page.output != "404.html"}), "search")
