@@ -39,9 +39,9 @@ a = ax[0].imshow(image, cmap='gray', vmin=0, vmax=1)
 ax[0].axvline(1.5, color='#e6b450', lw=2); ax[0].axhline(1.5, color='#e6b450', lw=2)
 for i, (x, y) in enumerate([(0.5, .5), (2.5, .5), (.5, 2.5), (2.5, 2.5)]):
     ax[0].text(x,y,f'P{i}',ha='center',color='#f2ab32',fontweight='bold')
-ax[0].set(title='Constructed image | 4 patches', xticks=range(4), yticks=range(4))
+ax[0].set(title='构造的图像：4 个 patch', xticks=range(4), yticks=range(4))
 im = ax[1].imshow(X, cmap='viridis'); fig.colorbar(im, ax=ax[1], shrink=.8)
-ax[1].set(title='Projected pixels + position', xlabel='Channel', ylabel='Patch token',
+ax[1].set(title='投影后的像素 + 位置', xlabel='通道', ylabel='patch token',
           xticks=range(4), yticks=range(4))
 fig.tight_layout(); fig.savefig(OUTPUT/'01-patches.png'); plt.show()
 
@@ -111,14 +111,14 @@ print('Softmax row sums:', trace['attention'].sum(axis=-1))
 def draw_readback(fig, axes, legend_below=True):
     for h in range(HEADS):
         im=axes[h].imshow(trace['attention'][h], vmin=0, vmax=1, cmap='Blues')
-        axes[h].set(title=f'Head {h}: all-to-all read', xlabel='Read from key', ylabel='Query',
+        axes[h].set(title=f'头 {h}：每个 query 读取全部 key', xlabel='被读取的 key', ylabel='query',
                     xticks=range(4), yticks=range(4))
         for i in range(4):
             for j in range(4): axes[h].text(j,i,f'{trace["attention"][h,i,j]:.2f}',ha='center',va='center')
     fig.colorbar(im, ax=list(axes[:2]), fraction=.025 if legend_below else .05)
-    axes[2].plot(np.linalg.norm(trace['projected_attention'],axis=1),'o-',label='Attention branch')
-    axes[2].plot(np.linalg.norm(trace['mlp_output'],axis=1),'s--',label='MLP branch')
-    axes[2].set(xlabel='Token',ylabel='Branch output L2 norm',title='Two updates to a residual path',xticks=range(4))
+    axes[2].plot(np.linalg.norm(trace['projected_attention'],axis=1),'o-',label='Attention 分支')
+    axes[2].plot(np.linalg.norm(trace['mlp_output'],axis=1),'s--',label='MLP 分支')
+    axes[2].set(xlabel='token',ylabel='分支输出的 L2 范数',title='残差通路上的两次更新',xticks=range(4))
     axes[2].legend(fontsize=9, frameon=False, **({'loc': 'upper center', 'bbox_to_anchor': (.5, -.22), 'ncol': 2}
                                                   if legend_below else {}))
 # Constrained layout keeps the shared colour bar clear of the third panel.
@@ -157,7 +157,7 @@ print(json.dumps(changes,indent=2))
 fig, ax=plt.subplots(figsize=(8,3.8))
 for name, style in [('input','o--'),('projected_attention','s-'),('output','^-')]:
     ax.plot(range(4), changes['one_pixel'][name], style, label=name)
-ax.set(xlabel='Token index',ylabel='L2 change',title='Change one pixel in patch 3; all weights fixed',xticks=range(4))
+ax.set(xlabel='token 序号',ylabel='L2 变化',title='只改 patch 3 的一个像素，权重全部不变',xticks=range(4))
 ax.legend(); fig.tight_layout(); fig.savefig(OUTPUT/'03-change-one-patch.png'); plt.show()
 
 # %% save

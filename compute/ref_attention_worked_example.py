@@ -37,17 +37,17 @@ assert np.isclose(terms.sum(), read[0]), 'term-by-term read-back differs'
 print('query 0 reads', ' + '.join(f'{a:.4f}*{b:.1f}' for a, b in zip(attention[0], v)), f'= {read[0]:.4f}')
 print('read-back for every query:', read)
 fig, axes = plt.subplots(1, 3, figsize=(12, 3.6), layout='constrained')
-for ax, (title, M, cmap, lim) in zip(axes[:2], [('Scores q*k', scores, 'RdBu_r', (-3, 3)),
-                                                 ('Attention (softmax over keys)', attention, 'Blues', (0, 1))]):
+for ax, (title, M, cmap, lim) in zip(axes[:2], [('分数 q·k', scores, 'RdBu_r', (-3, 3)),
+                                                 ('Attention（对 key 做 softmax）', attention, 'Blues', (0, 1))]):
     ax.imshow(M, cmap=cmap, vmin=lim[0], vmax=lim[1])
     for i in range(3):
         for j in range(3):
             ax.text(j, i, f'{M[i, j]:.2f}', ha='center', va='center')
-    ax.set(title=title, xticks=range(3), yticks=range(3), xlabel='Key j', ylabel='Query i')
-axes[2].bar(np.arange(3) - .2, v, width=.4, label='value v[j] (token j)', color='#8c8c8c')
-axes[2].bar(np.arange(3) + .2, read, width=.4, label='read-back of query i', color='#1f77b4')
+    ax.set(title=title, xticks=range(3), yticks=range(3), xlabel='key j', ylabel='query i')
+axes[2].bar(np.arange(3) - .2, v, width=.4, label='value v[j]（token j）', color='#8c8c8c')
+axes[2].bar(np.arange(3) + .2, read, width=.4, label='query i 读回的值', color='#1f77b4')
 axes[2].axhline(0, color='black', lw=.8)
-axes[2].set(title='Values and what each query reads', xticks=range(3), xlabel='Token')
+axes[2].set(title='各 value 与每个 query 读回的值', xticks=range(3), xlabel='token')
 axes[2].legend(fontsize=9, loc='upper center', bbox_to_anchor=(.5, -.22), ncol=2, frameon=False)
 fig.savefig(OUTPUT / 'readback.png'); plt.show()
 
@@ -64,7 +64,7 @@ print('L2 norm, token x stage (' + ', '.join(stages) + '):\n', norms)
 fig, ax = plt.subplots(figsize=(9, 3.8), layout='constrained')
 for t in range(4):
     ax.plot(range(len(stages)), norms[t], 'o-', label=f'token {t}')
-ax.set(xticks=range(len(stages)), xticklabels=stages, ylabel='L2 norm', title='Every token through the full layer (LAB 09)')
+ax.set(xticks=range(len(stages)), xticklabels=stages, ylabel='L2 范数', title='每个 token 走过完整一层（LAB 09）')
 ax.tick_params(axis='x', labelrotation=20)
 ax.legend(fontsize=9, ncol=4, loc='upper center', bbox_to_anchor=(.5, -.35), frameon=False)
 fig.savefig(OUTPUT / 'full-layer.png'); plt.show()

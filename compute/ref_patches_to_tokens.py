@@ -44,14 +44,14 @@ for t in range(4):
         ink = 'white' if image[r, c] < .5 else 'black'
         ax[0].text(c, r, f'T{t}·{s}', ha='center', va='center', color=ink, fontsize=10)
 ax[0].axvline(1.5, color='#e6b450', lw=2); ax[0].axhline(1.5, color='#e6b450', lw=2)
-ax[0].set(title='Image: pixel -> token T·slot', xticks=range(4), yticks=range(4), xlabel='Column', ylabel='Row')
+ax[0].set(title='图像：像素 → token T·位置', xticks=range(4), yticks=range(4), xlabel='列', ylabel='行')
 ax[1].imshow(patches, cmap='gray', vmin=0, vmax=1)
 for t in range(4):
     for s in range(4):
         ax[1].text(s, t, f'{patches[t, s]:.1f}', ha='center', va='center',
                    color='white' if patches[t, s] < .5 else 'black')
-ax[1].set(title='Patch vectors (one row per token)', xticks=range(4), yticks=range(4),
-          xlabel='Slot in patch', ylabel='Token')
+ax[1].set(title='patch 向量（每行一个 token）', xticks=range(4), yticks=range(4),
+          xlabel='patch 内位置', ylabel='token')
 fig.savefig(OUTPUT / 'patchify.png'); plt.show()
 
 # %% project
@@ -71,7 +71,7 @@ for ax, (title, M) in zip(axes, [('patches', patches), ('patches @ W_patch', emb
         for c in range(4):
             ax.text(c, t, f'{M[t, c]:.2f}', ha='center', va='center',
                     color='white' if M[t, c] < .6 else 'black', fontsize=9)
-    ax.set(title=title, xticks=range(4), yticks=range(4), xlabel='Channel', ylabel='Token')
+    ax.set(title=title, xticks=range(4), yticks=range(4), xlabel='通道', ylabel='token')
 fig.colorbar(im, ax=list(axes), fraction=.02)
 fig.savefig(OUTPUT / 'projection.png'); plt.show()
 

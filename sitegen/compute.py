@@ -6,7 +6,8 @@ in an empty working folder that is the only place it may write, cell by cell
 saves is its figure. The files the lab wrote become its artifacts. The cache
 key is a hash of everything that can change them (the script, the project
 modules it imports, the labs it reads, the harness that runs it, the
-Python/NumPy/Matplotlib/Pillow versions), never a time. A lab that runs past
+Python/NumPy/Matplotlib/Pillow versions, the fonts figures fall back on),
+never a time. A lab that runs past
 its timeout is stopped with everything it started. The build process itself
 never imports NumPy or Matplotlib.
 """
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING
 from .artifacts import Artifacts, load_entry, sha256
 from .cells import Cell, read_cells
 from .errors import BuildError, Collector, LabFailure, Problem
+from .figurefonts import locate
 from .freeze import load_frozen
 from .labhost import LabHost
 from .memo import GENERATOR, TEMPORARY, Memo, environment
@@ -36,7 +38,8 @@ if TYPE_CHECKING:
     from .config import Lab, SiteConfig
 
 # How a lab is run and what is kept of it: a change to any of these may change a byte of its artifacts.
-HARNESS = ("compute.py", "artifacts.py", "labrun.py", "labhost.py", "sandbox.py", "cells.py", "labbackend.py")
+HARNESS = ("compute.py", "artifacts.py", "labrun.py", "labhost.py", "sandbox.py", "cells.py", "labbackend.py",
+           "figurefonts.py")
 DEFAULT_TIMEOUT = 600           # seconds a lab may run, unless site.yaml or --timeout says otherwise
 
 
@@ -105,6 +108,19 @@ def lab_key(cfg: SiteConfig, lab: Lab, env: dict | None = None, input_keys=(), s
     digest.update(json.dumps(env or environment(), sort_keys=True).encode())
     digest.update(json.dumps(list(input_keys)).encode())    # labs it reads
     return digest.hexdigest()
+
+
+def _font_files(cfg: SiteConfig, memo: Memo) -> dict:
+    """The fonts figures fall back on, by content (hashed once per file state, not every build)."""
+    if not cfg.figure_fonts:
+        return {}
+    fonts = {}
+    for spec in cfg.figure_fonts:
+        path = locate(spec)
+        stat = path.stat()
+        fonts[spec] = memo.get("font-sha256", (str(path), stat.st_size, stat.st_mtime_ns),
+                               lambda: sha256(path.read_bytes()).encode()).decode()
+    return {"figure_fonts": fonts}
 
 
 def _non_finite(value, path="") -> list[str]:
@@ -212,7 +228,8 @@ class LabScheduler:
         self.cfg, self.cache_dir, self.host = cfg, Path(cache_dir).resolve(), host
         self.timeout, self.progress = timeout, progress
         self.computed: list[str] = []            # labs launched by this build
-        self.env = environment()
+        memo = memo or Memo(self.cache_dir / "memo")
+        self.env = {**environment(), **_font_files(cfg, memo)}
         self.workers = max(1, jobs or os.cpu_count() or 1)
         self.artifacts: dict[str, Artifacts] = {}
         self.todo: list[_Job] = []
@@ -223,8 +240,7 @@ class LabScheduler:
         stale = Collector()
         for lab in _in_dependency_order(cfg.labs):
             cells = read_cells(lab.script, cfg.root)
-            sources[lab.id] = source_key(cfg, lab, [sources[name] for name in lab.inputs],
-                                         memo or Memo(self.cache_dir / "memo"))
+            sources[lab.id] = source_key(cfg, lab, [sources[name] for name in lab.inputs], memo)
             if lab.id not in refreeze and (frozen := load_frozen(cfg, lab, cells, sources[lab.id], stale)):
                 self.artifacts[lab.id] = frozen
                 keys[lab.id] = frozen.provenance["cache_key"]
@@ -277,7 +293,8 @@ class LabScheduler:
             for name in job.lab.inputs:          # what this lab reads: inputs/<lab>/results.json
                 (work / "inputs" / name).mkdir(parents=True)
                 shutil.copyfile(self.artifacts[name].files["results.json"], work / "inputs" / name / "results.json")
-            self.host.run(job.lab.id, str(job.lab.script), job.cells, job.lab.display, job.staging, work, job.result)
+            self.host.run(job.lab.id, str(job.lab.script), job.cells, job.lab.display, self.cfg.figure_fonts,
+                          job.staging, work, job.result)
             job.started = time.monotonic()
             self.running[job.lab.id] = job
             self.computed.append(job.lab.id)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import yaml
 
+from . import figurefonts
 from .errors import BuildError, Collector, Problem
 from .sources import read_text
 
@@ -73,6 +74,7 @@ class SiteConfig:
     sequence: tuple[str, ...]   # reading order of the materials (content paths): previous / next
     labs: tuple[Lab, ...]
     vocabulary: Vocabulary
+    figure_fonts: tuple[str, ...] = ()   # fonts figures fall back on, as package:path (figurefonts.py)
 
     @property
     def content_dir(self) -> Path:
@@ -251,6 +253,12 @@ def load_config(root: Path) -> SiteConfig:
         problems.add(rel, site.key_line("base_url"),
                      f"site.base_url must look like https://host (no path), not {base_url!r}")
     language = site.get("language", default="zh-CN", required=False)
+    figure_fonts = site.get("figure_fonts", list, [], required=False)
+    for i, spec in enumerate(figure_fonts):
+        if not (isinstance(spec, str) and figurefonts.locate(spec)):
+            problems.add(rel, site.key_line("figure_fonts") + 1 + i,
+                         f"site.figure_fonts[{i}]: no font file {spec!r} in an installed package: write it as "
+                         f"{figurefonts.FONT_SPEC} and list the package in requirements.txt")
     site.finish()
 
     nav = []
@@ -329,7 +337,7 @@ def load_config(root: Path) -> SiteConfig:
     top.finish()
     problems.raise_if_any()
     return SiteConfig(root=root, path=path, title=title, description=description, project=project,
-                      base_url=base_url.rstrip("/"), language=language, nav=tuple(nav),
+                      base_url=base_url.rstrip("/"), language=language, figure_fonts=tuple(figure_fonts), nav=tuple(nav),
                       sequence=tuple(map(str, sequence)), labs=tuple(labs), vocabulary=vocabulary)
 
 

@@ -57,7 +57,7 @@ def _host(conn, builds_end) -> None:
                     for _, pid, _ in (c for c in children.values() if c[0] == job_id):
                         _kill_group(pid)
                     continue
-                script, cells, display, staging, workdir, result = job
+                script, cells, display, fonts, staging, workdir, result = job
                 done_read, done_write = os.pipe()
                 pid = os.fork()
                 if pid == 0:
@@ -68,7 +68,7 @@ def _host(conn, builds_end) -> None:
                     try:
                         conn.close()
                         os.close(done_read)
-                        run_lab(script, cells, display, staging, workdir, result)
+                        run_lab(script, cells, display, fonts, staging, workdir, result)
                         os.close(done_write)
                         status = 0
                     finally:
@@ -107,9 +107,9 @@ class LabHost:
             signal.signal(signal.SIGINT, handlers[1])
         theirs.close()
 
-    def run(self, job_id: str, script: str, cells: tuple[Cell, ...], display: str, staging: Path, workdir: Path,
-            result: Path) -> None:
-        self.conn.send(("run", job_id, script, cells, display, str(staging), str(workdir), str(result)))
+    def run(self, job_id: str, script: str, cells: tuple[Cell, ...], display: str, fonts: tuple[str, ...],
+            staging: Path, workdir: Path, result: Path) -> None:
+        self.conn.send(("run", job_id, script, cells, display, fonts, str(staging), str(workdir), str(result)))
 
     def kill(self, job_id: str) -> None:
         """Stop a running lab and everything it started; finished() then reports it."""

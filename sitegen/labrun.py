@@ -22,15 +22,19 @@ import traceback
 from pathlib import Path
 
 from .cells import RAISES, Cell, cell_code
+from .figurefonts import MISSING_GLYPH, NO_GLYPH, use
 
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 WRITE_ONLY_HERE = "labs may write only in their own working folder, where they run"
 
 
-def run_lab(script: str, cells: tuple[Cell, ...], display: str, staging: str, workdir: str, result: str) -> None:
-    """Body of a lab's process: confine it to `staging`, run it, write what it printed and saved to `result`."""
+def run_lab(script: str, cells: tuple[Cell, ...], display: str, fonts: tuple[str, ...], staging: str, workdir: str,
+            result: str) -> None:
+    """Body of a lab's process: confine it to `staging`, run it with its figures falling back on `fonts`
+    (figurefonts.py), write what it printed and saved to `result`."""
     from .sandbox import confine
     try:
+        use(fonts)
         tmp = Path(staging) / "tmp"
         tmp.mkdir(exist_ok=True)
         os.environ["TMPDIR"] = str(tmp)          # tempfile works inside the confinement
@@ -55,6 +59,8 @@ def _failure(script: str, exc: BaseException, confined: bool = False) -> dict:
     message = f"{type(exc).__name__}: {exc}".rstrip(": ")
     if confined and isinstance(exc, PermissionError):
         message += f" ({WRITE_ONLY_HERE})"
+    if re.search(MISSING_GLYPH, message):
+        message += f" ({NO_GLYPH})"
     return {"line": line, "message": message,
             "trace": "".join(traceback.format_exception(exc))}
 

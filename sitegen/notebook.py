@@ -17,6 +17,7 @@ from .config import SiteConfig
 from .content import Page
 from .prose import SiteMap, is_external, pretty_url, resolve_target, transform_prose
 from .errors import BuildError, Problem
+from .figurefonts import setup_code
 
 ATTR_LIST = re.compile(r"\s*\{[#.][^}]*\}\s*$")
 
@@ -68,6 +69,9 @@ def build_notebook(cfg: SiteConfig, page: Page, art: Artifacts, sitemap: SiteMap
         return {"cell_type": "markdown", "metadata": {}, "source": text}
 
     cells, count = [markdown_cell(f"# {page.title}")], 0
+    if setup := setup_code(cfg.figure_fonts, cfg.vocabulary.words["figure_fonts"]):      # the fonts the build drew the figures with
+        cells.append({"cell_type": "code", "execution_count": None, "metadata": {"name": "figure-fonts"},
+                      "outputs": [], "source": setup})
     hidden = hidden_blocks(page, solutions)
     for index, block in enumerate(page.blocks):
         if index in hidden:

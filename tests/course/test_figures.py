@@ -48,9 +48,12 @@ def test_figure_two_colour_bar_clears_the_third_panel(tmp_path, monkeypatch):
 
     from support import REPO
     from sitegen.cells import cell_code, read_cells
+    from sitegen.config import load_config
+    from sitegen.figurefonts import setup_code
     script = REPO / "compute/lab09_vision_attention.py"
     monkeypatch.chdir(tmp_path)
     namespace = {"__name__": "__main__"}
+    exec(setup_code(load_config(REPO).figure_fonts), namespace)       # as the build draws it
     for cell in read_cells(script, REPO):
         exec(compile(cell_code(cell), str(script), "exec"), namespace)
         if cell.name == "readback":

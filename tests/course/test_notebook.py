@@ -24,7 +24,8 @@ def test_valid_against_the_schema(notebook):
 def test_code_cells_are_the_lab_cells_with_outputs(notebook):
     from sitegen.cells import read_cells
     cells = read_cells(REPO / "compute/lab09_vision_attention.py", REPO)
-    code = [c for c in notebook.cells if c.cell_type == "code"]
+    fonts, *code = [c for c in notebook.cells if c.cell_type == "code"]
+    assert fonts.metadata.name == "figure-fonts" and "pip install zhplot" in fonts.source and not fonts.outputs
     assert [c.source for c in code] == [c.source for c in cells]
     assert [c.execution_count for c in code] == list(range(1, len(cells) + 1))
     images = [o for c in code for o in c.outputs if o.output_type == "display_data"]
