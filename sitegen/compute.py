@@ -3,23 +3,19 @@
 A lab runs in a process of its own, forked from a warm lab host (labhost.py),
 in an empty working folder that is the only place it may write, cell by cell
 (labrun.py): the printed output of each cell is captured and every PNG a cell
-saves is its figure. The files the lab wrote become its artifacts. The cache
-key is a hash of everything that can change them (the script, the project
-modules it imports, the labs it reads, the harness that runs it, the
-Python/NumPy/Matplotlib/Pillow versions, the fonts figures fall back on),
-never a time. A lab that runs past
-its timeout is stopped with everything it started. The build process itself
-never imports NumPy or Matplotlib.
+saves is its figure. The files the lab wrote become its artifacts, cached
+under a hash of everything that can change them (labkeys.py). A lab that
+reads another starts as soon as that one's results.json is final, while its
+figures are still being encoded. A lab that runs past its timeout is stopped
+with everything it started. The build process itself never imports NumPy or
+Matplotlib.
 """
 from __future__ import annotations
 
-import ast
-import hashlib
 import json
 import math
 import os
 import shutil
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -29,98 +25,16 @@ from typing import TYPE_CHECKING
 from .artifacts import Artifacts, load_entry, sha256
 from .cells import Cell, read_cells
 from .errors import BuildError, Collector, LabFailure, Problem
-from .figurefonts import locate
 from .freeze import load_frozen
-from .labhost import LabHost
-from .memo import GENERATOR, TEMPORARY, Memo, environment
+from .labhost import INPUTS_READY, LabHost
+from .labrun import EARLY_RESULTS
+from .labkeys import font_files, lab_key, source_key
+from .memo import TEMPORARY, Memo, environment
 
 if TYPE_CHECKING:
     from .config import Lab, SiteConfig
 
-# How a lab is run and what is kept of it: a change to any of these may change a byte of its artifacts.
-HARNESS = ("compute.py", "artifacts.py", "labrun.py", "labhost.py", "sandbox.py", "cells.py", "labbackend.py",
-           "figurefonts.py")
 DEFAULT_TIMEOUT = 600           # seconds a lab may run, unless site.yaml or --timeout says otherwise
-
-
-# -- cache keys ---------------------------------------------------------------
-
-def _statements(tree: ast.AST):
-    """Every statement, nested ones included: imports are statements, so expressions
-    (most of a lab's tree) need no visit: ten times faster than ast.walk."""
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        yield node
-        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
-            stack.extend(reversed(getattr(node, field, ())))
-
-
-def _imported_names(data: bytes, memo: Memo) -> list[str]:
-    """The modules a script's source imports (absolute imports, with `from` names), remembered
-    under the source's hash: an unchanged script is not parsed again."""
-    def parse() -> bytes:
-        try:
-            tree = ast.parse(data)
-        except SyntaxError:
-            return b"[]"        # the run reports it with file:line
-        names = []
-        for node in _statements(tree):
-            if isinstance(node, ast.Import):
-                names += [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                names += [node.module] + [f"{node.module}.{a.name}" for a in node.names]
-        return json.dumps(names).encode()
-    return json.loads(memo.get("imports", (sys.version, hashlib.sha256(data).hexdigest()), parse))
-
-
-def _local_imports(script: Path, root: Path, seen: set[Path], memo: Memo) -> None:
-    """Add to `seen` the script and every project module it imports, recursively."""
-    if script in seen:
-        return
-    seen.add(script)
-    for name in _imported_names(script.read_bytes(), memo):
-        rel = Path(*name.split("."))
-        for base in (script.parent, root):
-            for candidate in (base / rel.with_suffix(".py"), base / rel / "__init__.py"):
-                if candidate.is_file():
-                    _local_imports(candidate.resolve(), root, seen, memo)
-
-
-def source_key(cfg: SiteConfig, lab: Lab, input_keys=(), memo: Memo | None = None) -> str:
-    """What the author wrote that a lab's artifacts follow from: its script, the project modules it
-    imports, how its cells are shown (`display`), and the source keys of the labs it reads. A frozen lab is reused while this holds."""
-    files: set[Path] = set()
-    _local_imports(lab.script, cfg.root, files, memo or Memo(None))
-    digest = hashlib.sha256(json.dumps(list(input_keys)).encode())
-    if lab.display != "script":
-        digest.update(f"display={lab.display}\0".encode())
-    for path in sorted(files):
-        digest.update(str(path.relative_to(cfg.root)).encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
-
-
-def lab_key(cfg: SiteConfig, lab: Lab, env: dict | None = None, input_keys=(), source: str | None = None) -> str:
-    """The cache key: the lab's source key, its inputs' keys, the harness and the versions it runs with."""
-    digest = hashlib.sha256((source or source_key(cfg, lab)).encode())
-    for name in HARNESS:                                 # how labs are run
-        digest.update(name.encode() + b"\0" + (GENERATOR / name).read_bytes() + b"\0")
-    digest.update(json.dumps(env or environment(), sort_keys=True).encode())
-    digest.update(json.dumps(list(input_keys)).encode())    # labs it reads
-    return digest.hexdigest()
-
-
-def _font_files(cfg: SiteConfig, memo: Memo) -> dict:
-    """The fonts figures fall back on, by content (hashed once per file state, not every build)."""
-    if not cfg.figure_fonts:
-        return {}
-    fonts = {}
-    for spec in cfg.figure_fonts:
-        path = locate(spec)
-        stat = path.stat()
-        fonts[spec] = memo.get("font-sha256", (str(path), stat.st_size, stat.st_mtime_ns),
-                               lambda: sha256(path.read_bytes()).encode()).decode()
-    return {"figure_fonts": fonts}
 
 
 def _non_finite(value, path="") -> list[str]:
@@ -140,6 +54,26 @@ def computed_at() -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def read_results(data: bytes) -> dict | str:
+    """A lab's results.json as an object, or what is wrong with it."""
+    try:
+        results = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, RecursionError, ValueError) as exc:
+        return f"wrote a results.json that is not valid JSON ({exc}): write it with json.dump"
+    if not isinstance(results, dict):
+        return f"wrote a results.json that holds {type(results).__name__}, not an object ({{\"key\": value, ...}})"
+    bad = _non_finite(results)
+    if bad:
+        return f"failed: non-finite values (NaN or inf) in results.json at {', '.join(bad[:5])}"
+    return results
+
+
+def input_bytes(results: dict) -> bytes:
+    """What labs that read this one find in inputs/<id>/results.json: its results as it wrote them,
+    without the build's provenance (which hashes its figures, encoded after its cells have run)."""
+    return json.dumps({k: v for k, v in results.items() if k != "provenance"}, indent=2).encode()
+
+
 def _store(lab, key, source, env, rel_script, run, work, staging) -> None:
     if run["error"]:
         err = run["error"]
@@ -157,18 +91,9 @@ def _store(lab, key, source, env, rel_script, run, work, staging) -> None:
         files[path.name] = path
     if "results.json" not in files:
         raise BuildError(Problem(rel_script, 0, f"lab {lab.id} wrote no results.json"))
-    try:
-        results = json.loads(files["results.json"].read_bytes().decode("utf-8"))
-    except (UnicodeDecodeError, RecursionError, ValueError) as exc:
-        raise BuildError(Problem(rel_script, 0, f"lab {lab.id} wrote a results.json that is not valid JSON "
-                                 f"({exc}): write it with json.dump")) from None
-    if not isinstance(results, dict):
-        raise BuildError(Problem(rel_script, 0, f"lab {lab.id}'s results.json must hold an object "
-                                 f"({{\"key\": value, ...}}), not {type(results).__name__}"))
-    bad = _non_finite(results)
-    if bad:
-        raise BuildError(Problem(rel_script, 0, f"lab {lab.id} failed: non-finite values (NaN or inf) in "
-                                 f"results.json at {', '.join(bad[:5])}"))
+    results = read_results(files["results.json"].read_bytes())
+    if isinstance(results, str):
+        raise BuildError(Problem(rel_script, 0, f"lab {lab.id} {results}"))
     out = staging / "files"
     out.mkdir()
     for name, path in files.items():
@@ -199,6 +124,7 @@ class _Job:
     staging: Path | None = None
     started: float = 0.0                 # time.monotonic() when it was launched
     stopped_after: float | None = None   # seconds it ran when its timeout stopped it
+    announced: bool = False              # its results.json is final (its figures may still be encoding)
 
     @property
     def result(self) -> Path:
@@ -229,9 +155,10 @@ class LabScheduler:
         self.timeout, self.progress = timeout, progress
         self.computed: list[str] = []            # labs launched by this build
         memo = memo or Memo(self.cache_dir / "memo")
-        self.env = {**environment(), **_font_files(cfg, memo)}
+        self.env = {**environment(), **font_files(cfg, memo)}
         self.workers = max(1, jobs or os.cpu_count() or 1)
         self.artifacts: dict[str, Artifacts] = {}
+        self.inputs: dict[str, bytes] = {}       # lab id -> what labs reading it get (input_bytes)
         self.todo: list[_Job] = []
         self.running: dict[str, _Job] = {}       # lab id -> its job
         self.failures: list[BuildError] = []
@@ -279,11 +206,18 @@ class LabScheduler:
         self._launch_ready()
         return self
 
+    def _input(self, name: str) -> bytes | None:
+        """What labs reading lab `name` get, once its results.json is final (None before)."""
+        if name not in self.inputs and name in self.artifacts:
+            self.inputs[name] = input_bytes(json.loads(self.artifacts[name].files["results.json"].read_bytes()))
+        return self.inputs.get(name)
+
     def _launch_ready(self) -> None:
         for job in list(self.todo):
-            if len(self.running) >= self.workers:
+            # A lab whose cells are done encodes its figures in threads: it no longer holds a worker.
+            if sum(not running.announced for running in self.running.values()) >= self.workers:
                 break
-            if not all(name in self.artifacts for name in job.lab.inputs):
+            if not all(self._input(name) is not None for name in job.lab.inputs):
                 continue
             self.todo.remove(job)
             job.entry.parent.mkdir(parents=True, exist_ok=True)
@@ -292,7 +226,7 @@ class LabScheduler:
             work.mkdir()
             for name in job.lab.inputs:          # what this lab reads: inputs/<lab>/results.json
                 (work / "inputs" / name).mkdir(parents=True)
-                shutil.copyfile(self.artifacts[name].files["results.json"], work / "inputs" / name / "results.json")
+                (work / "inputs" / name / "results.json").write_bytes(self._input(name))
             self.host.run(job.lab.id, str(job.lab.script), job.cells, job.lab.display, self.cfg.figure_fonts,
                           job.staging, work, job.result)
             job.started = time.monotonic()
@@ -315,11 +249,25 @@ class LabScheduler:
                 self.progress({lab_id: now - job.started for lab_id, job in self.running.items()})
         return done
 
+    def _announced(self, job: _Job) -> None:
+        """A running lab's results.json is final: the labs reading it may start."""
+        job.announced = True
+        try:
+            results = read_results((job.staging / EARLY_RESULTS).read_bytes())
+        except OSError:
+            return
+        if isinstance(results, dict):           # else its failure is reported once it is done
+            self.inputs[job.lab.id] = input_bytes(results)
+        self._launch_ready()
+
     def finish(self) -> dict[str, Artifacts]:
         if not self.running and self.todo:
             self.start()
         while self.running:
             lab_id, exitcode = self._wait()
+            if exitcode == INPUTS_READY:
+                self._announced(self.running[lab_id])
+                continue
             job = self.running.pop(lab_id)
             try:
                 if job.stopped_after is not None:

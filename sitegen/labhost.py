@@ -8,7 +8,9 @@ itself never imports what labs use.
 Each lab's process starts a session of its own (so its process group holds
 the lab and anything it starts, and the terminal's Ctrl-C reaches only the
 build), and holds the write end of a pipe that it closes once its result is
-written: the build hears of it before the process has torn itself down. The
+written: the build hears of it before the process has torn itself down.
+Before that, it writes one byte to the pipe once its cells have all run and
+its results.json is final, so labs reading it can start. The
 host stops a lab's whole process group when the build asks (a timeout), and
 every lab's when the build ends or dies.
 """
@@ -21,6 +23,8 @@ import signal
 from pathlib import Path
 
 from .cells import Cell
+
+INPUTS_READY = b"i"     # what a lab's process writes to its pipe once its results.json is final
 
 
 def _kill_group(pid: int) -> None:
@@ -68,13 +72,16 @@ def _host(conn, builds_end) -> None:
                     try:
                         conn.close()
                         os.close(done_read)
-                        run_lab(script, cells, display, fonts, staging, workdir, result)
+                        run_lab(script, cells, display, fonts, staging, workdir, result,
+                                announce=lambda: os.write(done_write, INPUTS_READY))
                         os.close(done_write)
                         status = 0
                     finally:
                         os._exit(status)
                 os.close(done_write)
                 children[done_read] = (job_id, pid, result)
+            elif os.read(ready, 1) == INPUTS_READY:      # its results.json is final; it goes on
+                conn.send((children[ready][0], INPUTS_READY))
             else:
                 job_id, pid, result = children.pop(ready)
                 os.close(ready)
@@ -115,9 +122,10 @@ class LabHost:
         """Stop a running lab and everything it started; finished() then reports it."""
         self.conn.send(("stop", job_id))
 
-    def finished(self, timeout: float | None = None) -> tuple[str, int] | None:
-        """(job id, exit code) of the next lab to be done, 0 once its result is written;
-        None if none is done within `timeout` seconds."""
+    def finished(self, timeout: float | None = None) -> tuple[str, int | bytes] | None:
+        """(job id, exit code) of the next lab to be done, 0 once its result is written, or
+        (job id, INPUTS_READY) once its results.json is final; None if neither comes within
+        `timeout` seconds."""
         if timeout is not None and not self.conn.poll(timeout):
             return None
         return self.conn.recv()

@@ -119,23 +119,6 @@ def test_two_clean_builds_serial_and_parallel_are_byte_identical(tmp_path):
     assert {"index.html", "reader.html", "guide.html", "materials/tensors.npz", "reader/materials/results.json"} <= set(a)
 
 
-def test_the_cache_key_follows_project_modules_imported_anywhere_in_a_lab(tmp_path):
-    from sitegen.compute import _local_imports
-    from sitegen.memo import Memo
-    (tmp_path / "helpers").mkdir()
-    for name in ("top.py", "in_function.py", "in_try.py", "in_match.py", "helpers/__init__.py", "helpers/deep.py"):
-        (tmp_path / name).write_text("x = 1\n", encoding="utf-8")
-    lab = tmp_path / "lab.py"
-    lab.write_text("import numpy, top\n"
-                   "def f():\n    import in_function\n"
-                   "try:\n    pass\nexcept ImportError:\n    from helpers import deep\nfinally:\n    import in_try\n"
-                   "match 1:\n    case 1:\n        import in_match\n", encoding="utf-8")
-    found: set = set()
-    _local_imports(lab, tmp_path, found, Memo(None))
-    assert {p.relative_to(tmp_path).as_posix() for p in found} == {
-        "lab.py", "top.py", "in_function.py", "in_try.py", "in_match.py", "helpers/__init__.py", "helpers/deep.py"}
-
-
 @pytest.mark.parametrize("package", ["jinja2", "markdown", "pygments", "latex2mathml", "pillow", "rcssmin", "fonttools",
                                      "nbformat", "pyyaml", "numpy", "matplotlib"])
 def test_a_new_version_of_any_package_that_makes_bytes_changes_the_fingerprint(tmp_path, monkeypatch, package):
@@ -145,28 +128,3 @@ def test_a_new_version_of_any_package_that_makes_bytes_changes_the_fingerprint(t
     monkeypatch.setattr(pipeline, "package_version", lambda name: "0.0.1" if name == package else real(name))
     monkeypatch.setattr(memo, "_environment", lambda: tuple((k, "0.0.1" if k == package else v) for k, v in env))
     assert pipeline.fingerprint({"site.yaml": "0"}, tmp_path) != before
-
-
-def test_an_unchanged_lab_script_is_not_parsed_again_for_its_key(tmp_path, monkeypatch):
-    """A lab's key follows the modules it imports; what it imports is remembered under the script's
-    hash, so a build after a prose edit parses no lab script; an edited script is parsed again."""
-    import ast
-
-    from sitegen import compute
-    from sitegen.config import load_config
-    from sitegen.memo import Memo
-    from support import edit, tiny_site
-    root = tiny_site(tmp_path / "site")
-    (root / "compute/helper.py").write_text("FACTOR = 2\n", encoding="utf-8")
-    edit(root / "compute/tiny.py", "import json\n", "import json\nimport helper\n")
-    parsed = []
-    real_parse = ast.parse
-    monkeypatch.setattr(compute.ast, "parse", lambda data, *a, **k: parsed.append(data) or real_parse(data, *a, **k))
-    cfg, memo = load_config(root), Memo(tmp_path / "memo")
-    lab = cfg.lab("tiny")
-    first = compute.source_key(cfg, lab, memo=memo)
-    assert len(parsed) == 2                                 # the script and the project module it imports
-    assert compute.source_key(cfg, lab, memo=Memo(tmp_path / "memo")) == first and len(parsed) == 2
-    (root / "compute/helper.py").write_text("FACTOR = 3\n", encoding="utf-8")
-    assert compute.source_key(cfg, lab, memo=Memo(tmp_path / "memo")) != first      # the module's bytes count
-    assert len(parsed) == 3                                 # and only the changed one is parsed

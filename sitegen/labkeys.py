@@ -1,0 +1,107 @@
+"""A lab's cache keys: what its artifacts follow from, hashed, never a time.
+
+The source key is what the author wrote (the script, the project modules it
+imports, how its cells are shown, the source keys of the labs it reads); a
+frozen lab is reused while it holds. The lab key adds how the lab is run
+(the harness's code), the versions it runs with, the fonts its figures fall
+back on and its inputs' keys: a computed lab is reused while it holds. What
+a script imports is remembered under its hash, so an unchanged script is
+never parsed again.
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .artifacts import sha256
+from .figurefonts import locate
+from .memo import GENERATOR, Memo, environment
+
+if TYPE_CHECKING:
+    from .config import Lab, SiteConfig
+
+# How a lab is run and what is kept of it: a change to any of these may change a byte of its artifacts.
+HARNESS = ("compute.py", "labkeys.py", "artifacts.py", "labrun.py", "labhost.py", "sandbox.py", "cells.py", "labbackend.py",
+           "figurefonts.py")
+
+
+def _statements(tree: ast.AST):
+    """Every statement, nested ones included: imports are statements, so expressions
+    (most of a lab's tree) need no visit: ten times faster than ast.walk."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        yield node
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            stack.extend(reversed(getattr(node, field, ())))
+
+
+def _imported_names(data: bytes, memo: Memo) -> list[str]:
+    """The modules a script's source imports (absolute imports, with `from` names), remembered
+    under the source's hash: an unchanged script is not parsed again."""
+    def parse() -> bytes:
+        try:
+            tree = ast.parse(data)
+        except SyntaxError:
+            return b"[]"        # the run reports it with file:line
+        names = []
+        for node in _statements(tree):
+            if isinstance(node, ast.Import):
+                names += [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names += [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        return json.dumps(names).encode()
+    return json.loads(memo.get("imports", (sys.version, hashlib.sha256(data).hexdigest()), parse))
+
+
+def _local_imports(script: Path, root: Path, seen: set[Path], memo: Memo) -> None:
+    """Add to `seen` the script and every project module it imports, recursively."""
+    if script in seen:
+        return
+    seen.add(script)
+    for name in _imported_names(script.read_bytes(), memo):
+        rel = Path(*name.split("."))
+        for base in (script.parent, root):
+            for candidate in (base / rel.with_suffix(".py"), base / rel / "__init__.py"):
+                if candidate.is_file():
+                    _local_imports(candidate.resolve(), root, seen, memo)
+
+
+def source_key(cfg: SiteConfig, lab: Lab, input_keys=(), memo: Memo | None = None) -> str:
+    """What the author wrote that a lab's artifacts follow from: its script, the project modules it
+    imports, how its cells are shown (`display`), and the source keys of the labs it reads. A frozen lab is reused while this holds."""
+    files: set[Path] = set()
+    _local_imports(lab.script, cfg.root, files, memo or Memo(None))
+    digest = hashlib.sha256(json.dumps(list(input_keys)).encode())
+    if lab.display != "script":
+        digest.update(f"display={lab.display}\0".encode())
+    for path in sorted(files):
+        digest.update(str(path.relative_to(cfg.root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def lab_key(cfg: SiteConfig, lab: Lab, env: dict | None = None, input_keys=(), source: str | None = None) -> str:
+    """The cache key: the lab's source key, its inputs' keys, the harness and the versions it runs with."""
+    digest = hashlib.sha256((source or source_key(cfg, lab)).encode())
+    for name in HARNESS:                                 # how labs are run
+        digest.update(name.encode() + b"\0" + (GENERATOR / name).read_bytes() + b"\0")
+    digest.update(json.dumps(env or environment(), sort_keys=True).encode())
+    digest.update(json.dumps(list(input_keys)).encode())    # labs it reads
+    return digest.hexdigest()
+
+
+def font_files(cfg: SiteConfig, memo: Memo) -> dict:
+    """The fonts figures fall back on, by content (hashed once per file state, not every build)."""
+    if not cfg.figure_fonts:
+        return {}
+    fonts = {}
+    for spec in cfg.figure_fonts:
+        path = locate(spec)
+        stat = path.stat()
+        fonts[spec] = memo.get("font-sha256", (str(path), stat.st_size, stat.st_mtime_ns),
+                               lambda: sha256(path.read_bytes()).encode()).decode()
+    return {"figure_fonts": fonts}
