@@ -38,6 +38,7 @@ class BuildReport:
     stored: tuple[str, ...] = ()       # what `freeze` stored: frozen/<id> folders
     unchanged: bool = False            # nothing to do: inputs and output as last time
     warnings: tuple = ()               # Problems that --strict would make errors
+    rendered: tuple[str, ...] = ()     # pages rendered anew (the others were unchanged)
 
 
 def fingerprint(sources: dict[str, str], out: Path, *options) -> str:
@@ -147,7 +148,7 @@ def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: 
     return BuildReport(out=out, files=len(files), bytes=total,
                        computed=tuple(a.lab.id for a in artifacts.values() if a.recomputed),
                        cached=tuple(a.lab.id for a in artifacts.values() if not a.recomputed and a.lab.id not in frozen),
-                       frozen=frozen, stored=tuple(stored), warnings=tuple(warnings))
+                       frozen=frozen, stored=tuple(stored), warnings=tuple(warnings), rendered=files.rendered)
 
 
 def compute_only(root: Path, lab_ids: list[str], cache: Path | None = None) -> dict:

@@ -10,10 +10,12 @@ English.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from html.parser import HTMLParser
 
+from .memo import Memo
 from .prose import pretty_url
 
 INDEX = "search.json"
@@ -107,10 +109,14 @@ def page_sections(html: str) -> list[list[str]]:
     return parser.result()
 
 
-def search_index(pages: dict[str, tuple[str, bytes]]) -> bytes:
-    """search.json for these pages (output path -> (title, HTML)), in output order."""
+def search_index(pages: dict[str, tuple[str, bytes]], memo: Memo | None = None) -> bytes:
+    """search.json for these pages (output path -> (title, HTML)), in output order; a page's
+    sections are remembered under its HTML's hash, so only changed pages are read again."""
+    memo = memo or Memo(None)
     entries = []
     for output, (title, html) in sorted(pages.items()):
-        if sections := page_sections(html.decode("utf-8")):
+        found = memo.get("search", (hashlib.sha256(html).hexdigest(),),
+                         lambda: json.dumps(page_sections(html.decode("utf-8")), ensure_ascii=False).encode())
+        if sections := json.loads(found):
             entries.append({"url": pretty_url(output), "title": title, "sections": sections})
     return json.dumps({"pages": entries}, ensure_ascii=False, separators=(",", ":")).encode()

@@ -128,3 +128,26 @@ def test_a_new_version_of_any_package_that_makes_bytes_changes_the_fingerprint(t
     monkeypatch.setattr(pipeline, "package_version", lambda name: "0.0.1" if name == package else real(name))
     monkeypatch.setattr(memo, "_environment", lambda: tuple((k, "0.0.1" if k == package else v) for k, v in env))
     assert pipeline.fingerprint({"site.yaml": "0"}, tmp_path) != before
+
+
+def test_a_prose_edit_renders_only_the_pages_that_show_what_changed(tmp_path, monkeypatch):
+    """A body edit renders its own page; a title edit also the pages that show that title (previous
+    and next in the sequence, breadcrumbs); everything else comes from the memo, byte-identical."""
+    from sitegen.pipeline import build
+    from support import edit
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)        # the fresh build computes its labs again
+    root = reading_site(tmp_path / "site")
+    for name, parent in (("a", ""), ("b", ""), ("c", "parent: b.md\n")):
+        (root / f"content/{name}.md").write_text(f"---\ntitle: 页 {name}\n{parent}---\n正文 {name}。\n", encoding="utf-8")
+    edit(root / "site.yaml", "labs:\n", "sequence: [a.md, b.md, guide.md]\n\nlabs:\n")
+    out, cache = tmp_path / "dist", tmp_path / "cache"
+    first = build(root, out, cache=cache)
+    assert len(first.rendered) == 7                       # index, 404, reader, guide, a, b, c
+    edit(root / "content/guide.md", "公式", "一个公式")
+    assert build(root, out, cache=cache).rendered == ("content/guide.md",)
+    edit(root / "content/b.md", "title: 页 b", "title: 页 B")
+    # a and guide show it as next / previous, c as its parent
+    assert sorted(build(root, out, cache=cache).rendered) == ["content/a.md", "content/b.md", "content/c.md",
+                                                              "content/guide.md"]
+    fresh = build(root, tmp_path / "fresh", cache=tmp_path / "fresh-cache")
+    assert len(fresh.rendered) == 7 and tree_bytes(out) == tree_bytes(tmp_path / "fresh")
