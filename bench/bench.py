@@ -101,7 +101,8 @@ def make_course(target: Path, labs: int) -> Path:
                        "    widget:\n      script: explorer.js\n      needs: [image, structure, permutation]\n")
         items.append(f"- [Lab {n}](labs/{lab}.md)")
     (target / "site.yaml").write_text(
-        "site:\n  title: 合成课程\n  base_url: https://example.pages.dev\n  language: zh-CN\n\nlabs:\n"
+        "site:\n  title: 合成课程\n  base_url: https://example.pages.dev\n  language: zh-CN\n"
+        "  figure_fonts: [zhplot:fonts/NotoSansSC-Regular.ttf]\n\nlabs:\n"
         + "".join(entries), encoding="utf-8")
     (target / "content/index.md").write_text("---\ntitle: 合成课程\n---\n" + "\n".join(items) + "\n",
                                              encoding="utf-8")
