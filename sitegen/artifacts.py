@@ -42,6 +42,7 @@ class Artifacts:
     provenance: dict
     recomputed: bool            # False when read from the cache (or from frozen/)
     entry: Path | None = None   # the cache entry (or frozen/ folder) it was read from
+    hashes: dict = None         # artifact name -> its SHA-256, as the manifest lists them
 
     @property
     def figures(self) -> list[str]:
@@ -70,18 +71,41 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def load_entry(lab: Lab, cells: tuple[Cell, ...], entry: Path, recomputed: bool) -> Artifacts | None:
-    """An intact cache entry as Artifacts, or None when missing or damaged."""
+def load_entry(lab: Lab, cells: tuple[Cell, ...], entry: Path, recomputed: bool, memo=None) -> Artifacts | None:
+    """An intact cache entry as Artifacts, or None when missing or damaged. With a Memo, files
+    whose state (size, times, inode) is as when they were last found intact are not hashed again:
+    writing to a file changes its ctime, which no program can set back."""
     try:
         manifest = json.loads((entry / "manifest.json").read_text(encoding="utf-8"))
         files = {name: entry / "files" / name for name in manifest["files"]}
-        for name, digest in manifest["files"].items():
-            if sha256(files[name].read_bytes()) != digest:
-                return None
+        state = [(name, *file_state(path)) for name, path in files.items()]
+        if memo is None or memo.peek("intact", (str(entry), manifest["files"], state)) is None:
+            for name, digest in manifest["files"].items():
+                if sha256(files[name].read_bytes()) != digest:
+                    return None
+            if memo is not None and settled(state):
+                memo.put("intact", (str(entry), manifest["files"], state), b"ok")
         outputs = {c["name"]: CellOutput(c["name"], c["stdout"], tuple(c["figures"]), c.get("value"), c.get("error"))
                    for c in manifest["cells"]}
         if [c.name for c in cells] != list(outputs):
             return None
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    return Artifacts(lab, cells, outputs, files, manifest["provenance"], recomputed, entry)
+    return Artifacts(lab, cells, outputs, files, manifest["provenance"], recomputed, entry, manifest["files"])
+
+
+SETTLED_NS = 100_000_000       # a file's times are coarser than a nanosecond: one changed this recently may change again unseen
+
+
+def file_state(path: Path) -> tuple[int, int, int, int]:
+    """What changes whenever a file's bytes do: its size, modification and change times, and inode."""
+    st = path.stat()
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino
+
+
+def settled(states) -> bool:
+    """Whether files in these states (file_state tuples, after a name or not) last changed long
+    enough ago that a write now would show in their times (the kernel's clock ticks in milliseconds)."""
+    import time
+    now = time.time_ns()
+    return all(state[-2] < now - SETTLED_NS for state in states)

@@ -7,6 +7,7 @@ are reported together, each as `content/...md:LINE: ...`.
 from __future__ import annotations
 
 import html
+import json
 import re
 from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit
@@ -14,11 +15,12 @@ from urllib.parse import unquote, urljoin, urlsplit
 from .artifacts import NARROW, Artifacts
 from .blocks import KINDS, Checking
 from .config import SiteConfig
-from .memo import Memo
+from .memo import Memo, digest, generator_digest
 from .content import Page, content_images
 from .prose import (LINK, VALUE, SiteMap, Unresolved, block_formulas, format_value, is_external, lookup,
                     resolve_target, to_mathml)
 from .errors import Collector, Problem
+from .write import size_of
 
 
 def lab_outputs(artifacts: dict[str, Artifacts]) -> set[str]:
@@ -73,42 +75,58 @@ def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifact
         if page is not None and page.lab != art.lab.id:
             problems.add(page.source, page.meta_line, f"site.yaml makes this the page of lab "
                                                       f"{art.lab.id}: its front matter needs 'lab: {art.lab.id}'")
+    # What a page's check depends on besides its own text: the site's settings, every lab's
+    # outputs (by their provenance, which hashes each file) and every published path.
+    context = digest(generator_digest(), cfg.path.read_bytes(), cfg.base_url,
+                     json.dumps({lab: art.provenance for lab, art in artifacts.items()}, sort_keys=True),
+                     json.dumps([sorted(sitemap), sorted(sitemap.pages.items()), sorted(sitemap.images)]))
     for page in pages:
-        art = artifacts.get(page.lab) if page.lab else None
-        if page.lab and art is None:
-            known = ", ".join(sorted(artifacts)) or "none in site.yaml"
-            problems.add(page.source, page.meta_line, f"unknown lab '{page.lab}' (labs: {known})")
-        results = art.results if art else None
-        if "parent" in page.meta:
-            try:
-                resolve_target(page, page.meta["parent"], sitemap)
-            except Unresolved as exc:
-                problems.add(page.source, page.meta_line, f"front matter parent: {exc}")
-        for block in page.blocks:
-            if block.kind == "prose":
-                if (VALUE.search(block.text) or "figure:" in block.text) and art is None:
-                    if not page.lab:
-                        problems.add(page.source, block.line,
-                                     "this refers to a lab, but the front matter names none: add 'lab: ID'")
-                    continue
-                _prose(page, block, art, results, sitemap, problems, memo)
-                continue
-            kind = KINDS[block.kind]
-            if not kind.needs_lab:
-                kind.check(checking, page, block, None)
-                continue
-            shown = artifacts.get(kind.lab(page, block) or "")
-            if shown is None:
-                if kind.names_lab:
-                    problems.add(page.source, block.line, f"{block.kind}: unknown lab '{block.args[0]}' "
-                                                          f"(labs: {', '.join(sorted(artifacts)) or 'none'})")
-                elif not page.lab:
+        key = (context, page.source, page.output, (cfg.root / page.source).read_bytes())
+        if memo is not None and memo.peek("page-check", key) is not None:
+            continue                # checked, with this text and all it refers to, and found right
+        before = len(problems.problems)
+        _check_page(page, artifacts, sitemap, checking, problems, memo)
+        if memo is not None and len(problems.problems) == before:
+            memo.put("page-check", key, b"ok")
+    problems.raise_if_any()
+    return sitemap
+
+
+def _check_page(page, artifacts, sitemap, checking, problems, memo) -> None:
+    """A page's references: its lab, parent, values, figures, links and blocks."""
+    art = artifacts.get(page.lab) if page.lab else None
+    if page.lab and art is None:
+        known = ", ".join(sorted(artifacts)) or "none in site.yaml"
+        problems.add(page.source, page.meta_line, f"unknown lab '{page.lab}' (labs: {known})")
+    results = art.results if art else None
+    if "parent" in page.meta:
+        try:
+            resolve_target(page, page.meta["parent"], sitemap)
+        except Unresolved as exc:
+            problems.add(page.source, page.meta_line, f"front matter parent: {exc}")
+    for block in page.blocks:
+        if block.kind == "prose":
+            if (VALUE.search(block.text) or "figure:" in block.text) and art is None:
+                if not page.lab:
                     problems.add(page.source, block.line,
                                  "this refers to a lab, but the front matter names none: add 'lab: ID'")
                 continue
-            kind.check(checking, page, block, shown)
-    problems.raise_if_any()
-    return sitemap
+            _prose(page, block, art, results, sitemap, problems, memo)
+            continue
+        kind = KINDS[block.kind]
+        if not kind.needs_lab:
+            kind.check(checking, page, block, None)
+            continue
+        shown = artifacts.get(kind.lab(page, block) or "")
+        if shown is None:
+            if kind.names_lab:
+                problems.add(page.source, block.line, f"{block.kind}: unknown lab '{block.args[0]}' "
+                                                      f"(labs: {', '.join(sorted(artifacts)) or 'none'})")
+            elif not page.lab:
+                problems.add(page.source, block.line,
+                             "this refers to a lab, but the front matter names none: add 'lab: ID'")
+            continue
+        kind.check(checking, page, block, shown)
 
 
 def _prose(page, block, art, results, sitemap, problems, memo):
@@ -169,18 +187,6 @@ NEXT_HEADING = re.compile(r"\s*(?:<h([2-6])\b|</article>)")
 HEADING_ANCHOR = re.compile(r'<a class="heading-anchor".*?</a>', re.S)
 
 
-class _Refs:
-    def __init__(self, html_text: str):
-        self.ids: set[str] = set()
-        self.refs: list[tuple[str, str]] = []    # (attribute, url)
-        for name, value in ATTRIBUTE.findall(html_text):
-            value = html.unescape(value)
-            if name == "id":
-                self.ids.add(value)
-            else:
-                self.refs.append((name, value))
-
-
 def served_file(url_path: str, files: dict) -> str | None:
     """The output file Cloudflare Pages answers a path with (at most one redirect)."""
     path = url_path.lstrip("/")
@@ -191,48 +197,67 @@ def served_file(url_path: str, files: dict) -> str | None:
     return None
 
 
-def check_rendered(cfg: SiteConfig, pages: list[Page], files: dict[str, bytes]) -> list[Problem]:
+def check_rendered(cfg: SiteConfig, pages: list[Page], files: dict[str, bytes], memo: Memo | None = None) -> list[Problem]:
     """Every rendered HTML file: links and #anchors resolve and nothing breaks the CSP
     (errors, raised together); images without alt text, empty sections and
-    external links without rel are returned as warnings."""
+    external links without rel are returned as warnings. What one file says on its own is
+    remembered under its bytes (`memo`): only what its links point to is looked up every build."""
     problems, warnings = Collector(), Collector()
     sources = {page.output: page.source for page in pages}
-    texts = {path: data.decode("utf-8") for path, data in files.items() if path.endswith(".html")}
-    parsed = {path: _Refs(text) for path, text in texts.items()}
-    base = urlsplit(cfg.base_url)
-    for path, text in sorted(texts.items()):
+    seen = {path: _read_html(path, data, cfg.base_url, memo) for path, data in files.items() if path.endswith(".html")}
+    for path, found in sorted(seen.items()):
         def where(needle: str) -> tuple[str, int]:
             return _source_line(cfg.root, sources.get(path), needle)
-        for attribute, url in parsed[path].refs:
-            target = urlsplit(urljoin(f"{base.scheme}://{base.netloc}/{path}", url))
-            if target.netloc != base.netloc or target.scheme not in ("http", "https"):
-                continue
-            served = served_file(unquote(target.path), files)
-            needle = url.split("#", 1)[1] if "#" in url else url.rsplit("/", 1)[-1]
+        for attribute, url, target, fragment, needle in found["links"]:
+            served = served_file(target, files)
             if served is None:
                 problems.add(*where(needle), f"{attribute}=\"{url}\" in {path} points to no file of the site")
-            elif target.fragment and served in parsed and unquote(target.fragment) not in parsed[served].ids:
-                problems.add(*where(needle), f"{attribute}=\"{url}\" in {path}: {served} has no id "
-                                             f"'{unquote(target.fragment)}'")
-        for pattern, what in INLINE_CODE:
-            for match in pattern.finditer(text):
-                problems.add(*where(match.group(0)[:12]), f"{path} has {what}, which the site's "
-                             "Content-Security-Policy blocks: move it to static/ and load it by URL")
-        for match in LOADING_TAG.finditer(text):
-            for needle, problem in _off_site(match, f"{base.scheme}://{base.netloc}/{path}", base.netloc):
-                problems.add(*where(needle), f"{path} has {problem}")
-        for match in IMG_NO_ALT.finditer(text):
-            warnings.add(*where(match.group(0)[:30]), f"{path}: an image without alt text: {match.group(0)[:80]}")
-        for match in EXTERNAL_NO_REL.finditer(text):
-            warnings.add(*where(match.group(0)[9:40]), f"{path}: external link without rel "
-                                                       f"(add rel=\"noopener\"): {match.group(0)[:80]}")
-        for match in HEADING.finditer(text):
-            after = NEXT_HEADING.match(text, match.end())
-            if after and (after.group(1) is None or int(after.group(1)) <= int(match.group(1))):
-                title = html.unescape(re.sub(r"<[^>]+>", "", HEADING_ANCHOR.sub("", match.group(2)))).strip()
-                warnings.add(*where(title), f"{path}: section '{title}' is empty")
+            elif fragment and served in seen and fragment not in seen[served]["ids"]:
+                problems.add(*where(needle), f"{attribute}=\"{url}\" in {path}: {served} has no id '{fragment}'")
+        for needle, message in found["errors"]:
+            problems.add(*where(needle), message)
+        for needle, message in found["warnings"]:
+            warnings.add(*where(needle), message)
     problems.raise_if_any()
     return warnings.problems
+
+
+def _read_html(path: str, data: bytes, base_url: str, memo: Memo | None) -> dict:
+    """What one HTML file says on its own: its ids, its links into the site (each with the path and
+    #fragment it asks for), and its problems, with the text that finds each in its source."""
+    if memo is not None:
+        return memo.remember("html-check", (generator_digest(), path, base_url, data),
+                             lambda: _read_html(path, data, base_url, None))
+    text = data.decode("utf-8")
+    base = urlsplit(base_url)
+    here = f"{base.scheme}://{base.netloc}/{path}"
+    ids, links, errors, warnings = set(), [], [], []
+    for name, value in ATTRIBUTE.findall(text):
+        value = html.unescape(value)
+        if name == "id":
+            ids.add(value)
+            continue
+        target = urlsplit(urljoin(here, value))
+        if target.netloc == base.netloc and target.scheme in ("http", "https"):
+            needle = value.split("#", 1)[1] if "#" in value else value.rsplit("/", 1)[-1]
+            links.append((name, value, unquote(target.path), unquote(target.fragment), needle))
+    for pattern, what in INLINE_CODE:
+        for match in pattern.finditer(text):
+            errors.append((match.group(0)[:12], f"{path} has {what}, which the site's "
+                           "Content-Security-Policy blocks: move it to static/ and load it by URL"))
+    for match in LOADING_TAG.finditer(text):
+        errors += [(needle, f"{path} has {problem}") for needle, problem in _off_site(match, here, base.netloc)]
+    for match in IMG_NO_ALT.finditer(text):
+        warnings.append((match.group(0)[:30], f"{path}: an image without alt text: {match.group(0)[:80]}"))
+    for match in EXTERNAL_NO_REL.finditer(text):
+        warnings.append((match.group(0)[9:40], f"{path}: external link without rel "
+                                               f"(add rel=\"noopener\"): {match.group(0)[:80]}"))
+    for match in HEADING.finditer(text):
+        after = NEXT_HEADING.match(text, match.end())
+        if after and (after.group(1) is None or int(after.group(1)) <= int(match.group(1))):
+            title = html.unescape(re.sub(r"<[^>]+>", "", HEADING_ANCHOR.sub("", match.group(2)))).strip()
+            warnings.append((title, f"{path}: section '{title}' is empty"))
+    return {"ids": ids, "links": links, "errors": errors, "warnings": warnings}
 
 
 def _off_site(tag, page_url: str, host: str) -> list[tuple[str, str]]:
@@ -285,8 +310,8 @@ def check_pages_limits(files: dict[str, bytes]) -> None:
     if len(files) > PAGES_MAX_FILES:
         problems.add("dist", 0, f"{len(files)} files; Cloudflare Pages takes at most {PAGES_MAX_FILES}")
     for path, data in sorted(files.items()):
-        if len(data) > PAGES_MAX_BYTES:
-            problems.add(path, 0, f"{len(data) / 2**20:.1f} MiB; Cloudflare Pages takes at most 25 MiB a file")
+        if size_of(data) > PAGES_MAX_BYTES:
+            problems.add(path, 0, f"{size_of(data) / 2**20:.1f} MiB; Cloudflare Pages takes at most 25 MiB a file")
         if not path.isascii() or any(c in path for c in " ?#%\\"):
             problems.add(path, 0, "file names must be ASCII without spaces, ?, #, % or \\ "
                                   "(non-ASCII names break Pages' redirects)")

@@ -164,17 +164,17 @@ class LabScheduler:
         self.failures: list[BuildError] = []
         keys: dict[str, str] = {}
         sources: dict[str, str] = {}
-        stale = Collector()
+        stale, imports = Collector(), {}
         for lab in _in_dependency_order(cfg.labs):
             cells = read_cells(lab.script, cfg.root)
-            sources[lab.id] = source_key(cfg, lab, [sources[name] for name in lab.inputs], memo)
+            sources[lab.id] = source_key(cfg, lab, [sources[name] for name in lab.inputs], memo, imports)
             if lab.id not in refreeze and (frozen := load_frozen(cfg, lab, cells, sources[lab.id], stale)):
                 self.artifacts[lab.id] = frozen
                 keys[lab.id] = frozen.provenance["cache_key"]
                 continue
             keys[lab.id] = lab_key(cfg, lab, self.env, [keys[name] for name in lab.inputs], sources[lab.id])
             entry = self.cache_dir / "labs" / lab.id / keys[lab.id]
-            found = load_entry(lab, cells, entry, False) if use_cache else None
+            found = load_entry(lab, cells, entry, False, memo) if use_cache else None
             if found is None:
                 self.todo.append(_Job(lab, cells, keys[lab.id], sources[lab.id], entry))
             else:

@@ -16,6 +16,7 @@ import yaml
 
 from . import figurefonts
 from .errors import BuildError, Collector, Problem
+from .memo import generator_digest, package_version
 from .sources import read_text
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
@@ -159,8 +160,12 @@ def _construct_mapping(loader, node):
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
-def load_yaml(text: str, path: str, line_offset: int = 0):
-    """Parse YAML keeping line numbers; syntax errors become a Problem."""
+def load_yaml(text: str, path: str, line_offset: int = 0, memo=None):
+    """Parse YAML keeping line numbers; syntax errors become a Problem. With a Memo, what a text
+    parses to is remembered (its lines are the text's own; `path` only names it in a Problem)."""
+    if memo is not None:
+        return memo.remember("yaml", (generator_digest(), package_version("pyyaml"), text, line_offset),
+                             lambda: load_yaml(text, path, line_offset))
     try:
         return yaml.load(text, Loader=_LineLoader)
     except yaml.MarkedYAMLError as exc:
@@ -230,13 +235,14 @@ def _has_cycle(labs: list[Lab]) -> bool:
     return False
 
 
-def load_config(root: Path) -> SiteConfig:
+def load_config(root: Path, memo=None) -> SiteConfig:
+    """site.yaml, checked (`memo`: a Memo that remembers what its text parses to)."""
     root = Path(root).resolve()
     path = root / "site.yaml"
     rel = "site.yaml"
     if not path.is_file():
         raise BuildError(Problem(rel, 0, f"no site.yaml in {root}; create it (see README.md)"))
-    data = load_yaml(read_text(path, rel), rel)
+    data = load_yaml(read_text(path, rel), rel, memo=memo)
     problems = Collector()
     top = _Fields(data, "site.yaml", rel, problems, 1)
     site = _Fields(top.get("site", dict, LineDict()), "site", rel, problems, top.line)

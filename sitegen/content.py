@@ -22,6 +22,7 @@ from pathlib import Path, PurePosixPath
 from .blocks import KINDS
 from .config import load_yaml
 from .errors import BuildError, Collector, Problem
+from .memo import generator_digest, package_version
 from .sources import read_text
 
 DIRECTIVE = re.compile(r"^:::\s*(?P<kind>\S+)(?P<rest>.*)$")
@@ -215,14 +216,18 @@ def content_images(content_dir: Path) -> dict[str, Path]:
             if path.suffix.lower() in IMAGES and path.is_file()}
 
 
-def load_pages(content_dir: Path) -> list[Page]:
+def load_pages(content_dir: Path, memo=None) -> list[Page]:
+    """Every page, parsed; with a Memo, a page whose text did not change is not parsed again."""
     problems: list = []
     pages = []
     for path in sorted(content_dir.rglob("*.md")):
         rel = PurePosixPath(path.relative_to(content_dir).as_posix())
-        source = f"content/{rel}"
+        source, output = f"content/{rel}", output_path(rel)
         try:
-            pages.append(parse_page(read_text(path, source), source, output_path(rel)))
+            text = read_text(path, source)
+            pages.append(memo.remember("page", (generator_digest(), package_version("pyyaml"), source, text),
+                                       lambda: parse_page(text, source, output))
+                         if memo is not None else parse_page(text, source, output))
         except BuildError as exc:
             problems.extend(exc.problems)
     if problems:

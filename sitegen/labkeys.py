@@ -11,8 +11,10 @@ never parsed again.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -58,24 +60,30 @@ def _imported_names(data: bytes, memo: Memo) -> list[str]:
     return json.loads(memo.get("imports", (sys.version, hashlib.sha256(data).hexdigest()), parse))
 
 
-def _local_imports(script: Path, root: Path, seen: set[Path], memo: Memo) -> None:
-    """Add to `seen` the script and every project module it imports, recursively."""
+def _local_imports(script: Path, root: Path, seen: set[Path], memo: Memo, found: dict | None = None) -> None:
+    """Add to `seen` the script and every project module it imports, recursively. `found`
+    remembers, for this build, where each imported name was looked for and what was there."""
     if script in seen:
         return
     seen.add(script)
+    found = {} if found is None else found
     for name in _imported_names(script.read_bytes(), memo):
-        rel = Path(*name.split("."))
-        for base in (script.parent, root):
-            for candidate in (base / rel.with_suffix(".py"), base / rel / "__init__.py"):
-                if candidate.is_file():
-                    _local_imports(candidate.resolve(), root, seen, memo)
+        rel = name.replace(".", os.sep)
+        for base in (str(script.parent), str(root)):
+            if (base, name) not in found:
+                found[base, name] = [Path(os.path.realpath(candidate)) for candidate in
+                                     (os.path.join(base, rel + ".py"), os.path.join(base, rel, "__init__.py"))
+                                     if os.path.isfile(candidate)]
+            for module in found[base, name]:
+                _local_imports(module, root, seen, memo, found)
 
 
-def source_key(cfg: SiteConfig, lab: Lab, input_keys=(), memo: Memo | None = None) -> str:
+def source_key(cfg: SiteConfig, lab: Lab, input_keys=(), memo: Memo | None = None, found: dict | None = None) -> str:
     """What the author wrote that a lab's artifacts follow from: its script, the project modules it
-    imports, how its cells are shown (`display`), and the source keys of the labs it reads. A frozen lab is reused while this holds."""
+    imports, how its cells are shown (`display`), and the source keys of the labs it reads. A frozen
+    lab is reused while this holds. `found`: a dict shared by one build's calls (see _local_imports)."""
     files: set[Path] = set()
-    _local_imports(lab.script, cfg.root, files, memo or Memo(None))
+    _local_imports(lab.script, cfg.root, files, memo or Memo(None), found)
     digest = hashlib.sha256(json.dumps(list(input_keys)).encode())
     if lab.display != "script":
         digest.update(f"display={lab.display}\0".encode())
@@ -87,10 +95,18 @@ def source_key(cfg: SiteConfig, lab: Lab, input_keys=(), memo: Memo | None = Non
 def lab_key(cfg: SiteConfig, lab: Lab, env: dict | None = None, input_keys=(), source: str | None = None) -> str:
     """The cache key: the lab's source key, its inputs' keys, the harness and the versions it runs with."""
     digest = hashlib.sha256((source or source_key(cfg, lab)).encode())
-    for name in HARNESS:                                 # how labs are run
-        digest.update(name.encode() + b"\0" + (GENERATOR / name).read_bytes() + b"\0")
+    digest.update(_harness(GENERATOR).encode())          # how labs are run
     digest.update(json.dumps(env or environment(), sort_keys=True).encode())
     digest.update(json.dumps(list(input_keys)).encode())    # labs it reads
+    return digest.hexdigest()
+
+
+@functools.lru_cache(maxsize=None)
+def _harness(folder: Path) -> str:
+    """The harness's files, hashed once per process (the code that runs is the code imported)."""
+    digest = hashlib.sha256()
+    for name in HARNESS:
+        digest.update(name.encode() + b"\0" + (folder / name).read_bytes() + b"\0")
     return digest.hexdigest()
 
 

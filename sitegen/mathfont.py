@@ -16,7 +16,7 @@ import io
 import re
 from pathlib import Path
 
-from .memo import Memo, package_version
+from .memo import Memo, generator_digest, package_version
 from .prose import block_formulas, to_mathml
 
 FONT = Path(__file__).with_name("fonts") / "stix-two-math.woff"
@@ -47,16 +47,24 @@ def formula_characters(pages, memo: Memo) -> str:
     """Every character the site's formulas show, sorted; "" for a site without formulas."""
     chars: set[str] = set()
     for page in pages:
-        for block in page.blocks:
-            if block.kind != "prose":
-                continue
-            for _, tex, display in block_formulas(block):
-                mathml = to_mathml(tex, display, memo)
-                chars.update(html.unescape(TAG.sub("", mathml)))
-                chars.update(italic(c) for c in SINGLE_IDENTIFIER.findall(mathml))
+        prose = tuple(block for block in page.blocks if block.kind == "prose")
+        if prose:
+            chars.update(memo.remember("formula-characters", (generator_digest(), package_version("latex2mathml"),
+                                                              *(block.text for block in prose)),
+                                       lambda: _characters(prose, memo)))
     if not chars:
         return ""
     return "".join(sorted((chars | set(ALWAYS)) - set(" \n\t")))
+
+
+def _characters(blocks, memo: Memo) -> set[str]:
+    chars: set[str] = set()
+    for block in blocks:
+        for _, tex, display in block_formulas(block):
+            mathml = to_mathml(tex, display, memo)
+            chars.update(html.unescape(TAG.sub("", mathml)))
+            chars.update(italic(c) for c in SINGLE_IDENTIFIER.findall(mathml))
+    return chars
 
 
 @functools.cache

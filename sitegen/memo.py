@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import pickle
 import shutil
 import sys
 import tempfile
@@ -80,8 +81,10 @@ def environment() -> dict:
     return dict(_environment())
 
 
+@functools.lru_cache(maxsize=None)
 def generator_digest() -> str:
-    """The generator's own code and data (vocabulary.yaml, the math font): a change to it invalidates what it made."""
+    """The generator's own code and data (vocabulary.yaml, the math font): a change to it invalidates what it made.
+    Read once per process: the code that runs is the code that was imported."""
     return digest(*(p.read_bytes() for p in sorted([*GENERATOR.glob("*.py"), *GENERATOR.glob("*.yaml"),
                                                     *GENERATOR.glob("fonts/*")])))
 
@@ -120,11 +123,26 @@ class Memo:
             self.put(namespace, key_parts, data)
         return data
 
+    def remember(self, namespace: str, key_parts: tuple, make: Callable[[], object]) -> object:
+        """`make()`'s value, pickled under the key (the cache is the author's own folder, as trusted
+        as the lab scripts the build runs); parsed pages and YAML, whose parsers cost more than this."""
+        data = self.peek(namespace, key_parts)
+        if data is not None:
+            try:
+                return pickle.loads(data)
+            except Exception:       # damaged or from another version of a class: made anew
+                pass
+        value = make()
+        self.put(namespace, key_parts, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+        return value
+
     def prune(self) -> None:
         """Drop entries of the namespaces used in this build that it did not use."""
         if self.folder is None:
             return
         for namespace, keys in self.used.items():
+            if not (self.folder / namespace).is_dir():      # only looked up, never stored
+                continue
             for path in (self.folder / namespace).iterdir():
                 if path.name not in keys:
                     path.unlink(missing_ok=True)

@@ -8,7 +8,7 @@ the cells that drew them, so their Markdown lines are dropped.
 from __future__ import annotations
 
 import base64
-import functools
+import json
 import re
 
 from .artifacts import NARROW, Artifacts
@@ -16,7 +16,6 @@ from .blocks import hidden_blocks, practice_markdown
 from .config import SiteConfig
 from .content import Page
 from .prose import SiteMap, is_external, pretty_url, resolve_target, transform_prose
-from .errors import BuildError, Problem
 from .figurefonts import setup_code
 
 ATTR_LIST = re.compile(r"\s*\{[#.][^}]*\}\s*$")
@@ -37,24 +36,27 @@ def _markdown_cells(text: str) -> list[str]:
     return [c for c in cells if c]
 
 
-@functools.lru_cache(maxsize=None)
-def load_nbformat():
-    """nbformat, imported only when a notebook must be (re)built (or about to be).
-
-    Its default validator, fastjsonschema, generates code for the schema once
-    (30 ms), then checks a notebook in under 1 ms where jsonschema takes 12: so
-    the code is generated here, which the build calls while labs compute.
-    """
-    import nbformat
-    from nbformat import v4
-    nbformat.validate(v4.new_notebook())
-    return nbformat, v4
+def notebook_json(notebook: dict) -> bytes:
+    """A notebook as Jupyter writes it (nbformat's v4 writer: keys sorted, one-space indent, text
+    split into lines), without importing nbformat, whose import and validator cost more than the
+    rest of a page's rebuild; tests/test_notebook.py holds the two to the same bytes and validates."""
+    def lines(value):
+        return value.splitlines(True) if isinstance(value, str) else value
+    cells = []
+    for cell in notebook["cells"]:
+        cell = {**cell, "source": lines(cell["source"])}
+        if cell["cell_type"] == "code":
+            cell["outputs"] = [{**out, "text": lines(out["text"])} if out["output_type"] == "stream" else
+                               {**out, "data": {k: lines(v) if k.startswith("text/") else v
+                                                for k, v in out["data"].items()}} if "data" in out else out
+                               for out in cell["outputs"]]
+        cells.append(cell)
+    text = json.dumps({**notebook, "cells": cells}, sort_keys=True, indent=1, separators=(",", ": "),
+                      ensure_ascii=False)
+    return (text + "\n").encode("utf-8")
 
 
 def build_notebook(cfg: SiteConfig, page: Page, art: Artifacts, sitemap: SiteMap, solutions: str = "folded") -> bytes:
-    nbformat, v4 = load_nbformat()
-
-
     results = art.results
 
     def href(target: str) -> str:
@@ -63,8 +65,7 @@ def build_notebook(cfg: SiteConfig, page: Page, art: Artifacts, sitemap: SiteMap
         output, fragment = resolve_target(page, target, sitemap)
         return f"{cfg.base_url}/{pretty_url(output)}" + (f"#{fragment}" if fragment else "")
 
-    # Cells are plain nbformat 4 dicts, validated once as a whole notebook below
-    # (nbformat's new_*_cell helpers would validate each on its own, at many times the cost).
+    # Cells are plain nbformat 4 dicts (tests/test_notebook.py validates what they make).
     def markdown_cell(text: str) -> dict:
         return {"cell_type": "markdown", "metadata": {}, "source": text}
 
@@ -106,15 +107,10 @@ def build_notebook(cfg: SiteConfig, page: Page, art: Artifacts, sitemap: SiteMap
                           "outputs": produced, "source": cell.source})
     for number, cell in enumerate(cells):
         cell["id"] = f"{cell['cell_type']}-{number:02d}"
-    notebook = nbformat.from_dict({"nbformat": 4, "nbformat_minor": 5, "cells": cells, "metadata": {
+    return notebook_json({"nbformat": 4, "nbformat_minor": 5, "cells": cells, "metadata": {
         "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
         "language_info": {"name": "python"},
         "title": page.title,
         "provenance": {k: art.provenance[k] for k in ("lab", "seed", "python", "numpy", "matplotlib",
                                                       "computed_at")},
     }})
-    try:
-        nbformat.validate(notebook)
-    except nbformat.ValidationError as exc:
-        raise BuildError(Problem(page.source, 0, f"notebook for lab {art.lab.id} is invalid: {exc.message}"))
-    return (v4.writes(notebook) + "\n").encode("utf-8")     # validated just above

@@ -10,7 +10,6 @@ fingerprinted again: a lab that changed one fails the build.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 from dataclasses import dataclass
@@ -20,11 +19,12 @@ from .errors import BuildError, Problem, os_problem
 from .lock import one_build
 from .memo import Memo, clear_temporaries, digest, environment, generator_digest, package_version
 from .sources import changed, snapshot, source_files
-from .write import MARK, MARK_TEXT, check_output_folder, check_replaceable, recover
+from .write import check_output_folder, check_replaceable, output_intact, recover, size_of, write_site
 
 STATE = "last-build.json"
+LAB_SOURCES = ("site.yaml", "compute/", "frozen/")      # what labs' keys are made of, in the project
 # Every package that turns sources into published bytes: a new version of any may change them.
-RENDERING = ("jinja2", "markdown", "pygments", "latex2mathml", "pillow", "rcssmin", "nbformat", "pyyaml", "fonttools")
+RENDERING = ("jinja2", "markdown", "pygments", "latex2mathml", "pillow", "rcssmin", "pyyaml", "fonttools")
 
 
 @dataclass(frozen=True)
@@ -48,19 +48,11 @@ def fingerprint(sources: dict[str, str], out: Path, *options) -> str:
                   os.environ.get("SOURCE_DATE_EPOCH", ""), json.dumps(sources, sort_keys=True))
 
 
-def _tree(out: Path) -> dict[str, str]:
-    return {p.relative_to(out).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(out.rglob("*")) if p.is_file()}
-
-
-def _unchanged(state_file: Path, key: str, out: Path) -> dict | None:
+def _last_state(state_file: Path) -> dict:
     try:
-        state = json.loads(state_file.read_text(encoding="utf-8"))
+        return json.loads(state_file.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return None
-    if state.get("fingerprint") != key or not out.is_dir() or _tree(out) != state.get("files"):
-        return None
-    return state
+        return {}
 
 
 def build(root: Path, out: Path | None = None, *, cache: Path | None = None, **options) -> BuildReport:
@@ -91,25 +83,29 @@ def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: 
     sources = snapshot(source_files(root))
     key = fingerprint(sources, out, preview, strict, base_url, solutions)
     state_file = cache / STATE
-    if use_cache and freeze is None and (state := _unchanged(state_file, key, out)):
-        return BuildReport(out=out, files=state["count"], bytes=state["bytes"], unchanged=True)
+    last = _last_state(state_file)
+    if use_cache and freeze is None and last.get("fingerprint") == key and output_intact(out, last.get("files", {})):
+        return BuildReport(out=out, files=last["count"], bytes=last["bytes"], unchanged=True)
 
     from .compute import LabScheduler
     from .labhost import LabHost
-    # Labs may have to run: their host starts importing NumPy and Matplotlib now,
-    # while this process reads the configuration and works out which must.
-    host = LabHost()
+    # When what labs are made of changed since the last build, labs may have to run: their host
+    # starts importing NumPy and Matplotlib now, while this process reads the configuration and
+    # works out which must. After an edit elsewhere (a page, a template), only if one must.
+    edited = changed(last.get("sources", {}), sources) if last and use_cache else None
+    host = LabHost() if edited is None or any(rel.startswith(LAB_SOURCES) for rel in edited) else None
     try:
         from .config import load_config
-        cfg = load_config(root)
+        memo = Memo(cache / "memo")
+        cfg = load_config(root, memo)
         if base_url:
             cfg = dataclasses.replace(cfg, base_url=base_url.rstrip("/"))
         to_freeze = _labs_named(cfg, freeze) if freeze is not None else ()
-        memo = Memo(cache / "memo")
         labs = LabScheduler(cfg, cache, use_cache=use_cache, jobs=jobs, host=host, timeout=timeout,
                             progress=progress, refreeze=frozenset(to_freeze), memo=memo)
     except BaseException:
-        host.stop()
+        if host is not None:
+            host.stop()
         raise
     with labs:
         labs.start()
@@ -117,8 +113,7 @@ def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: 
         from .check import check_pages_limits, check_rendered, check_site
         from .content import load_pages
         from .render import render_site, while_labs_run
-        from .write import write_site
-        pages = load_pages(cfg.content_dir)
+        pages = load_pages(cfg.content_dir, memo)
         while_labs_run(cfg, memo, labs.pending, pages)
         artifacts = labs.finish()
     if labs.computed and (touched := changed(sources, snapshot(source_files(root)))):
@@ -128,19 +123,17 @@ def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: 
                           for rel in touched])
     sitemap = check_site(cfg, pages, artifacts, memo)
     files = render_site(cfg, pages, artifacts, sitemap, preview=preview, memo=memo, solutions=solutions)
-    warnings = check_rendered(cfg, pages, files)
+    warnings = check_rendered(cfg, pages, files, memo)
     if strict and warnings:
         raise BuildError([Problem(w.path, w.line, w.message + " (a warning; --strict makes it an error)")
                           for w in warnings])
     check_pages_limits(files)
-    write_site(files, out)
+    written = write_site(files, out, last.get("files") if use_cache else None)
     memo.prune()
     from .freeze import freeze as store_frozen, is_frozen
     stored = store_frozen(cfg, artifacts, to_freeze)
-    total = sum(map(len, files.values()))
-    written = {**files, MARK: MARK_TEXT}
-    state = {"fingerprint": key, "bytes": total, "count": len(files),
-             "files": {path: hashlib.sha256(data).hexdigest() for path, data in sorted(written.items())}}
+    total = sum(map(size_of, files.values()))
+    state = {"fingerprint": key, "bytes": total, "count": len(files), "files": written, "sources": sources}
     cache.mkdir(parents=True, exist_ok=True)
     (cache / (STATE + ".tmp")).write_text(json.dumps(state, indent=1), encoding="utf-8")
     os.replace(cache / (STATE + ".tmp"), state_file)

@@ -32,6 +32,7 @@ from .mathfont import formula_characters, subset
 from .memo import Memo, digest, generator_digest
 from .search import INDEX, search_index
 from .sources import decode
+from .write import Stored
 
 TOC_CONFIG = {"permalink": "#", "permalink_class": "heading-anchor"}
 
@@ -51,7 +52,7 @@ class ExternalLinks(markdown.Extension):
 
 
 class Outputs(dict):
-    """Output path -> bytes; a path is written once (two writers is a bug). `rendered`: the
+    """Output path -> bytes (or a Stored file); a path is written once (two writers is a bug). `rendered`: the
     pages rendered anew (the others were unchanged, and came from the memo)."""
     rendered: tuple[str, ...] = ()
 
@@ -141,7 +142,7 @@ def while_labs_run(cfg: SiteConfig, memo: Memo, pending, pages: list[Page]) -> N
     """What rendering can do before the labs' results exist, done while they compute: Pygments'
     CSS, and for the labs being computed (`pending`: (lab, cells) pairs) their highlighted code,
     the compiled templates and Markdown's extensions (the first page rendered would otherwise pay
-    about 40 ms for these after the last lab ends), nbformat's validator, and the math font (its
+    about 40 ms for these after the last lab ends), and the math font (its
     subset of a new set of characters costs 0.2 s). A template that does not compile is left for
     rendering to report, with its file and line."""
     pygments_css(memo)
@@ -162,9 +163,6 @@ def while_labs_run(cfg: SiteConfig, memo: Memo, pending, pages: list[Page]) -> N
     for _, cells in pending:
         for cell in cells:
             highlighted(memo, cell.source)
-    if any(lab.notebook for lab, _ in pending):
-        from .notebook import load_nbformat
-        load_nbformat()
 
 
 class Renderer:
@@ -197,20 +195,27 @@ class Renderer:
     # -- labs ---------------------------------------------------------------
     def lab_files(self, art: Artifacts, page: Page) -> None:
         from .notebook import build_notebook
+        def stored(name: str) -> Stored:
+            return Stored(art.files[name], art.hashes[name], art.files[name].stat().st_size)
         for name in art.figures:
-            self.out.add(art.figure_path(name), art.files[name].read_bytes(), str(art.lab.script))
-        for name, path in art.files.items():
+            self.out.add(art.figure_path(name), stored(name), str(art.lab.script))
+        for name in art.files:
             if not name.endswith(".png"):
-                self.out.add(f"{art.lab.downloads}/{name}", path.read_bytes(), str(art.lab.script))
+                self.out.add(f"{art.lab.downloads}/{name}", stored(name), str(art.lab.script))
         if art.lab.notebook:
             # Rebuilt only when what it is made of changed: its page, its lab (provenance: a recompute
             # changes computed_at), site.yaml (words, descriptions), links, solutions, the generator.
             key = ((self.cfg.root / page.source).read_bytes(), json.dumps(art.provenance, sort_keys=True),
-                   self.cfg.path.read_bytes(), self.cfg.base_url, sorted(self.sitemap), self.solutions,
-                   generator_digest())
+                   self.notebook_site_key)
             notebook = self.memo.get("notebook", key, lambda: build_notebook(self.cfg, page, art, self.sitemap,
                                                                              self.solutions))
             self.out.add(art.lab.notebook, notebook, page.source)
+
+    @functools.cached_property
+    def notebook_site_key(self) -> str:
+        """What of the site any notebook shows: site.yaml, its links' targets, solutions, the generator."""
+        return digest(self.cfg.path.read_bytes(), self.cfg.base_url, json.dumps(sorted(self.sitemap)),
+                      self.solutions, generator_digest())
 
     # -- pages --------------------------------------------------------------
     def page_body(self, page: Page) -> tuple[str, list, list[str]]:

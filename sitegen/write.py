@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import hashlib
 import os
 import shutil
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
+from .artifacts import file_state, settled
 from .errors import BuildError, Problem
 from .sources import SOURCES
 
@@ -86,23 +89,70 @@ def recover(out: Path) -> None:
             shutil.rmtree(stale, ignore_errors=True)
 
 
-def write_site(files: dict[str, bytes], out: Path) -> None:
-    """Write every file into a staging folder beside `out`, then swap it in at once.
+@dataclass(frozen=True)
+class Stored:
+    """A file published as it is kept (a lab's figure or download in the cache), by its hash:
+    copied, or linked from the last output when that holds it unchanged; never read into memory."""
+    path: Path
+    sha256: str
+    size: int
 
-    With an atomic exchange there is no moment without a complete `out`; a
+
+def size_of(data: bytes | Stored) -> int:
+    return data.size if isinstance(data, Stored) else len(data)
+
+
+def _intact(path: Path, recorded) -> bool:
+    """The file is as the last build left it: [sha256, *file_state] recorded after its last write."""
+    try:
+        state = file_state(path)
+    except OSError:
+        return False
+    return list(state) == recorded[1:] and settled([state])
+
+
+def output_intact(out: Path, recorded: dict) -> bool:
+    """The output folder holds exactly the files the last build wrote (`recorded`: its write_site
+    result), each unchanged: by its state where that settled, else by its hash."""
+    if not out.is_dir():
+        return False
+    found = {p.relative_to(out).as_posix(): p for p in out.rglob("*") if p.is_file()}
+    return found.keys() == recorded.keys() and all(
+        _intact(path, recorded[rel]) or hashlib.sha256(path.read_bytes()).hexdigest() == recorded[rel][0]
+        for rel, path in found.items())
+
+
+def write_site(files: dict[str, bytes | Stored], out: Path, last: dict | None = None) -> dict[str, list]:
+    """Write every file into a staging folder beside `out`, then swap it in at once; returns
+    each file's [sha256, *file_state] for the next build (`last`: what this returned then).
+
+    A file the last build wrote and that is unchanged in `out` is linked from there, not
+    written again. With an atomic exchange there is no moment without a complete `out`; a
     build killed at any point leaves the previous site as it was.
     """
+    last = last or {}
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=_staging_prefix(out), dir=out.parent))
+    hashes = {}
     try:
         try:
             (staging / MARK).write_bytes(MARK_TEXT)
+            folders = {staging}
             for rel in sorted(files):
+                data = files[rel]
                 target = staging / rel
-                if staging not in target.resolve().parents:
+                if ".." in rel.split("/") or rel.startswith("/"):
                     raise BuildError(Problem(rel, 0, "output path leaves the output folder"))
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(files[rel])
+                if target.parent not in folders:
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    folders.update([target.parent, *target.parent.parents])
+                hashes[rel] = data.sha256 if isinstance(data, Stored) else hashlib.sha256(data).hexdigest()
+                if rel in last and last[rel][0] == hashes[rel] and _intact(out / rel, last[rel]):
+                    os.link(out / rel, target)
+                elif isinstance(data, Stored):
+                    shutil.copyfile(data.path, target)
+                else:
+                    target.write_bytes(data)
         except OSError as exc:          # a full disk names no file: name the folder the author chose
             exc.filename = exc.filename if exc.filename and ".sitegen-tmp-" not in str(exc.filename) else str(out)
             raise
@@ -116,3 +166,6 @@ def write_site(files: dict[str, bytes], out: Path) -> None:
             shutil.rmtree(old, ignore_errors=True)
     finally:
         shutil.rmtree(staging, ignore_errors=True)   # after an exchange: the previous site
+    hashes[MARK] = hashlib.sha256(MARK_TEXT).hexdigest()
+    # Taken after the previous site is gone: dropping a link to a file changes its ctime.
+    return {rel: [digest, *file_state(out / rel)] for rel, digest in sorted(hashes.items())}

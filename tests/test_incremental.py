@@ -120,7 +120,7 @@ def test_two_clean_builds_serial_and_parallel_are_byte_identical(tmp_path):
 
 
 @pytest.mark.parametrize("package", ["jinja2", "markdown", "pygments", "latex2mathml", "pillow", "rcssmin", "fonttools",
-                                     "nbformat", "pyyaml", "numpy", "matplotlib"])
+                                     "pyyaml", "numpy", "matplotlib"])
 def test_a_new_version_of_any_package_that_makes_bytes_changes_the_fingerprint(tmp_path, monkeypatch, package):
     from sitegen import memo, pipeline
     before = pipeline.fingerprint({"site.yaml": "0"}, tmp_path)

@@ -1,9 +1,16 @@
-"""The build replaces only what it made: its marked output folder and its own staging folders."""
+"""The build replaces only what it made: its marked output folder and its own staging folders. What is
+unchanged is linked from the last site, and only what the last build left exactly as it was: a file
+changed by hand is written anew, its times put back or not."""
 from __future__ import annotations
 
+import os
 import subprocess
+import time
 
-from support import run_build, tiny_site, tree_bytes
+import pytest
+
+from support import computed, run_build, tiny_site, tree_bytes
+from test_incremental import reading_site
 
 from sitegen.write import MARK
 
@@ -68,3 +75,49 @@ def test_staging_folders_of_a_killed_build_are_cleared_by_the_next(tmp_path):
     assert run_build(root, out, cache).returncode == 0
     assert not stale.exists() and not empty.exists()
     assert (foreign / "mine.txt").read_text(encoding="utf-8") == "keep"
+
+
+@pytest.fixture()
+def built(tmp_path):
+    root, out, cache = reading_site(tmp_path / "site"), tmp_path / "dist", tmp_path / "cache"
+    assert computed(run_build(root, out, cache)) == {"tiny", "reader"}
+    time.sleep(0.2)             # past the kernel clock's tick: a later write shows in the files' times
+    return root, out, cache
+
+
+def add_sentence(root):
+    guide = root / "content/guide.md"
+    guide.write_text(guide.read_text(encoding="utf-8") + "\n一句。\n", encoding="utf-8")
+
+
+def test_a_prose_edit_links_the_unchanged_files_and_writes_the_changed(built):
+    root, out, cache = built
+    before = {rel: (out / rel).stat().st_ino for rel in ("materials/tensors.npz", "reader.html", "guide.html")}
+    add_sentence(root)
+    result = run_build(root, out, cache)
+    assert result.returncode == 0, result.stderr
+    after = {rel: (out / rel).stat().st_ino for rel in before}
+    assert after["materials/tensors.npz"] == before["materials/tensors.npz"]      # the same file, linked
+    assert after["reader.html"] == before["reader.html"]
+    assert after["guide.html"] != before["guide.html"] and "一句" in (out / "guide.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("times", ["changed", "put back"])
+def test_an_output_changed_by_hand_is_written_anew(built, times):
+    root, out, cache = built
+    results = out / "materials/results.json"
+    good, state = results.read_bytes(), results.stat()
+    results.write_bytes(good.replace(b"1", b"7"))          # same size, other bytes
+    assert results.read_bytes() != good
+    if times == "put back":
+        os.utime(results, ns=(state.st_atime_ns, state.st_mtime_ns))
+    result = run_build(root, out, cache)                   # no source changed: the output did
+    assert result.returncode == 0 and "[nothing changed]" not in result.stdout, result.stdout
+    assert results.read_bytes() == good
+    entry = next((cache / "labs/tiny").iterdir()) / "files/results.json"
+    assert entry.read_bytes() == good                      # the cache was never linked to the output
+    add_sentence(root)                                     # and a prose edit after that links it again
+    inode = results.stat().st_ino
+    time.sleep(0.2)
+    assert run_build(root, out, cache).returncode == 0
+    assert results.stat().st_ino == inode and results.read_bytes() == good
