@@ -123,8 +123,10 @@ def main(argv: list[str] | None = None) -> int:
         progress.clear()
         for warning in report.warnings:
             print(f"warning: {warning}", file=sys.stderr)
-        labs = ", ".join([f"{lab} computed" for lab in report.computed] + [f"{lab} cached" for lab in report.cached]
-                         + [f"{lab} frozen" for lab in report.frozen] + (["nothing changed"] if report.unchanged else []))
+        def each(labs, how):             # the labs run are always named; the others, when few
+            return [f"{lab} {how}" for lab in labs] if how == "computed" or len(labs) <= 6 else [f"{len(labs)} labs {how}"]
+        labs = ", ".join(each(report.computed, "computed") + each(report.cached, "cached") + each(report.frozen, "frozen")
+                         + (["nothing changed"] if report.unchanged else []))
         print(f"built {report.files} files ({report.bytes / 1024:.0f} KiB) into {report.out} "
               f"in {time.perf_counter() - start:.2f} s" + (f" [{labs}]" if labs else ""))
         for folder in report.stored:
