@@ -6,18 +6,15 @@ errors, so a typo never silently falls back to a default.
 from __future__ import annotations
 
 import difflib
-import functools
 import re
 from dataclasses import dataclass, field
 from string import Formatter
 from pathlib import Path
 
-import yaml
-
 from . import figurefonts
 from .errors import BuildError, Collector, Problem
-from .memo import generator_digest, package_version
 from .sources import read_text
+from .yamlfile import LineDict, load_generator_yaml, load_yaml
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 PROJECT = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,56}[a-z0-9])?$")
@@ -91,93 +88,6 @@ class SiteConfig:
 
     def lab(self, lab_id: str) -> Lab | None:
         return next((lab for lab in self.labs if lab.id == lab_id), None)
-
-
-MAX_VALUES = 100_000  # values a file stands for, aliases expanded: a "billion laughs" bomb stands for 10^9
-MAX_DEPTH = 100
-
-
-class _Limit(yaml.MarkedYAMLError):
-    """Valid YAML that no site file needs: aliases expanding to too many values, or nesting too deep."""
-
-
-class _LineLoader(yaml.SafeLoader):
-    """Safe loader whose mappings remember the line of each key (1-based), with the
-    expanded size and the nesting bounded so that no file can make it eat memory or stack."""
-
-    depth = 0
-    first_alias = None
-
-    def compose_node(self, parent, index):
-        mark = self.peek_event().start_mark
-        if self.check_event(yaml.AliasEvent) and self.first_alias is None:
-            self.first_alias = mark
-        self.depth += 1
-        try:
-            if self.depth > MAX_DEPTH:
-                raise _Limit(problem=f"nested more than {MAX_DEPTH} levels deep", problem_mark=mark)
-            return super().compose_node(parent, index)
-        finally:
-            self.depth -= 1
-
-    def compose_document(self):
-        node = super().compose_document()
-        if self.first_alias is not None and _expanded_size(node, {}) > MAX_VALUES:
-            raise _Limit(problem=f"its aliases (*name) stand for more than {MAX_VALUES} values: write the "
-                                 "values out instead", problem_mark=self.first_alias)
-        return node
-
-
-def _expanded_size(node, sizes: dict) -> int:
-    """How many values a node stands for with every alias written out (each shared node counted once here)."""
-    if id(node) not in sizes:
-        sizes[id(node)] = 0         # a recursive alias counts as nothing more
-        children = node.value if isinstance(node, yaml.SequenceNode) else (
-            [n for pair in node.value for n in pair] if isinstance(node, yaml.MappingNode) else [])
-        sizes[id(node)] = min(1 + sum(_expanded_size(child, sizes) for child in children), MAX_VALUES + 1)
-    return sizes[id(node)]
-
-
-class LineDict(dict):
-    line = 0
-    key_lines: dict
-
-
-def _construct_mapping(loader, node):
-    loader.flatten_mapping(node)
-    result = LineDict()
-    result.line = node.start_mark.line + 1
-    result.key_lines = {}
-    for key_node, value_node in node.value:
-        key = loader.construct_object(key_node, deep=True)
-        if key in result:
-            raise yaml.MarkedYAMLError(problem=f"duplicate key {key!r}", problem_mark=key_node.start_mark)
-        result[key] = loader.construct_object(value_node, deep=True)
-        result.key_lines[key] = key_node.start_mark.line + 1
-    return result
-
-
-_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
-
-def load_yaml(text: str, path: str, line_offset: int = 0, memo=None):
-    """Parse YAML keeping line numbers; syntax errors become a Problem. With a Memo, what a text
-    parses to is remembered (its lines are the text's own; `path` only names it in a Problem)."""
-    if memo is not None:
-        return memo.remember("yaml", (generator_digest(), package_version("pyyaml"), text, line_offset),
-                             lambda: load_yaml(text, path, line_offset))
-    try:
-        return yaml.load(text, Loader=_LineLoader)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = (mark.line + 1 + line_offset) if mark else line_offset or 1
-        col = f", column {mark.column + 1}" if mark else ""
-        what = "YAML" if isinstance(exc, _Limit) else "YAML syntax error"
-        raise BuildError(Problem(path, line, f"{what}{col}: {exc.problem}")) from None
-    except yaml.reader.ReaderError as exc:       # a character YAML does not allow
-        line = text[: exc.position].count("\n") + 1 + line_offset
-        raise BuildError(Problem(path, line, f"YAML cannot read character {exc.character!r}: "
-                                             "remove it or quote the value")) from None
 
 
 class _Fields:
@@ -339,7 +249,7 @@ def load_config(root: Path, memo=None) -> SiteConfig:
                                             f"(labs: {', '.join(sorted(ids))})")
     if not problems.problems and _has_cycle(labs):
         problems.add(rel, top.key_line("labs"), "labs' inputs form a cycle: a lab cannot depend on itself")
-    vocabulary = _vocabulary(top.get("vocabulary", dict, LineDict(), required=False), rel, problems, top.line)
+    vocabulary = _vocabulary(top.get("vocabulary", dict, LineDict(), required=False), rel, problems, top.line, memo)
     top.finish()
     problems.raise_if_any()
     return SiteConfig(root=root, path=path, title=title, description=description, project=project,
@@ -351,21 +261,18 @@ DEFAULT_VOCABULARY = Path(__file__).with_name("vocabulary.yaml")
 AXIS_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
 
 
-@functools.lru_cache(maxsize=None)
-def _defaults() -> dict:
-    """The generator's own vocabulary: libyaml's loader when there is one (3 ms -> 0.4 ms; the
-    generator's file needs no line numbers)."""
-    return yaml.load(read_text(DEFAULT_VOCABULARY, "sitegen/vocabulary.yaml"),
-                     Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+def _defaults(memo=None) -> dict:
+    """The generator's own vocabulary."""
+    return load_generator_yaml(read_text(DEFAULT_VOCABULARY, "sitegen/vocabulary.yaml"), memo)
 
 
 def _placeholders(text: str) -> set[str]:
     return {name for _, name, _, _ in Formatter().parse(text) if name is not None}
 
 
-def _vocabulary(data, rel: str, problems: Collector, parent_line: int) -> Vocabulary:
+def _vocabulary(data, rel: str, problems: Collector, parent_line: int, memo=None) -> Vocabulary:
     """The generator's vocabulary with the site's additions and changes, checked."""
-    defaults = _defaults()
+    defaults = _defaults(memo)
     site = _Fields(data, "vocabulary", rel, problems, parent_line)
     merged = {}
     for part in ("axes", "downloads", "words"):

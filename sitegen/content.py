@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from .blocks import KINDS
-from .config import load_yaml
 from .errors import BuildError, Collector, Problem
 from .memo import generator_digest, package_version
 from .sources import read_text
+from .yamlfile import load_yaml
 
 DIRECTIVE = re.compile(r"^:::\s*(?P<kind>\S+)(?P<rest>.*)$")
 FRONT_MATTER = {"title": str, "description": str, "lab": str, "toc": bool, "parent": str, "url": str, "aliases": list}
@@ -84,7 +84,7 @@ def output_path(rel_source: PurePosixPath | str) -> str:
     return str(PurePosixPath(rel_source).with_suffix(".html"))
 
 
-def parse_page(text: str, source: str, output: str) -> Page:
+def parse_page(text: str, source: str, output: str, memo=None) -> Page:
     problems = Collector()
     lines = text.splitlines()
     meta, body_start, meta_line = {}, 0, 1
@@ -94,7 +94,7 @@ def parse_page(text: str, source: str, output: str) -> Page:
         except StopIteration:
             raise BuildError(Problem(source, 1, "front matter opened with '---' is never closed; "
                                                      "add a line '---' after it")) from None
-        loaded = load_yaml("\n".join(lines[1:end]), source, line_offset=1)
+        loaded = load_yaml("\n".join(lines[1:end]), source, line_offset=1, memo=memo)
         meta_line = 2
         if loaded is None:
             loaded = {}
@@ -226,7 +226,7 @@ def load_pages(content_dir: Path, memo=None) -> list[Page]:
         try:
             text = read_text(path, source)
             pages.append(memo.remember("page", (generator_digest(), package_version("pyyaml"), source, text),
-                                       lambda: parse_page(text, source, output))
+                                       lambda: parse_page(text, source, output, memo))
                          if memo is not None else parse_page(text, source, output))
         except BuildError as exc:
             problems.extend(exc.problems)
