@@ -26,13 +26,12 @@ from .artifacts import Artifacts, load_entry, sha256
 from .cells import Cell, read_cells
 from .errors import BuildError, Collector, LabFailure, Problem
 from .freeze import load_frozen
-from .labhost import INPUTS_READY, LabHost
-from .labrun import EARLY_RESULTS
 from .labkeys import font_files, lab_key, source_key
 from .memo import TEMPORARY, Memo, environment
 
 if TYPE_CHECKING:
     from .config import Lab, SiteConfig
+    from .labhost import LabHost
 
 DEFAULT_TIMEOUT = 600           # seconds a lab may run, unless site.yaml or --timeout says otherwise
 
@@ -202,7 +201,9 @@ class LabScheduler:
             if self.host is not None:
                 self.host.stop()
             return self
-        self.host = self.host or LabHost()
+        if self.host is None:
+            from .labhost import LabHost        # (a build that runs no lab never imports multiprocessing)
+            self.host = LabHost()
         self._launch_ready()
         return self
 
@@ -251,6 +252,7 @@ class LabScheduler:
 
     def _announced(self, job: _Job) -> None:
         """A running lab's results.json is final: the labs reading it may start."""
+        from .labrun import EARLY_RESULTS
         job.announced = True
         try:
             results = read_results((job.staging / EARLY_RESULTS).read_bytes())
@@ -264,6 +266,7 @@ class LabScheduler:
         if not self.running and self.todo:
             self.start()
         while self.running:
+            from .labhost import INPUTS_READY
             lab_id, exitcode = self._wait()
             if exitcode == INPUTS_READY:
                 self._announced(self.running[lab_id])

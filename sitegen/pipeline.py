@@ -88,12 +88,14 @@ def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: 
         return BuildReport(out=out, files=last["count"], bytes=last["bytes"], unchanged=True)
 
     from .compute import LabScheduler
-    from .labhost import LabHost
     # When what labs are made of changed since the last build, labs may have to run: their host
     # starts importing NumPy and Matplotlib now, while this process reads the configuration and
     # works out which must. After an edit elsewhere (a page, a template), only if one must.
     edited = changed(last.get("sources", {}), sources) if last and use_cache else None
-    host = LabHost() if edited is None or any(rel.startswith(LAB_SOURCES) for rel in edited) else None
+    host = None
+    if edited is None or any(rel.startswith(LAB_SOURCES) for rel in edited):
+        from .labhost import LabHost
+        host = LabHost()
     try:
         from .config import load_config
         memo = Memo(cache / "memo")
