@@ -1,7 +1,7 @@
 """Benchmark the build against the floor: the seed script itself, all measured in this run.
 
     python bench/bench.py              median of 3 runs each
-    python bench/bench.py --runs 5 --labs 40
+    python bench/bench.py --runs 5 --labs 40 --big 200 --saves 30
 
 Prints one table: wall time of each scenario (a fresh `python build.py`
 process, as an author runs it), its ratio to the seed script's own run time,
@@ -9,12 +9,14 @@ and the goal. The seed script and the clean build of the lab alone are run
 alternately (at least 7 pairs), and so are the lab's own script and that
 build (the lab now does more than the seed: its overhead is measured against
 its own run); the seed's own time varies by ±10% from one spell to the next
-on this machine. Sites are
+on this machine. Then synthetic courses of copies of the lab (40, and 200 with a page
+each), and `serve`'s save -> reloaded page in Chromium (bench/serveloop.py). Sites are
 built in a temporary folder; the repository is only read.
 """
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
 import re
 import resource
@@ -29,14 +31,24 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 from sitegen.sources import SOURCES  # noqa: E402 - the project's own list of what a site is made of
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import serveloop  # noqa: E402
 SEED = REPO / "tests/course/golden/seed_lab09.py"
 LAB = REPO / "compute/lab09_vision_attention.py"
 PAGE = REPO / "content/course/lab09.md"
 
 
+# As on an author's machine, Python keeps the generator's bytecode between runs (in a folder of
+# the benchmark's own: the repository is only read), whatever PYTHONDONTWRITEBYTECODE says here.
+PYCACHE = tempfile.mkdtemp(prefix="bench-pycache-")
+atexit.register(shutil.rmtree, PYCACHE, True)
+ENV = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}, "MPLBACKEND": "Agg",
+       "PYTHONPYCACHEPREFIX": PYCACHE}
+
+
 def run_once(command: list[str], cwd: Path | None = None) -> float:
     start = time.perf_counter()
-    result = subprocess.run(command, cwd=cwd, capture_output=True, text=True, env={**os.environ, "MPLBACKEND": "Agg"})
+    result = subprocess.run(command, cwd=cwd, capture_output=True, text=True, env=ENV)
     elapsed = time.perf_counter() - start
     if result.returncode != 0:
         sys.exit(f"failed: {' '.join(command)}\n{result.stderr[-2000:]}")
@@ -132,10 +144,19 @@ def page_weight(dist: Path, page: str) -> tuple[int, list[str]]:
     return len(html.encode()) + sum(f.stat().st_size for f in files), [str(f.relative_to(dist)) for f in files]
 
 
+def search_per_page(course: Path) -> tuple[int, int, int]:
+    """(labs, HTML pages, bytes of search.json) of a built synthetic course."""
+    dist = course / "dist"
+    return (len(list((course / "compute").glob("*.py"))), len(list(dist.rglob("*.html"))),
+            (dist / "search.json").stat().st_size)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3, help="runs per scenario (median)")
     parser.add_argument("--labs", type=int, default=40, help="labs in the synthetic course")
+    parser.add_argument("--big", type=int, default=200, help="labs in the large synthetic course (0: none)")
+    parser.add_argument("--saves", type=int, default=30, help="saves in the serve loop (0: not measured)")
     args = parser.parse_args()
     rows: list[tuple[str, float | None, str, str]] = []
     with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
@@ -176,11 +197,24 @@ def main() -> int:
         rows.append((f"{args.labs}-lab course, prose edit (one lab page)",
                      timed(build_command(course), prepare=append(course / "content/labs/lab07.md", "\n句 {t}。\n"),
                            runs=args.runs), "≤ 0.2 s", ""))
+        sizes = [search_per_page(course)]
+        if args.big:
+            big = make_course(tmp / "big", args.big)
+            pages = len(list((big / "content").rglob("*.md")))
+            rows.append((f"{args.big}-lab course ({pages} pages), clean, parallel (once)",
+                         timed(build_command(big), prepare=clean(big), runs=1), "", ""))
+            rows.append((f"{args.big}-lab course, no change", timed(build_command(big), runs=args.runs), "≤ 0.3 s", ""))
+            rows.append((f"{args.big}-lab course, prose edit (one lab page)",
+                         timed(build_command(big), prepare=append(big / "content/labs/lab07.md", "\n句 {t}。\n"),
+                               runs=args.runs), "≤ 0.3 s", ""))
+            sizes.append(search_per_page(big))
         # The largest process any build so far ran (a lab's or the build's own), in MiB.
         peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-        pages = len(list((course / "dist").rglob("*.html")))
-        search = (course / "dist/search.json").stat().st_size
         weight, files = page_weight(site / "dist", "course/lab11.html")
+        serve = None
+        if args.saves and not serveloop.missing():
+            serve = serveloop.measure(serveloop.copy_course(tmp / "serve"), "content/course/guide.md",
+                                      "course/guide", args.saves, ENV)
 
     print(f"Benchmark on this machine ({os.cpu_count()} cores, Python {sys.version.split()[0]}), "
           f"median of {args.runs} runs, wall time of a fresh process\n")
@@ -189,10 +223,18 @@ def main() -> int:
     for name, seconds, goal, note in rows:
         print(f"| {name:<58} | {seconds:>6.2f} s | {seconds / floor:>7.2f}× | {goal:<14} | {note} |")
     print(f"\nlargest process of any build (labs included): {peak:.0f} MiB resident at its peak")
-    print(f"{args.labs}-lab course: search.json {search / 1024:.0f} KiB for {pages} pages "
-          f"({search / pages / 1024:.1f} KiB per page)")
+    for labs, pages, size in sizes:
+        print(f"{labs}-lab course: search.json {size / 1024:.0f} KiB for {pages} pages "
+              f"({size / pages / 1024:.1f} KiB per page)")
     print(f"lab page loads {weight / 1024:.0f} KiB uncompressed (goal ≤ 300 KB): "
           f"the HTML and {', '.join(f.rsplit('/', 1)[-1] for f in files)}")
+    if serve:
+        lat = serve["latencies"]
+        print(f"serve, save -> reloaded page in Chromium, {len(lat)} saves of the guide: median "
+              f"{statistics.median(lat):.3f} s, p95 {serveloop.percentile(lat, 0.95):.3f} s (goal ≤ 0.3 s), "
+              f"of which the rebuild (median) {statistics.median(serve['rebuilds']):.3f} s")
+    else:
+        print(f"serve: not measured ({serveloop.missing() or '--saves 0'})")
     return 0
 
 

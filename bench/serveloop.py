@@ -1,0 +1,127 @@
+"""Save -> reloaded page in `python build.py serve`, as an author sees it in a real browser.
+
+    python bench/serveloop.py --saves 30
+
+Copies the course into a temporary folder, runs `build.py serve` on it, opens a
+page in Debian's Chromium (Playwright), then appends a new sentence to the page's
+Markdown again and again. Each time, the latency is from just before the save to
+the moment the reloaded page holding that sentence fired DOMContentLoaded (the
+browser's own clock, read from the Navigation Timing entry, not Playwright's
+polling). Prints the median and p95, and the rebuild times `serve` reported.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+READY = "() => performance.timeOrigin + performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd"
+
+
+def missing() -> str | None:
+    """What this machine lacks to run it, or None."""
+    if not Path(CHROMIUM).exists():
+        return "Debian's chromium (apt-get install chromium)"
+    if not (REPO / "tools/node_modules/.bin/wrangler").exists():
+        return "the Pages emulator (npm ci --prefix tools --ignore-scripts)"
+    try:
+        import playwright  # noqa: F401
+    except ImportError:
+        return "playwright (pip install -r requirements-dev.txt)"
+    return None
+
+
+def free_port() -> int:
+    import socket
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def wait_served(port: int, server: subprocess.Popen, timeout: float = 180) -> None:
+    deadline = time.time() + timeout
+    while time.time() < deadline and server.poll() is None:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2)
+            return
+        except OSError:
+            time.sleep(0.3)
+    sys.exit("build.py serve did not start")
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
+
+
+def measure(root: Path, page_source: str, url_path: str, saves: int, env: dict | None = None) -> dict:
+    """Run serve on the project at `root`; edit `page_source` `saves` times; latencies in seconds."""
+    from playwright.sync_api import sync_playwright
+    port = free_port()
+    log_path = root / ".serve.log"
+    with log_path.open("w") as log:
+        server = subprocess.Popen([sys.executable, str(REPO / "build.py"), "serve", "--root", str(root),
+                                   "--port", str(port)], stdout=log, stderr=subprocess.STDOUT, env=env)
+    latencies = []
+    try:
+        wait_served(port, server)
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+            page = browser.new_page()
+            page.goto(f"http://127.0.0.1:{port}/{url_path}")
+            source = root / page_source
+            for i in range(saves + 1):
+                marker = f"第{i}次保存{time.time_ns()}"
+                time.sleep(0.3)                     # an author saves now and then, not in a burst
+                before = time.time() * 1000
+                source.write_text(source.read_text(encoding="utf-8") + f"\n{marker}。\n", encoding="utf-8")
+                page.get_by_text(marker).wait_for(timeout=30_000)
+                if i:                               # the first also warms the browser's cache
+                    latencies.append((page.evaluate(READY) - before) / 1000)
+            browser.close()
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    rebuilds = [float(s) for s in re.findall(r"rebuilt in ([0-9.]+) s", log_path.read_text())]
+    return {"latencies": latencies, "rebuilds": rebuilds[1:]}
+
+
+def copy_course(target: Path) -> Path:
+    sys.path.insert(0, str(REPO))
+    from sitegen.sources import SOURCES
+    target.mkdir(parents=True)
+    for part in SOURCES:
+        if (REPO / part).exists():
+            (shutil.copytree if (REPO / part).is_dir() else shutil.copy2)(REPO / part, target / part)
+    (target / "tools").mkdir()
+    (target / "tools/node_modules").symlink_to(REPO / "tools/node_modules")
+    return target
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--saves", type=int, default=30)
+    args = parser.parse_args()
+    if reason := missing():
+        sys.exit(f"needs {reason}")
+    with tempfile.TemporaryDirectory(prefix="serveloop-") as tmp:
+        found = measure(copy_course(Path(tmp) / "site"), "content/course/guide.md", "course/guide", args.saves)
+    lat, reb = found["latencies"], found["rebuilds"]
+    print(f"save -> reloaded page over {len(lat)} saves: median {statistics.median(lat):.3f} s, "
+          f"p95 {percentile(lat, 0.95):.3f} s, max {max(lat):.3f} s; "
+          f"rebuild median {statistics.median(reb):.3f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
