@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .cells import Cell
+from .stored import file_state, settled
 
 if TYPE_CHECKING:
     from .config import Lab
@@ -73,8 +74,8 @@ def sha256(data: bytes) -> str:
 
 def load_entry(lab: Lab, cells: tuple[Cell, ...], entry: Path, recomputed: bool, memo=None) -> Artifacts | None:
     """An intact cache entry as Artifacts, or None when missing or damaged. With a Memo, files
-    whose state (size, times, inode) is as when they were last found intact are not hashed again:
-    writing to a file changes its ctime, which no program can set back."""
+    whose state (size, times, inode) is as when they were last found intact are not hashed again
+    (stored.py says why that is safe)."""
     try:
         manifest = json.loads((entry / "manifest.json").read_text(encoding="utf-8"))
         files = {name: entry / "files" / name for name in manifest["files"]}
@@ -92,20 +93,3 @@ def load_entry(lab: Lab, cells: tuple[Cell, ...], entry: Path, recomputed: bool,
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return Artifacts(lab, cells, outputs, files, manifest["provenance"], recomputed, entry, manifest["files"])
-
-
-SETTLED_NS = 100_000_000       # a file's times are coarser than a nanosecond: one changed this recently may change again unseen
-
-
-def file_state(path: Path) -> tuple[int, int, int, int]:
-    """What changes whenever a file's bytes do: its size, modification and change times, and inode."""
-    st = path.stat()
-    return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino
-
-
-def settled(states) -> bool:
-    """Whether files in these states (file_state tuples, after a name or not) last changed long
-    enough ago that a write now would show in their times (the kernel's clock ticks in milliseconds)."""
-    import time
-    now = time.time_ns()
-    return all(state[-2] < now - SETTLED_NS for state in states)

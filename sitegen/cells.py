@@ -5,13 +5,15 @@ tags=["raises-exception"]`: such a cell is meant to raise, and shows its error.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import Collector
-from .sources import read_text
+from .errors import BuildError, Collector, Problem
+from .memo import generator_digest
+from .sources import decode, read_text
 
 MARKER = re.compile(r"^# %%(?P<rest>.*)$")
 NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
@@ -80,9 +82,17 @@ def _tags(meta: str, path: str, number: int, problems: Collector) -> tuple[str, 
     return tuple(tags)
 
 
-def read_cells(script: Path, root: Path) -> tuple[Cell, ...]:
+def read_cells(script: Path, root: Path, memo=None) -> tuple[Cell, ...]:
+    """A script's cells; with a Memo, an unchanged script's are remembered, not parsed again."""
     rel = str(script.relative_to(root))
-    return parse_cells(read_text(script, rel), rel)
+    if memo is None:
+        return parse_cells(read_text(script, rel), rel)
+    try:
+        data = script.read_bytes()
+    except OSError as exc:
+        raise BuildError(Problem(rel, 0, f"cannot read: {exc.strerror or exc}")) from None
+    return memo.remember("cells", (generator_digest(), rel, hashlib.sha256(data).hexdigest()),
+                         lambda: parse_cells(decode(data, rel), rel))
 
 
 def cell_code(cell: Cell) -> str:

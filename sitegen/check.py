@@ -20,7 +20,7 @@ from .content import Page, content_images
 from .prose import (LINK, VALUE, SiteMap, Unresolved, block_formulas, format_value, is_external, lookup,
                     resolve_target, to_mathml)
 from .errors import Collector, Problem
-from .write import size_of
+from .stored import Stored, bytes_of, sha256_of, size_of
 
 
 def lab_outputs(artifacts: dict[str, Artifacts]) -> set[str]:
@@ -81,12 +81,13 @@ def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifact
                      json.dumps({lab: art.provenance for lab, art in artifacts.items()}, sort_keys=True),
                      json.dumps([sorted(sitemap), sorted(sitemap.pages.items()), sorted(sitemap.images)]))
     for page in pages:
-        key = (context, page.source, page.output, (cfg.root / page.source).read_bytes())
-        if memo is not None and memo.peek("page-check", key) is not None:
+        key = (context, page.source, page.output, page.digest)
+        remembered = memo is not None and page.digest      # (a page not read from its file has no digest)
+        if remembered and memo.peek("page-check", key) is not None:
             continue                # checked, with this text and all it refers to, and found right
         before = len(problems.problems)
         _check_page(page, artifacts, sitemap, checking, problems, memo)
-        if memo is not None and len(problems.problems) == before:
+        if remembered and len(problems.problems) == before:
             memo.put("page-check", key, b"ok")
     problems.raise_if_any()
     return sitemap
@@ -222,13 +223,13 @@ def check_rendered(cfg: SiteConfig, pages: list[Page], files: dict[str, bytes], 
     return warnings.problems
 
 
-def _read_html(path: str, data: bytes, base_url: str, memo: Memo | None) -> dict:
+def _read_html(path: str, data: bytes | Stored, base_url: str, memo: Memo | None) -> dict:
     """What one HTML file says on its own: its ids, its links into the site (each with the path and
     #fragment it asks for), and its problems, with the text that finds each in its source."""
     if memo is not None:
-        return memo.remember("html-check", (generator_digest(), path, base_url, data),
+        return memo.remember("html-check", (generator_digest(), path, base_url, sha256_of(data)),
                              lambda: _read_html(path, data, base_url, None))
-    text = data.decode("utf-8")
+    text = bytes_of(data).decode("utf-8")
     base = urlsplit(base_url)
     here = f"{base.scheme}://{base.netloc}/{path}"
     ids, links, errors, warnings = set(), [], [], []

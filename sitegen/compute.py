@@ -165,7 +165,7 @@ class LabScheduler:
         sources: dict[str, str] = {}
         stale, imports = Collector(), {}
         for lab in _in_dependency_order(cfg.labs):
-            cells = read_cells(lab.script, cfg.root)
+            cells = read_cells(lab.script, cfg.root, memo)
             sources[lab.id] = source_key(cfg, lab, [sources[name] for name in lab.inputs], memo, imports)
             if lab.id not in refreeze and (frozen := load_frozen(cfg, lab, cells, sources[lab.id], stale)):
                 self.artifacts[lab.id] = frozen

@@ -14,6 +14,8 @@ prose.py's.
 """
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -22,7 +24,7 @@ from pathlib import Path, PurePosixPath
 from .blocks import KINDS
 from .errors import BuildError, Collector, Problem
 from .memo import generator_digest, package_version
-from .sources import read_text
+from .sources import decode
 from .yamlfile import load_yaml
 
 DIRECTIVE = re.compile(r"^:::\s*(?P<kind>\S+)(?P<rest>.*)$")
@@ -59,6 +61,7 @@ class Page:
     meta: dict
     blocks: tuple[Block, ...]
     meta_line: int = 1
+    digest: str = ""               # SHA-256 of the source file's bytes: what the page's memos are keyed on
 
     @property
     def title(self) -> str:
@@ -216,18 +219,28 @@ def content_images(content_dir: Path) -> dict[str, Path]:
             if path.suffix.lower() in IMAGES and path.is_file()}
 
 
-def load_pages(content_dir: Path, memo=None) -> list[Page]:
-    """Every page, parsed; with a Memo, a page whose text did not change is not parsed again."""
+PARSER = (generator_digest(), package_version("pyyaml"))      # what parses a page
+
+
+def load_pages(content_dir: Path, memo=None, hashes: dict[str, str] | None = None) -> list[Page]:
+    """Every page, parsed; with a Memo, a page whose text did not change is not parsed again, nor
+    even read when `hashes` (source -> SHA-256, as the build's snapshot took them) names it."""
     problems: list = []
     pages = []
     for path in sorted(content_dir.rglob("*.md")):
         rel = PurePosixPath(path.relative_to(content_dir).as_posix())
         source, output = f"content/{rel}", output_path(rel)
         try:
-            text = read_text(path, source)
-            pages.append(memo.remember("page", (generator_digest(), package_version("pyyaml"), source, text),
-                                       lambda: parse_page(text, source, output, memo))
-                         if memo is not None else parse_page(text, source, output))
+            known = (hashes or {}).get(source)
+            found = memo.recall("page", (PARSER, source, known)) if memo is not None and known else None
+            if found is None:
+                data = path.read_bytes()
+                digest = hashlib.sha256(data).hexdigest()     # what was read (it may have changed since)
+                text = decode(data, source)
+                found = (memo.remember("page", (PARSER, source, digest),
+                                       lambda: dataclasses.replace(parse_page(text, source, output, memo), digest=digest))
+                         if memo is not None else dataclasses.replace(parse_page(text, source, output), digest=digest),)
+            pages.append(found[0])
         except BuildError as exc:
             problems.extend(exc.problems)
     if problems:

@@ -17,6 +17,7 @@ every lab's when the build ends or dies.
 from __future__ import annotations
 
 import contextlib
+import gc
 import multiprocessing
 import os
 import signal
@@ -39,6 +40,7 @@ def _host(conn, builds_end) -> None:
     from .labrun import preload, run_lab
     from .lock import forget_in_child
     forget_in_child()           # the build's locks stay the build's
+    gc.enable()                 # the build runs without the cycle collector; labs run with it
     builds_end.close()          # so that the build's death reads as end of file here
     children: dict[int, tuple[str, int, str]] = {}     # pipe's read end -> (job id, pid, result file)
     ending: set[int] = set()                          # pids that reported and are exiting

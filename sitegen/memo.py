@@ -1,9 +1,11 @@
 """Slow, pure steps remembered in the cache folder, keyed on a hash of their inputs.
 
 Used for what a prose edit would otherwise redo for nothing: highlighting a
-lab's cells, assembling a notebook whose page did not change. Entries are
-written to a temporary name and renamed; entries a build did not use are
-dropped at the end of the build.
+lab's cells, parsing an unchanged page, rendering a page whose inputs did not
+change. Rendered files are kept as blobs named by their hash and handed out as
+Stored files, never read again unless they must be. Entries are written to a
+temporary name and renamed; entries a build did not use are dropped at the end
+of the build.
 """
 from __future__ import annotations
 
@@ -16,6 +18,8 @@ import sys
 import tempfile
 from pathlib import Path
 from typing import Callable
+
+from .stored import Stored
 
 GENERATOR = Path(__file__).resolve().parent
 TEMPORARY = ".tmp-"       # what the cache holds under this prefix is being written, or was by a killed build
@@ -108,8 +112,12 @@ class Memo:
 
     def put(self, namespace: str, key_parts: tuple, data: bytes) -> None:
         path = self._path(namespace, key_parts)
-        if path is None:
-            return
+        if path is not None:
+            self._write(path, data)
+
+    @staticmethod
+    def _write(path: Path, data: bytes) -> None:
+        """Written to a temporary name and renamed: a killed build leaves no half entry."""
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=TEMPORARY, dir=path.parent)
         with os.fdopen(fd, "wb") as handle:
@@ -123,17 +131,56 @@ class Memo:
             self.put(namespace, key_parts, data)
         return data
 
-    def remember(self, namespace: str, key_parts: tuple, make: Callable[[], object]) -> object:
-        """`make()`'s value, pickled under the key (the cache is the author's own folder, as trusted
-        as the lab scripts the build runs); parsed pages and YAML, whose parsers cost more than this."""
+    def kept(self, namespace: str, key_parts: tuple, make: Callable[[], bytes] | None = None) -> bytes | Stored | None:
+        """`make()`'s bytes as a Stored file (without a memo folder, the bytes), never read on a hit:
+        a page or notebook that did not change is linked into the output, not read and written
+        again. The key's entry holds the bytes' hash and size; the bytes are kept once, under their
+        hash (blobs/). None on a miss without `make`."""
+        entry = self.peek(namespace, key_parts)
+        if entry is not None and self.folder is not None:
+            sha, _, size = entry.decode().partition(" ")
+            blob = self._blob(sha)
+            try:
+                if blob.stat().st_size == int(size):
+                    return Stored(blob, sha, int(size))
+            except (OSError, ValueError):
+                pass
+        if make is None:
+            return None
+        return self.keep(namespace, key_parts, make())
+
+    def keep(self, namespace: str, key_parts: tuple, data: bytes) -> bytes | Stored:
+        """Keep `data` under the key (see kept); returns what kept() will return for it."""
+        if self.folder is None:
+            return data
+        sha = hashlib.sha256(data).hexdigest()
+        blob = self._blob(sha)
+        if not blob.is_file() or blob.stat().st_size != len(data):
+            self._write(blob, data)
+        self.put(namespace, key_parts, f"{sha} {len(data)}".encode())
+        return Stored(blob, sha, len(data))
+
+    def _blob(self, sha: str) -> Path:
+        self.used.setdefault("blobs", set()).add(sha)
+        return self.folder / "blobs" / sha
+
+    def recall(self, namespace: str, key_parts: tuple) -> tuple | None:
+        """(value,) as remember() stored it under the key, or None when it holds none."""
         data = self.peek(namespace, key_parts)
         if data is not None:
             try:
                 return pickle.loads(data)
-            except Exception:       # damaged or from another version of a class: made anew
+            except Exception:       # damaged, or from another version of a class
                 pass
+        return None
+
+    def remember(self, namespace: str, key_parts: tuple, make: Callable[[], object]) -> object:
+        """`make()`'s value, pickled under the key (the cache is the author's own folder, as trusted
+        as the lab scripts the build runs); parsed pages and YAML, whose parsers cost more than this."""
+        if (found := self.recall(namespace, key_parts)) is not None:
+            return found[0]
         value = make()
-        self.put(namespace, key_parts, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+        self.put(namespace, key_parts, pickle.dumps((value,), protocol=pickle.HIGHEST_PROTOCOL))
         return value
 
     def prune(self) -> None:

@@ -10,6 +10,7 @@ fingerprinted again: a lab that changed one fails the build.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import json
 import os
 from dataclasses import dataclass
@@ -19,7 +20,8 @@ from .errors import BuildError, Problem, os_problem
 from .lock import one_build
 from .memo import Memo, clear_temporaries, digest, environment, generator_digest, package_version
 from .sources import changed, snapshot, source_files
-from .write import check_output_folder, check_replaceable, output_intact, recover, size_of, write_site
+from .stored import size_of
+from .write import check_output_folder, check_replaceable, output_intact, recover, write_site
 
 STATE = "last-build.json"
 LAB_SOURCES = ("site.yaml", "compute/", "frozen/")      # what labs' keys are made of, in the project
@@ -60,6 +62,11 @@ def build(root: Path, out: Path | None = None, *, cache: Path | None = None, **o
     root = Path(root).resolve()
     out = check_output_folder(out or root / "dist", root)
     cache = Path(cache or root / ".cache")
+    # The build keeps what it read (pages, results, remembered files) to the end, and frees the
+    # rest by reference counting: the cycle collector would walk all of it again and again, for
+    # a fifth of a prose edit on a large course. It is back on once the build is over.
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         with one_build(out, cache):
             check_replaceable(out)
@@ -71,6 +78,9 @@ def build(root: Path, out: Path | None = None, *, cache: Path | None = None, **o
         if problem is None:
             raise
         raise BuildError(problem) from None
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: int | None = None,
@@ -115,7 +125,7 @@ def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: 
         from .check import check_pages_limits, check_rendered, check_site
         from .content import load_pages
         from .render import render_site, while_labs_run
-        pages = load_pages(cfg.content_dir, memo)
+        pages = load_pages(cfg.content_dir, memo, sources)
         while_labs_run(cfg, memo, labs.pending, pages)
         artifacts = labs.finish()
     if labs.computed and (touched := changed(sources, snapshot(source_files(root)))):
@@ -130,14 +140,16 @@ def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: 
         raise BuildError([Problem(w.path, w.line, w.message + " (a warning; --strict makes it an error)")
                           for w in warnings])
     check_pages_limits(files)
-    written = write_site(files, out, last.get("files") if use_cache else None)
+    written, spare = write_site(files, out, last.get("files") if use_cache else None,
+                                last.get("spare") if use_cache else None)
     memo.prune()
     from .freeze import freeze as store_frozen, is_frozen
     stored = store_frozen(cfg, artifacts, to_freeze)
     total = sum(map(size_of, files.values()))
-    state = {"fingerprint": key, "bytes": total, "count": len(files), "files": written, "sources": sources}
+    state = {"fingerprint": key, "bytes": total, "count": len(files), "files": written, "spare": spare,
+             "sources": sources}
     cache.mkdir(parents=True, exist_ok=True)
-    (cache / (STATE + ".tmp")).write_text(json.dumps(state, indent=1), encoding="utf-8")
+    (cache / (STATE + ".tmp")).write_text(json.dumps(state, separators=(",", ":")), encoding="utf-8")
     os.replace(cache / (STATE + ".tmp"), state_file)
     frozen = tuple(a.lab.id for a in artifacts.values() if is_frozen(cfg, a))
     return BuildReport(out=out, files=len(files), bytes=total,

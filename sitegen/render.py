@@ -32,7 +32,7 @@ from .mathfont import formula_characters, subset
 from .memo import Memo, digest, generator_digest
 from .search import INDEX, search_index
 from .sources import decode
-from .write import Stored
+from .stored import Stored
 
 TOC_CONFIG = {"permalink": "#", "permalink_class": "heading-anchor"}
 
@@ -205,11 +205,16 @@ class Renderer:
         if art.lab.notebook:
             # Rebuilt only when what it is made of changed: its page, its lab (provenance: a recompute
             # changes computed_at), site.yaml (words, descriptions), links, solutions, the generator.
-            key = ((self.cfg.root / page.source).read_bytes(), json.dumps(art.provenance, sort_keys=True),
+            key = (page.source, page.digest, json.dumps(art.provenance, sort_keys=True),
                    self.notebook_site_key)
-            notebook = self.memo.get("notebook", key, lambda: build_notebook(self.cfg, page, art, self.sitemap,
-                                                                             self.solutions))
+            memo = self.memo if page.digest else Memo(None)      # (a page not read from its file has no digest)
+            notebook = memo.kept("notebook", key, lambda: build_notebook(self.cfg, page, art, self.sitemap,
+                                                                         self.solutions))
             self.out.add(art.lab.notebook, notebook, page.source)
+
+    @functools.cached_property
+    def by_output(self) -> dict[str, Page]:
+        return {p.output: p for p in self.pages}
 
     @functools.cached_property
     def notebook_site_key(self) -> str:
@@ -297,7 +302,7 @@ class Renderer:
         published = self.sitemap.pages          # content path -> output
         nav = [{"title": item.title, "href": relative_url(page.output, published[item.page]),
                 "current": published[item.page] == page.output} for item in self.cfg.nav]
-        by_output = {p.output: p for p in self.pages}
+        by_output = self.by_output
         crumbs, parent, seen = [], page.meta.get("parent"), {page.output}
         while parent:
             output, fragment = resolve_target(page, parent, self.sitemap)
@@ -317,10 +322,11 @@ class Renderer:
                 if 0 <= index < len(order):
                     other = by_output[published[order[index]]]
                     neighbours[key] = {"title": other.title, "href": relative_url(page.output, other.output)}
-        key = (site_key, page.source, (self.cfg.root / page.source).read_bytes(),
+        key = (site_key, page.source, page.digest,
                json.dumps([nav, crumbs, neighbours], ensure_ascii=False, sort_keys=True))
-        if site_key and (html_bytes := self.memo.peek("page", key)) is not None:
-            self.out.add(page.output, html_bytes, page.source)
+        site_key = site_key if page.digest else ""         # (a page not read from its file has no digest)
+        if site_key and (kept := self.memo.kept("page", key)) is not None:
+            self.out.add(page.output, kept, page.source)
             return
         try:
             body, toc, extra = self.page_body(page)
@@ -339,9 +345,7 @@ class Renderer:
                               words=self.words)
         html_bytes = self.render_template("page.html", ctx=context).encode()
         self.rendered.append(page.source)
-        if site_key:
-            self.memo.put("page", key, html_bytes)
-        self.out.add(page.output, html_bytes, page.source)
+        self.out.add(page.output, self.memo.keep("page", key, html_bytes) if site_key else html_bytes, page.source)
 
 
 def _flatten(tokens):

@@ -10,13 +10,13 @@ English.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from html.parser import HTMLParser
 
 from .memo import Memo
 from .prose import pretty_url
+from .stored import Stored, bytes_of, sha256_of
 
 INDEX = "search.json"
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
@@ -109,14 +109,24 @@ def page_sections(html: str) -> list[list[str]]:
     return parser.result()
 
 
-def search_index(pages: dict[str, tuple[str, bytes]], memo: Memo | None = None) -> bytes:
+def search_index(pages: dict[str, tuple[str, bytes | Stored]], memo: Memo | None = None) -> bytes:
     """search.json for these pages (output path -> (title, HTML)), in output order; a page's
-    sections are remembered under its HTML's hash, so only changed pages are read again."""
+    sections are remembered under its HTML's hash, as the JSON they are written as, so only
+    changed pages are read, and the index is joined from the pieces without parsing them again
+    (the same bytes as json.dumps of the whole, compact)."""
     memo = memo or Memo(None)
     entries = []
     for output, (title, html) in sorted(pages.items()):
-        found = memo.get("search", (hashlib.sha256(html).hexdigest(),),
-                         lambda: json.dumps(page_sections(html.decode("utf-8")), ensure_ascii=False).encode())
-        if sections := json.loads(found):
-            entries.append({"url": pretty_url(output), "title": title, "sections": sections})
-    return json.dumps({"pages": entries}, ensure_ascii=False, separators=(",", ":")).encode()
+        sections = memo.get("search", (INDEX_FORMAT, sha256_of(html)), lambda: _compact(
+            page_sections(bytes_of(html).decode("utf-8")))).decode("utf-8")
+        if sections != "[]":
+            entries.append(f'{{"url":{_compact(pretty_url(output)).decode()},"title":{_compact(title).decode()},'
+                           f'"sections":{sections}}}')
+    return ('{"pages":[' + ",".join(entries) + "]}").encode()
+
+
+INDEX_FORMAT = "compact-1"        # how a page's sections are remembered: change it when _compact changes
+
+
+def _compact(value) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()

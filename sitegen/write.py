@@ -16,13 +16,11 @@ import errno
 import hashlib
 import os
 import shutil
-import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
-from .artifacts import file_state, settled
 from .errors import BuildError, Problem
 from .sources import SOURCES
+from .stored import Stored, file_state, settled, sha256_of
 
 MARK = ".sitegen-output"
 MARK_TEXT = (b"This folder is made by `python build.py`, which replaces it whole on every build.\n"
@@ -89,20 +87,7 @@ def recover(out: Path) -> None:
             shutil.rmtree(stale, ignore_errors=True)
 
 
-@dataclass(frozen=True)
-class Stored:
-    """A file published as it is kept (a lab's figure or download in the cache), by its hash:
-    copied, or linked from the last output when that holds it unchanged; never read into memory."""
-    path: Path
-    sha256: str
-    size: int
-
-
-def size_of(data: bytes | Stored) -> int:
-    return data.size if isinstance(data, Stored) else len(data)
-
-
-def _intact(path: Path, recorded) -> bool:
+def _intact(path, recorded) -> bool:
     """The file is as the last build left it: [sha256, *file_state] recorded after its last write."""
     try:
         state = file_state(path)
@@ -122,50 +107,116 @@ def output_intact(out: Path, recorded: dict) -> bool:
         for rel, path in found.items())
 
 
-def write_site(files: dict[str, bytes | Stored], out: Path, last: dict | None = None) -> dict[str, list]:
-    """Write every file into a staging folder beside `out`, then swap it in at once; returns
-    each file's [sha256, *file_state] for the next build (`last`: what this returned then).
+def _spare(out: Path) -> Path:
+    """The site before the current one, kept beside it to be brought up to date by the next build
+    (outside the staging prefix: recover() leaves it)."""
+    return out.with_name(f".{out.name}.sitegen-spare")
 
-    A file the last build wrote and that is unchanged in `out` is linked from there, not
-    written again. With an atomic exchange there is no moment without a complete `out`; a
-    build killed at any point leaves the previous site as it was.
+
+def _files_in(folder: Path) -> dict[str, str]:
+    """Every file under `folder` (relative POSIX path -> path), its own mark left out."""
+    found = {}
+    for top, _, names in os.walk(folder):
+        rel_top = os.path.relpath(top, folder)
+        for name in names:
+            rel = name if rel_top == "." else f"{rel_top}/{name}".replace(os.sep, "/")
+            found[rel] = os.path.join(top, name)
+    found.pop(MARK, None)
+    return found
+
+
+def write_site(files: dict[str, bytes | Stored], out: Path, last: dict | None = None,
+               spare: dict | None = None) -> tuple[dict[str, list], dict[str, list]]:
+    """Make the new site in a staging folder beside `out`, then swap it in at once.
+
+    Returns each file's [sha256, *file_state] in the new `out` and in the spare (the site it
+    replaced, kept beside it), for the next build: `last` and `spare` are what this returned
+    then. The staging folder is the spare brought up to date: a file is left as it is when the
+    spare holds it unchanged, linked from `out` when that does, else written; nothing is ever
+    written into a file that exists (a link to it is replaced), so neither site changes under
+    the other. With an atomic exchange there is no moment without a complete `out`; a build
+    killed at any point leaves the previous site as it was (and recover() clears its staging).
     """
-    last = last or {}
+    last, spare = last or {}, spare or {}
     out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=_staging_prefix(out), dir=out.parent))
-    hashes = {}
+    staging = out.with_name(_staging_prefix(out) + "next")
+    if _ours(staging):                                  # what a killed build left (recover() clears it too)
+        shutil.rmtree(staging)
+    kept = _spare(out)
+    if spare and _ours(kept) and (kept / MARK).is_file():
+        os.replace(kept, staging)
+        present = _files_in(staging)
+    else:
+        if _ours(kept):
+            shutil.rmtree(kept)
+        staging.mkdir()
+        spare, present = {}, {}
+    # What of the current site is exactly as the last build left it (checked before any link to it).
+    out_at, staging_at = str(out), str(staging)
+    unchanged = {rel for rel, recorded in last.items() if rel != MARK and _intact(f"{out_at}/{rel}", recorded)}
+    hashes, touched = {}, set(present.keys() - files.keys())    # touched: names whose files were replaced
     try:
-        try:
+        if MARK not in os.listdir(staging):
             (staging / MARK).write_bytes(MARK_TEXT)
-            folders = {staging}
-            for rel in sorted(files):
-                data = files[rel]
-                target = staging / rel
-                if ".." in rel.split("/") or rel.startswith("/"):
-                    raise BuildError(Problem(rel, 0, "output path leaves the output folder"))
-                if target.parent not in folders:
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    folders.update([target.parent, *target.parent.parents])
-                hashes[rel] = data.sha256 if isinstance(data, Stored) else hashlib.sha256(data).hexdigest()
-                if rel in last and last[rel][0] == hashes[rel] and _intact(out / rel, last[rel]):
-                    os.link(out / rel, target)
-                elif isinstance(data, Stored):
-                    shutil.copyfile(data.path, target)
-                else:
-                    target.write_bytes(data)
-        except OSError as exc:          # a full disk names no file: name the folder the author chose
-            exc.filename = exc.filename if exc.filename and ".sitegen-tmp-" not in str(exc.filename) else str(out)
-            raise
-        os.chmod(staging, 0o755)
-        if not out.exists():
-            os.replace(staging, out)
-        elif not _exchange(staging, out):        # no atomic exchange here: two renames
-            old = out.with_name(_staging_prefix(out) + "old")
-            os.replace(out, old)
-            os.replace(staging, out)
-            shutil.rmtree(old, ignore_errors=True)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)   # after an exchange: the previous site
+        for rel in touched:                             # what the new site no longer holds
+            os.unlink(present[rel])
+            folder = os.path.dirname(present[rel])
+            while folder != staging_at and not os.listdir(folder):    # and the folders it leaves empty
+                os.rmdir(folder)
+                folder = os.path.dirname(folder)
+        folders = {os.path.dirname(present[rel]) for rel in present.keys() & files.keys()} | {staging_at}
+        for rel in sorted(files):
+            data = files[rel]
+            if ".." in rel.split("/") or rel.startswith("/"):
+                raise BuildError(Problem(rel, 0, "output path leaves the output folder"))
+            target = f"{staging_at}/{rel}"
+            hashes[rel] = sha256_of(data)
+            if rel in present:
+                if rel in spare and spare[rel][0] == hashes[rel] and _intact(target, spare[rel]):
+                    continue                            # the spare holds it as it should be
+                os.unlink(target)
+            elif os.path.isdir(target):                 # a folder there, a file now
+                shutil.rmtree(target)
+            touched.add(rel)
+            parent = os.path.dirname(target)
+            if parent not in folders:
+                os.makedirs(parent, exist_ok=True)
+                folders.add(parent)
+            if rel in unchanged and last[rel][0] == hashes[rel]:
+                os.link(f"{out_at}/{rel}", target)
+            elif isinstance(data, Stored):
+                shutil.copyfile(data.path, target)
+            else:
+                with open(target, "wb") as handle:
+                    handle.write(data)
+    except OSError as exc:          # a full disk names no file: name the folder the author chose
+        shutil.rmtree(staging, ignore_errors=True)
+        exc.filename = exc.filename if exc.filename and ".sitegen-tmp-" not in str(exc.filename) else str(out)
+        raise
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    os.chmod(staging, 0o755)
+    if not out.exists():
+        os.replace(staging, out)
+    elif _exchange(staging, out):
+        os.replace(staging, kept)                       # the previous site: the next build's spare
+    else:                                               # no atomic exchange here: two renames
+        old = out.with_name(_staging_prefix(out) + "old")
+        os.replace(out, old)
+        os.replace(staging, out)
+        os.replace(old, kept)
     hashes[MARK] = hashlib.sha256(MARK_TEXT).hexdigest()
-    # Taken after the previous site is gone: dropping a link to a file changes its ctime.
-    return {rel: [digest, *file_state(out / rel)] for rel, digest in sorted(hashes.items())}
+    touched.add(MARK)
+    # A file left as it was keeps the state just checked; one replaced (or sharing its inode with
+    # one replaced, in the other site) is looked at again: a link made or dropped changes its ctime.
+    records = {rel: [digest, *(file_state(f"{out_at}/{rel}") if rel in touched else spare[rel][1:])]
+               for rel, digest in sorted(hashes.items())}
+    spare_records = {}
+    if kept.is_dir():
+        for rel in sorted(unchanged):
+            if rel not in touched:
+                spare_records[rel] = last[rel]
+            elif os.path.isfile(at := f"{kept}/{rel}"):
+                spare_records[rel] = [last[rel][0], *file_state(at)]
+    return records, spare_records

@@ -120,3 +120,14 @@ def test_a_lab_reading_another_starts_once_its_results_are_final_not_its_figures
     finished = next((tmp_path / "cache/labs/tiny").glob("*/manifest.json")).stat().st_mtime
     assert reader["started"] < finished, (reader["started"], finished)
     assert reader["input"] == {k: v for k, v in tiny.items() if k != "provenance"}
+
+
+def test_labs_run_with_the_cycle_collector_the_build_runs_without(tmp_path):
+    """The build turns Python's cycle collector off while it runs; a lab, forked from it, has it on
+    (Matplotlib's figures are cycles: without it a lab drawing many would grow without bound)."""
+    import json
+    root = tiny_site(tmp_path / "site")
+    edit(root / "compute/tiny.py", "print('saved')\n", "import gc\nprint('saved', 'collector on:', gc.isenabled())\n")
+    assert run_build(root, tmp_path / "dist", tmp_path / "cache").returncode == 0
+    manifest = json.loads(next((tmp_path / "cache/labs/tiny").glob("*/manifest.json")).read_text(encoding="utf-8"))
+    assert [c["stdout"] for c in manifest["cells"] if c["name"] == "save"] == ["saved collector on: True\n"]

@@ -1,0 +1,54 @@
+"""Files the build publishes as they are kept (a lab's figure, a remembered page), and how to
+tell that a file is unchanged without reading it.
+
+A Stored file is named by its path, its SHA-256 and its size: the output can be
+written, checked against Pages' limits and compared with the last build's
+without its bytes ever being read. A file is unchanged while its size, times and
+inode are: writing to a file changes its ctime, which no program can set back;
+times are trusted only once they settled (the kernel's clock ticks in
+milliseconds, so a file written in the same tick could change unseen).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+SETTLED_NS = 100_000_000
+
+
+@dataclass(frozen=True)
+class Stored:
+    path: Path
+    sha256: str
+    size: int
+
+    def read(self) -> bytes:
+        return self.path.read_bytes()
+
+
+def size_of(data: bytes | Stored) -> int:
+    return data.size if isinstance(data, Stored) else len(data)
+
+
+def sha256_of(data: bytes | Stored) -> str:
+    return data.sha256 if isinstance(data, Stored) else hashlib.sha256(data).hexdigest()
+
+
+def bytes_of(data: bytes | Stored) -> bytes:
+    return data.read() if isinstance(data, Stored) else data
+
+
+def file_state(path: Path | str) -> tuple[int, int, int, int]:
+    """What changes whenever a file's bytes do: its size, modification and change times, and inode."""
+    st = os.stat(path)
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino
+
+
+def settled(states) -> bool:
+    """Whether files in these states (file_state tuples, after a name or not) last changed long
+    enough ago that a write now would show in their times."""
+    now = time.time_ns()
+    return all(state[-2] < now - SETTLED_NS for state in states)
