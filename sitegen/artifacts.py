@@ -44,6 +44,7 @@ class Artifacts:
     recomputed: bool            # False when read from the cache (or from frozen/)
     entry: Path | None = None   # the cache entry (or frozen/ folder) it was read from
     hashes: dict = None         # artifact name -> its SHA-256, as the manifest lists them
+    sizes: dict = None          # artifact name -> its size in bytes, as found when read
 
     @property
     def figures(self) -> list[str]:
@@ -92,4 +93,5 @@ def load_entry(lab: Lab, cells: tuple[Cell, ...], entry: Path, recomputed: bool,
             return None
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    return Artifacts(lab, cells, outputs, files, manifest["provenance"], recomputed, entry, manifest["files"])
+    return Artifacts(lab, cells, outputs, files, manifest["provenance"], recomputed, entry, manifest["files"],
+                     {name: size for name, size, *_ in state})

@@ -48,9 +48,10 @@ def formula_characters(pages, memo: Memo) -> str:
     chars: set[str] = set()
     for page in pages:
         prose = tuple(block for block in page.blocks if block.kind == "prose")
-        if prose:
+        if prose:       # keyed on the page's source hash when it has one (its prose text else)
             chars.update(memo.remember("formula-characters", (generator_digest(), package_version("latex2mathml"),
-                                                              *(block.text for block in prose)),
+                                                              *((page.digest,) if page.digest else
+                                                                (block.text for block in prose))),
                                        lambda: _characters(prose, memo)))
     if not chars:
         return ""

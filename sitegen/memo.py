@@ -98,15 +98,18 @@ class Memo:
         self.folder = folder
         self.used: dict[str, set[str]] = {}
 
-    def _path(self, namespace: str, key_parts: tuple) -> Path | None:
+    def _path(self, namespace: str, key_parts: tuple) -> str | None:
         key = digest(namespace, *key_parts)
         self.used.setdefault(namespace, set()).add(key)
-        return None if self.folder is None else self.folder / namespace / key
+        return None if self.folder is None else f"{self.folder}/{namespace}/{key}"    # (pathlib costs more)
 
     def peek(self, namespace: str, key_parts: tuple) -> bytes | None:
         path = self._path(namespace, key_parts)
+        if path is None:
+            return None
         try:
-            return path.read_bytes() if path else None
+            with open(path, "rb") as handle:
+                return handle.read()
         except OSError:
             return None
 
@@ -116,10 +119,11 @@ class Memo:
             self._write(path, data)
 
     @staticmethod
-    def _write(path: Path, data: bytes) -> None:
+    def _write(path: Path | str, data: bytes) -> None:
         """Written to a temporary name and renamed: a killed build leaves no half entry."""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=TEMPORARY, dir=path.parent)
+        folder = os.path.dirname(path)
+        os.makedirs(folder, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=TEMPORARY, dir=folder)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
         os.replace(tmp, path)

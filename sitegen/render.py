@@ -196,7 +196,7 @@ class Renderer:
     def lab_files(self, art: Artifacts, page: Page) -> None:
         from .notebook import build_notebook
         def stored(name: str) -> Stored:
-            return Stored(art.files[name], art.hashes[name], art.files[name].stat().st_size)
+            return Stored(art.files[name], art.hashes[name], art.sizes[name])
         for name in art.figures:
             self.out.add(art.figure_path(name), stored(name), str(art.lab.script))
         for name in art.files:
