@@ -2,7 +2,7 @@
 
 The emulator is `wrangler pages dev` (pinned in package.json), so the preview
 answers redirects, 404s and _headers exactly as Pages will. Preview builds add
-one script that asks for `__build-id.txt` ten times a second and reloads the page
+one script that asks for `__build-id.txt` twenty times a second and reloads the page
 when it changes: the emulator serves files only, and its own live reload is an
 inline script talking to another port, which the pages' Content-Security-Policy
 (rightly) blocks. The rebuild runs in this process, its imports warm; the page's

@@ -1,9 +1,9 @@
 // Preview builds only: reload the page when `python build.py serve` finishes a rebuild.
-// It asks the emulator for the build's id ten times a second while the page is shown (a
+// It asks the emulator for the build's id twenty times a second while the page is shown (a
 // request to the same origin, as the Content-Security-Policy allows; the emulator can push
 // nothing itself), and not at all while it is hidden.
 const url = new URL("/__build-id.txt", location.href);
-const EVERY_MS = 100;
+const EVERY_MS = 50;
 let seen = null;
 let timer = null;
 

@@ -131,3 +131,25 @@ def test_labs_run_with_the_cycle_collector_the_build_runs_without(tmp_path):
     assert run_build(root, tmp_path / "dist", tmp_path / "cache").returncode == 0
     manifest = json.loads(next((tmp_path / "cache/labs/tiny").glob("*/manifest.json")).read_text(encoding="utf-8"))
     assert [c["stdout"] for c in manifest["cells"] if c["name"] == "save"] == ["saved collector on: True\n"]
+
+
+def test_after_a_build_no_lab_script_is_parsed_again_for_its_key_or_its_cells(tmp_path, monkeypatch):
+    """Working out what must run reads each script but parses none that did not change: what it
+    imports and its cells are remembered under its hash."""
+    import ast
+
+    from sitegen import cells, labkeys
+    from sitegen.compute import LabScheduler
+    from sitegen.config import load_config
+    from sitegen.memo import Memo
+    root = tiny_site(tmp_path / "site")
+    assert run_build(root, tmp_path / "dist", tmp_path / "cache").returncode == 0
+    parsed = []
+    real_parse, real_cells = ast.parse, cells.parse_cells
+    monkeypatch.setattr(labkeys.ast, "parse", lambda *a, **k: parsed.append("imports") or real_parse(*a, **k))
+    monkeypatch.setattr(cells, "parse_cells", lambda *a, **k: parsed.append("cells") or real_cells(*a, **k))
+    labs = LabScheduler(load_config(root), tmp_path / "cache", memo=Memo(tmp_path / "cache/memo"))
+    assert not labs.todo and set(labs.artifacts) == {"tiny"} and parsed == []
+    edit(root / "compute/tiny.py", "print('saved')\n", "print('saved', 1)\n")
+    labs = LabScheduler(load_config(root), tmp_path / "cache", memo=Memo(tmp_path / "cache/memo"))
+    assert [job.lab.id for job in labs.todo] == ["tiny"] and parsed == ["cells", "imports"]
