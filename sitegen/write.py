@@ -113,6 +113,15 @@ def _spare(out: Path) -> Path:
     return out.with_name(f".{out.name}.sitegen-spare")
 
 
+def _keep(previous: Path, kept: Path) -> None:
+    """The site just replaced becomes the spare; unless something not the build's holds that name
+    (the build's own spare was moved or removed before): then it is not kept, and that is left alone."""
+    if os.path.lexists(kept):
+        shutil.rmtree(previous)
+    else:
+        os.replace(previous, kept)
+
+
 def _files_in(folder: Path) -> dict[str, str]:
     """Every file under `folder` (relative POSIX path -> path), its own mark left out."""
     found = {}
@@ -200,12 +209,12 @@ def write_site(files: dict[str, bytes | Stored], out: Path, last: dict | None = 
     if not out.exists():
         os.replace(staging, out)
     elif _exchange(staging, out):
-        os.replace(staging, kept)                       # the previous site: the next build's spare
+        _keep(staging, kept)                            # the previous site: the next build's spare
     else:                                               # no atomic exchange here: two renames
         old = out.with_name(_staging_prefix(out) + "old")
         os.replace(out, old)
         os.replace(staging, out)
-        os.replace(old, kept)
+        _keep(old, kept)
     hashes[MARK] = hashlib.sha256(MARK_TEXT).hexdigest()
     touched.add(MARK)
     # A file left as it was keeps the state just checked; one replaced (or sharing its inode with
@@ -213,7 +222,7 @@ def write_site(files: dict[str, bytes | Stored], out: Path, last: dict | None = 
     records = {rel: [digest, *(file_state(f"{out_at}/{rel}") if rel in touched else spare[rel][1:])]
                for rel, digest in sorted(hashes.items())}
     spare_records = {}
-    if kept.is_dir():
+    if _ours(kept) and (kept / MARK).is_file():
         for rel in sorted(unchanged):
             if rel not in touched:
                 spare_records[rel] = last[rel]

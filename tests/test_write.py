@@ -154,3 +154,19 @@ def test_a_site_brought_up_to_date_is_the_one_a_clean_build_makes(built, tmp_pat
         assert tree_bytes(out.with_name(".dist.sitegen-spare")) == before, number
         time.sleep(0.2)
 
+
+def test_a_folder_of_the_authors_named_like_the_spare_is_left_alone(tmp_path):
+    root, out, cache = tiny_site(tmp_path / "site"), tmp_path / "dist", tmp_path / "cache"
+    mine = tmp_path / ".dist.sitegen-spare"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("我的笔记", encoding="utf-8")
+    for sentence in ("一句。", "又一句。"):
+        (root / "content/index.md").write_text((root / "content/index.md").read_text(encoding="utf-8") + sentence,
+                                               encoding="utf-8")
+        result = run_build(root, out, cache)
+        assert result.returncode == 0, result.stderr
+        assert [p.name for p in mine.iterdir()] == ["notes.txt"]          # the site before is not kept there
+    assert (mine / "notes.txt").read_text(encoding="utf-8") == "我的笔记"
+    assert "又一句。" in (out / "index.html").read_text(encoding="utf-8")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".dist.sitegen-spare", "cache", "dist", "site"]
+
