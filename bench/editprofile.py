@@ -1,0 +1,106 @@
+"""Where the time of a prose edit goes: the interpreter, imports, each phase of the build.
+
+    python bench/editprofile.py                           the course, its guide page
+    python bench/editprofile.py --page content/course/lab09.md
+    python bench/editprofile.py --labs 200                a synthetic course (bench.py's), a lab page
+
+Copies the course (or makes the synthetic one) in a temporary folder, builds it
+once, then `--runs` times appends a sentence to the page and rebuilds in a fresh
+process that imports every module a build uses first (timed), then times each
+phase function. Prints the median of each part, beside the median wall time of
+plain `python build.py` runs of the same edit.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+PHASES = [("sitegen.pipeline", "snapshot"), ("sitegen.pipeline", "fingerprint"), ("sitegen.config", "load_config"),
+          ("sitegen.compute", "LabScheduler"), ("sitegen.content", "load_pages"), ("sitegen.check", "check_site"),
+          ("sitegen.render", "render_site"), ("sitegen.check", "check_rendered"), ("sitegen.pipeline", "write_site")]
+MODULES = ["sitegen.pipeline", "sitegen.config", "sitegen.compute", "sitegen.content", "sitegen.check",
+           "sitegen.render", "sitegen.write", "sitegen.search", "sitegen.notebook", "markdown.extensions.codehilite",
+           "markdown.extensions.toc", "markdown.extensions.attr_list", "markdown.extensions.tables",
+           "markdown.extensions.fenced_code", "markdown.extensions.sane_lists"]
+
+
+def child(root: str) -> None:
+    """One build, timed by part; prints a JSON object of milliseconds."""
+    import importlib
+    started = time.perf_counter()
+    sys.path.insert(0, str(REPO))
+    for name in MODULES:
+        importlib.import_module(name)
+    times = {"imports": time.perf_counter() - started}
+    for module_name, name in PHASES:
+        module = sys.modules[module_name]
+        real = getattr(module, name)
+
+        def timed(*args, _real=real, _name=name, **kwargs):
+            begun = time.perf_counter()
+            try:
+                return _real(*args, **kwargs)
+            finally:
+                times[_name] = times.get(_name, 0.0) + time.perf_counter() - begun
+        setattr(module, name, timed)
+    begun = time.perf_counter()
+    sys.modules["sitegen.pipeline"].build(Path(root))
+    times["build"] = time.perf_counter() - begun
+    print(json.dumps({k: v * 1000 for k, v in times.items()}))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--page", help="the page to edit (default: the guide, or lab07's page)")
+    parser.add_argument("--labs", type=int, default=0, help="a synthetic course of this many labs (bench.py's)")
+    parser.add_argument("--runs", type=int, default=9)
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args.child)
+        return 0
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import bench
+    env = bench.ENV
+    with tempfile.TemporaryDirectory(prefix="editprofile-") as tmp:
+        if args.labs:
+            root = bench.make_course(Path(tmp) / "course", args.labs)
+            page = root / (args.page or "content/labs/lab07.md")
+        else:
+            root = bench.copy_repo(Path(tmp) / "course")
+            page = root / (args.page or "content/course/guide.md")
+        subprocess.run(bench.build_command(root), env=env, check=True, capture_output=True)
+        wall, parts, start = [], [], []
+        for i in range(args.runs):
+            for mode in ("plain", "parts"):
+                time.sleep(0.2)
+                page.write_text(page.read_text(encoding="utf-8") + f"\n第{i}{mode}句。\n", encoding="utf-8")
+                if mode == "plain":
+                    wall.append(bench.run_once(bench.build_command(root)) * 1000)
+                else:
+                    done = subprocess.run([sys.executable, __file__, "--child", str(root)], env=env, check=True,
+                                          capture_output=True, text=True)
+                    parts.append(json.loads(done.stdout.strip().splitlines()[-1]))
+            start.append(bench.run_once([sys.executable, "-c", "pass"]) * 1000)
+    median = {key: statistics.median(p.get(key, 0.0) for p in parts) for key in parts[0]}
+    phases = sum(median.get(name, 0.0) for _, name in PHASES if name not in ("snapshot", "fingerprint"))
+    print(f"prose edit of {page.relative_to(root)}, median of {args.runs}: {statistics.median(wall):.0f} ms "
+          f"wall (python build.py)\n")
+    print(f"  {statistics.median(start):6.1f} ms  the interpreter starting (python -c pass)")
+    print(f"  {median['imports']:6.1f} ms  importing the build's modules, Jinja2 and Markdown")
+    for _, name in PHASES:
+        print(f"  {median.get(name, 0.0):6.1f} ms  {name}")
+    rest = median["build"] - phases - median.get("snapshot", 0.0) - median.get("fingerprint", 0.0)
+    print(f"  {rest:6.1f} ms  the rest of build(): locks, the lab host, state and memo upkeep")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
