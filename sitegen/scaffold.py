@@ -115,7 +115,7 @@ def new_lab(root: Path, lab_id: str, page: str | None = None) -> list[str]:
     files = NewFiles(root)
     try:
         files.create(script, _fill("lab.py", id=lab_id, page=f"{page}.md", script=script))
-        files.create(page_rel, _fill("lab.md", id=lab_id, title=lab_id))
+        files.create(page_rel, _fill("lab.md", id=lab_id, title=lab_id, script=script))
         files.add_labs([lab_entry(lab_id, lab_id, script, f"{page}.md", f"{lab_id}.ipynb")])
         load_config(root)
     except BaseException:
