@@ -69,6 +69,11 @@ class Artifacts:
         return json.loads(self.files["results.json"].read_text(encoding="utf-8"))
 
 
+def provenance_digest(artifacts: dict[str, Artifacts]) -> str:
+    """Every lab's provenance (which hashes each of its files), as one hash."""
+    return sha256(json.dumps({lab: art.provenance for lab, art in artifacts.items()}, sort_keys=True).encode())
+
+
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 

@@ -11,9 +11,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import BuildError, Collector, Problem
-from .memo import generator_digest
-from .sources import decode, read_text
+from .errors import Collector
+from .memo import Memo, generator_digest
+from .sources import decode, read_bytes
 
 MARKER = re.compile(r"^# %%(?P<rest>.*)$")
 NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
@@ -82,17 +82,12 @@ def _tags(meta: str, path: str, number: int, problems: Collector) -> tuple[str, 
     return tuple(tags)
 
 
-def read_cells(script: Path, root: Path, memo=None) -> tuple[Cell, ...]:
+def read_cells(script: Path, root: Path, memo: Memo | None = None) -> tuple[Cell, ...]:
     """A script's cells; with a Memo, an unchanged script's are remembered, not parsed again."""
     rel = str(script.relative_to(root))
-    if memo is None:
-        return parse_cells(read_text(script, rel), rel)
-    try:
-        data = script.read_bytes()
-    except OSError as exc:
-        raise BuildError(Problem(rel, 0, f"cannot read: {exc.strerror or exc}")) from None
-    return memo.remember("cells", (generator_digest(), rel, hashlib.sha256(data).hexdigest()),
-                         lambda: parse_cells(decode(data, rel), rel))
+    data = read_bytes(script, rel)
+    return (memo or Memo(None)).remember("cells", (generator_digest(), rel, hashlib.sha256(data).hexdigest()),
+                                         lambda: parse_cells(decode(data, rel), rel))
 
 
 def cell_code(cell: Cell) -> str:

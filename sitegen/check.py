@@ -7,12 +7,11 @@ are reported together, each as `content/...md:LINE: ...`.
 from __future__ import annotations
 
 import html
-import json
 import re
 from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit
 
-from .artifacts import NARROW, Artifacts
+from .artifacts import NARROW, Artifacts, provenance_digest
 from .blocks import KINDS, Checking
 from .config import SiteConfig
 from .memo import Memo, digest, generator_digest
@@ -77,9 +76,8 @@ def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifact
                                                       f"{art.lab.id}: its front matter needs 'lab: {art.lab.id}'")
     # What a page's check depends on besides its own text: the site's settings, every lab's
     # outputs (by their provenance, which hashes each file) and every published path.
-    context = digest(generator_digest(), cfg.path.read_bytes(), cfg.base_url,
-                     json.dumps({lab: art.provenance for lab, art in artifacts.items()}, sort_keys=True),
-                     json.dumps([sorted(sitemap), sorted(sitemap.pages.items()), sorted(sitemap.images)]))
+    context = digest(generator_digest(), cfg.path.read_bytes(), cfg.base_url, provenance_digest(artifacts),
+                     sitemap.digest)
     for page in pages:
         key = (context, page.source, page.output, page.digest)
         remembered = memo is not None and page.digest      # (a page not read from its file has no digest)

@@ -23,8 +23,8 @@ from pathlib import Path, PurePosixPath
 
 from .blocks import KINDS
 from .errors import BuildError, Collector, Problem
-from .memo import generator_digest, package_version
-from .sources import decode
+from .memo import Memo, generator_digest, package_version
+from .sources import decode, read_bytes
 from .yamlfile import load_yaml
 
 DIRECTIVE = re.compile(r"^:::\s*(?P<kind>\S+)(?P<rest>.*)$")
@@ -219,27 +219,23 @@ def content_images(content_dir: Path) -> dict[str, Path]:
             if path.suffix.lower() in IMAGES and path.is_file()}
 
 
-PARSER = (generator_digest(), package_version("pyyaml"))      # what parses a page
-
-
-def load_pages(content_dir: Path, memo=None, hashes: dict[str, str] | None = None) -> list[Page]:
+def load_pages(content_dir: Path, memo: Memo | None = None, hashes: dict[str, str] | None = None) -> list[Page]:
     """Every page, parsed; with a Memo, a page whose text did not change is not parsed again, nor
     even read when `hashes` (source -> SHA-256, as the build's snapshot took them) names it."""
+    memo = memo or Memo(None)
+    parser = (generator_digest(), package_version("pyyaml"))        # what parses a page
     problems: list = []
     pages = []
     for path in sorted(content_dir.rglob("*.md")):
         rel = PurePosixPath(path.relative_to(content_dir).as_posix())
         source, output = f"content/{rel}", output_path(rel)
         try:
-            known = (hashes or {}).get(source)
-            found = memo.recall("page", (PARSER, source, known)) if memo is not None and known else None
+            found = memo.recall("page", (parser, source, hashes[source])) if source in (hashes or {}) else None
             if found is None:
-                data = path.read_bytes()
+                data = read_bytes(path, source)
                 digest = hashlib.sha256(data).hexdigest()     # what was read (it may have changed since)
-                text = decode(data, source)
-                found = (memo.remember("page", (PARSER, source, digest),
-                                       lambda: dataclasses.replace(parse_page(text, source, output, memo), digest=digest))
-                         if memo is not None else dataclasses.replace(parse_page(text, source, output), digest=digest),)
+                found = (memo.remember("page", (parser, source, digest), lambda: dataclasses.replace(
+                    parse_page(decode(data, source), source, output, memo), digest=digest)),)
             pages.append(found[0])
         except BuildError as exc:
             problems.extend(exc.problems)

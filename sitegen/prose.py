@@ -10,14 +10,16 @@ idea of a link and a figure.
 """
 from __future__ import annotations
 
+import functools
 import html
+import json
 import posixpath
 import re
 from pathlib import PurePosixPath
 
 from typing import TYPE_CHECKING
 
-from .memo import Memo, package_version
+from .memo import Memo, digest, package_version
 
 if TYPE_CHECKING:              # content reads pages with blocks.py, which resolves prose through here
     from .content import Page
@@ -120,6 +122,11 @@ class SiteMap(frozenset):
         site = super().__new__(cls, paths)
         site.pages, site.images = dict(pages), dict(images or {})
         return site
+
+    @functools.cached_property
+    def digest(self) -> str:
+        """What is published where, hashed: part of every key of what shows links or paths."""
+        return digest(json.dumps([sorted(self), sorted(self.pages.items()), sorted(self.images)]))
 
 
 def resolve_target(page: Page, target: str, sitemap: SiteMap) -> tuple[str, str]:

@@ -19,7 +19,7 @@ import markdown.treeprocessors
 from markupsafe import Markup
 
 from .blocks import KINDS, code, hidden_blocks, word_html
-from .artifacts import Artifacts
+from .artifacts import Artifacts, provenance_digest
 from .config import SiteConfig
 from .content import Page
 from .prose import (SiteMap, Unresolved, is_external, pretty_url, relative_url, resolve_target, to_mathml,
@@ -219,7 +219,7 @@ class Renderer:
     @functools.cached_property
     def notebook_site_key(self) -> str:
         """What of the site any notebook shows: site.yaml, its links' targets, solutions, the generator."""
-        return digest(self.cfg.path.read_bytes(), self.cfg.base_url, json.dumps(sorted(self.sitemap)),
+        return digest(self.cfg.path.read_bytes(), self.cfg.base_url, self.sitemap.digest,
                       self.solutions, generator_digest())
 
     # -- pages --------------------------------------------------------------
@@ -291,8 +291,7 @@ class Renderer:
         templates = sorted(p for p in self.cfg.templates_dir.rglob("*") if p.is_file())
         return digest(generator_digest(), self.cfg.path.read_bytes(), self.cfg.base_url, self.solutions,
                       *(str(t.relative_to(self.cfg.templates_dir)).encode() + b"\0" + t.read_bytes() for t in templates),
-                      json.dumps({lab: art.provenance for lab, art in sorted(self.artifacts.items())}, sort_keys=True),
-                      json.dumps(sorted(self.sitemap)), json.dumps(sorted(self.sitemap.pages.items())),
+                      provenance_digest(self.artifacts), self.sitemap.digest,
                       json.dumps(assets, sort_keys=True), json.dumps(scripts))
 
     def page(self, page: Page, assets: dict[str, str], scripts: list[str], site_key: str = "") -> None:

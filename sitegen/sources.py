@@ -36,13 +36,17 @@ def decode(data: bytes, rel: str) -> str:
                                             "save the file as UTF-8")) from None
 
 
-def read_text(path: Path, rel: str) -> str:
-    """An author's text file, decoded; any failure names `rel`."""
+def read_bytes(path: Path, rel: str) -> bytes:
+    """An author's file; a failure to read it names `rel`."""
     try:
-        data = path.read_bytes()
+        return path.read_bytes()
     except OSError as exc:
         raise BuildError(Problem(rel, 0, f"cannot read: {exc.strerror or exc}")) from None
-    return decode(data, rel)
+
+
+def read_text(path: Path, rel: str) -> str:
+    """An author's text file, decoded; any failure names `rel`."""
+    return decode(read_bytes(path, rel), rel)
 
 
 def check_link(path: Path, root: Path, rel: str, problems: Collector) -> bool:

@@ -56,9 +56,14 @@ def _staging_prefix(out: Path) -> str:
     return f".{out.name}.sitegen-tmp-"
 
 
+def _marked(folder: Path) -> bool:
+    """A folder the build made and marked (a site, or a staging folder once marked)."""
+    return folder.is_dir() and not folder.is_symlink() and (folder / MARK).is_file()
+
+
 def _ours(folder: Path) -> bool:
     """A staging folder of ours: marked, or empty (made but killed before it was marked)."""
-    return folder.is_dir() and not folder.is_symlink() and ((folder / MARK).is_file() or not any(folder.iterdir()))
+    return _marked(folder) or (folder.is_dir() and not folder.is_symlink() and not any(folder.iterdir()))
 
 
 def _exchange(a: Path, b: Path) -> bool:
@@ -80,7 +85,7 @@ def recover(out: Path) -> None:
     """Clear what a killed build left beside the output: its own staging folders only
     (call with the lock held: then no other build is using them)."""
     old = out.with_name(_staging_prefix(out) + "old")
-    if not out.exists() and _ours(old) and (old / MARK).is_file():   # killed between the fallback's renames
+    if not out.exists() and _marked(old):         # killed between the fallback's renames
         os.replace(old, out)
     for stale in out.parent.glob(_staging_prefix(out) + "*"):
         if _ours(stale):
@@ -101,9 +106,9 @@ def output_intact(out: Path, recorded: dict) -> bool:
     result), each unchanged: by its state where that settled, else by its hash."""
     if not out.is_dir():
         return False
-    found = {p.relative_to(out).as_posix(): p for p in out.rglob("*") if p.is_file()}
+    found = _files_in(out)
     return found.keys() == recorded.keys() and all(
-        _intact(path, recorded[rel]) or hashlib.sha256(path.read_bytes()).hexdigest() == recorded[rel][0]
+        _intact(path, recorded[rel]) or hashlib.sha256(Path(path).read_bytes()).hexdigest() == recorded[rel][0]
         for rel, path in found.items())
 
 
@@ -123,14 +128,13 @@ def _keep(previous: Path, kept: Path) -> None:
 
 
 def _files_in(folder: Path) -> dict[str, str]:
-    """Every file under `folder` (relative POSIX path -> path), its own mark left out."""
+    """Every file under `folder` (relative POSIX path -> path)."""
     found = {}
     for top, _, names in os.walk(folder):
         rel_top = os.path.relpath(top, folder)
         for name in names:
             rel = name if rel_top == "." else f"{rel_top}/{name}".replace(os.sep, "/")
             found[rel] = os.path.join(top, name)
-    found.pop(MARK, None)
     return found
 
 
@@ -152,9 +156,10 @@ def write_site(files: dict[str, bytes | Stored], out: Path, last: dict | None = 
     if _ours(staging):                                  # what a killed build left (recover() clears it too)
         shutil.rmtree(staging)
     kept = _spare(out)
-    if spare and _ours(kept) and (kept / MARK).is_file():
+    if spare and _marked(kept):
         os.replace(kept, staging)
         present = _files_in(staging)
+        present.pop(MARK)
     else:
         if _ours(kept):
             shutil.rmtree(kept)
@@ -165,7 +170,7 @@ def write_site(files: dict[str, bytes | Stored], out: Path, last: dict | None = 
     unchanged = {rel for rel, recorded in last.items() if rel != MARK and _intact(f"{out_at}/{rel}", recorded)}
     hashes, touched = {}, set(present.keys() - files.keys())    # touched: names whose files were replaced
     try:
-        if MARK not in os.listdir(staging):
+        if not (staging / MARK).is_file():
             (staging / MARK).write_bytes(MARK_TEXT)
         for rel in touched:                             # what the new site no longer holds
             os.unlink(present[rel])
@@ -222,7 +227,7 @@ def write_site(files: dict[str, bytes | Stored], out: Path, last: dict | None = 
     records = {rel: [digest, *(file_state(f"{out_at}/{rel}") if rel in touched else spare[rel][1:])]
                for rel, digest in sorted(hashes.items())}
     spare_records = {}
-    if _ours(kept) and (kept / MARK).is_file():
+    if _marked(kept):
         for rel in sorted(unchanged):
             if rel not in touched:
                 spare_records[rel] = last[rel]

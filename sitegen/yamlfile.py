@@ -25,8 +25,7 @@ def load_yaml(text: str, path: str, line_offset: int = 0, memo=None):
     """Parse YAML keeping line numbers; syntax errors become a Problem. With a Memo, what a text
     parses to is remembered (its lines are the text's own; `path` only names it in a Problem)."""
     if memo is not None:
-        return memo.remember("yaml", (generator_digest(), package_version("pyyaml"), text, line_offset),
-                             lambda: load_yaml(text, path, line_offset))
+        return _remembered(memo, text, line_offset, lambda: load_yaml(text, path, line_offset))
     import yaml
     loader, limit = _loader()
     try:
@@ -107,7 +106,11 @@ def load_generator_yaml(text: str, memo=None):
     """The generator's own YAML (vocabulary.yaml): no line numbers needed, libyaml's loader where
     there is one (3 ms -> 0.4 ms), remembered like an author's file."""
     if memo is not None:
-        return memo.remember("yaml", (generator_digest(), package_version("pyyaml"), text, "generator"),
-                             lambda: load_generator_yaml(text))
+        return _remembered(memo, text, "generator", lambda: load_generator_yaml(text))
     import yaml
     return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
+def _remembered(memo, text: str, how, parse):
+    """What `text` parses to (`how`: the line offset, or which loader), from the memo."""
+    return memo.remember("yaml", (generator_digest(), package_version("pyyaml"), text, how), parse)
