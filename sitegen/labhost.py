@@ -63,7 +63,7 @@ def _host(conn, builds_end) -> None:
                     for _, pid, _ in (c for c in children.values() if c[0] == job_id):
                         _kill_group(pid)
                     continue
-                script, cells, display, fonts, staging, workdir, result = job
+                script, cells, display, fonts, staging, workdir, result, preview = job
                 done_read, done_write = os.pipe()
                 pid = os.fork()
                 if pid == 0:
@@ -75,7 +75,7 @@ def _host(conn, builds_end) -> None:
                         conn.close()
                         os.close(done_read)
                         run_lab(script, cells, display, fonts, staging, workdir, result,
-                                announce=lambda: os.write(done_write, INPUTS_READY))
+                                announce=lambda: os.write(done_write, INPUTS_READY), preview=preview)
                         os.close(done_write)
                         status = 0
                     finally:
@@ -117,8 +117,10 @@ class LabHost:
         theirs.close()
 
     def run(self, job_id: str, script: str, cells: tuple[Cell, ...], display: str, fonts: tuple[str, ...],
-            staging: Path, workdir: Path, result: Path) -> None:
-        self.conn.send(("run", job_id, script, cells, display, fonts, str(staging), str(workdir), str(result)))
+            staging: Path, workdir: Path, result: Path, preview: bool = False) -> None:
+        """Start a lab (labrun.run_lab), or with `preview` its preview, known to the host as `job_id`."""
+        self.conn.send(("run", job_id, script, cells, display, fonts, str(staging), str(workdir), str(result),
+                        preview))
 
     def kill(self, job_id: str) -> None:
         """Stop a running lab and everything it started; finished() then reports it."""

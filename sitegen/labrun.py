@@ -31,24 +31,38 @@ EARLY_RESULTS = "results.early.json"
 
 
 def run_lab(script: str, cells: tuple[Cell, ...], display: str, fonts: tuple[str, ...], staging: str, workdir: str,
-            result: str, announce=None) -> None:
+            result: str, announce=None, preview: bool = False) -> None:
     """Body of a lab's process: confine it to `staging`, run it with its figures falling back on `fonts`
     (figurefonts.py), write what it printed and saved to `result`. Once its cells have all run, its
     results.json is final: a copy goes to `staging`/EARLY_RESULTS and `announce()` says so, so that
-    labs reading it can start while this one's figures are still being encoded."""
+    labs reading it can start while this one's figures are still being encoded.
+
+    A `preview` draws no figure (savefig does nothing) and ends once its results.json is handed on:
+    it runs beside the lab's real run only so that labs reading it can start sooner. The build
+    keeps what they make only if the real run's results.json turns out the same (compute.py)."""
     from .sandbox import confine
     try:
         use(fonts)
+        if preview:
+            _draw_nothing()
         tmp = Path(staging) / "tmp"
         tmp.mkdir(exist_ok=True)
         os.environ["TMPDIR"] = str(tmp)          # tempfile works inside the confinement
         confined = confine([staging, "/dev"])
-        run = run_cells(script, cells, workdir, confined, display,
+        run = run_cells(script, cells, workdir, confined, display, finish=not preview,
                         cells_done=lambda: _hand_on_results(Path(workdir), Path(staging), announce))
     except BaseException as exc:  # noqa: BLE001 - a harness failure is reported like a lab's
         run = {"cells": [], "error": _failure(script, exc)}
     Path(result + ".tmp").write_text(json.dumps(run), encoding="utf-8")
     os.replace(result + ".tmp", result)
+
+
+def _draw_nothing() -> None:
+    try:
+        import matplotlib.figure
+    except ImportError:
+        return                  # the lab reports what it misses
+    matplotlib.figure.Figure.savefig = lambda *args, **kwargs: None
 
 
 def _hand_on_results(workdir: Path, staging: Path, announce) -> None:
@@ -80,10 +94,11 @@ def _failure(script: str, exc: BaseException, confined: bool = False) -> dict:
 
 
 def run_cells(script: str, cells: tuple[Cell, ...], workdir: str, confined: bool = False,
-              display: str = "script", cells_done=None) -> dict:
+              display: str = "script", cells_done=None, finish: bool = True) -> dict:
     """Execute cells in order in `workdir`: what each printed and which PNGs it saved, and with
     display "jupyter" also its last expression's value and the figures it left open, as Jupyter
-    shows them. A cell tagged raises-exception must raise; its error is what it shows."""
+    shows them. A cell tagged raises-exception must raise; its error is what it shows. Then, if
+    `finish`, normalise what the lab wrote (figures, .npz files)."""
     os.chdir(workdir)
     os.environ["MPLBACKEND"] = LAB_BACKEND
     sys.path.insert(0, str(Path(script).parent))
@@ -130,6 +145,9 @@ def run_cells(script: str, cells: tuple[Cell, ...], workdir: str, confined: bool
             encoding[name] = (data, threads.submit(_quantized, data))
     if cells_done:
         cells_done()
+    if not finish:
+        threads.shutdown(cancel_futures=True)
+        return {"cells": results, "error": None}
     files = sorted(folder.rglob("*"))
     for path in files:                  # first what needs no figure, while the last ones are encoded
         if path.suffix == ".npz":

@@ -122,6 +122,84 @@ def test_a_lab_reading_another_starts_once_its_results_are_final_not_its_figures
     assert reader["input"] == {k: v for k, v in tiny.items() if k != "provenance"}
 
 
+def slowly_drawn_reading_site(root, results: str = ""):
+    """The reading site, whose read lab draws a large figure before it writes its results (adding
+    `results` to them) and notes when that figure was drawn; the reader notes when it started."""
+    from test_incremental import reading_site
+    reading_site(root)
+    edit(root / "compute/tiny.py", "fig.savefig(out / 'line.png')\n",
+         "fig.savefig(out / 'line.png')\nbig = plt.figure(figsize=(30, 30))\n"
+         "big.add_subplot().imshow(np.random.default_rng(0).random((600, 600)))\n"
+         "big.savefig(out / 'big.png', dpi=100)\n(out / 'drawn.txt').write_text('')\n")
+    edit(root / "compute/tiny.py", "'total': float(x.sum())", f"'total': float(x.sum()){results}")
+    edit(root / "compute/reader.py", "x = json.loads(", "import time\nstarted = time.time()\nx = json.loads(")
+    edit(root / "compute/reader.py", "'doubled': [[2 * v for v in row] for row in x]",
+         "'doubled': [[2 * v for v in row] for row in x], 'started': started, "
+         "'input': json.loads(Path('inputs/tiny/results.json').read_text())")
+    return root
+
+
+def compute_watching_launches(root, cache, monkeypatch, jobs: int, launched: list | None = None):
+    """compute_labs on the site, and the names of the lab runs it launched, in order (also in
+    `launched`, if given)."""
+    from sitegen import labhost
+    from sitegen.compute import compute_labs
+    from sitegen.config import load_config
+    launched, real = [] if launched is None else launched, labhost.LabHost.run
+    monkeypatch.setattr(labhost.LabHost, "run", lambda self, name, *a: launched.append(name) or real(self, name, *a))
+    return compute_labs(load_config(root), cache, jobs=jobs), launched
+
+
+def results_of(artifacts, lab: str) -> dict:
+    import json
+    return json.loads(artifacts[lab].files["results.json"].read_bytes())
+
+
+@pytest.mark.slow
+def test_a_lab_reading_another_starts_on_its_preview_before_its_figures_are_drawn(tmp_path, monkeypatch):
+    """With a worker free, the read lab runs twice at once: for real, and as a preview drawing no
+    figure, whose results.json the reader starts on; the real one's, the same, confirms it."""
+    root = slowly_drawn_reading_site(tmp_path / "site")
+    artifacts, launched = compute_watching_launches(root, tmp_path / "cache", monkeypatch, jobs=2)
+    assert sorted(launched) == ["preview:tiny", "reader", "tiny"]
+    drawn = artifacts["tiny"].files["drawn.txt"].stat().st_mtime
+    reader, tiny = results_of(artifacts, "reader"), results_of(artifacts, "tiny")
+    assert reader["started"] < drawn, (reader["started"], drawn)
+    assert reader["input"] == {k: v for k, v in tiny.items() if k != "provenance"}
+
+
+@pytest.mark.slow
+def test_a_reader_started_on_a_preview_that_the_real_run_contradicts_runs_again(tmp_path, monkeypatch):
+    """The read lab's results say whether its figure exists, which its preview (drawing none)
+    gets wrong: the reader's first run is dropped, and it runs again on the real results. One
+    worker makes no preview."""
+    results = ", 'drawn': (out / 'big.png').exists()"
+    root = slowly_drawn_reading_site(tmp_path / "site", results)
+    artifacts, launched = compute_watching_launches(root, tmp_path / "cache", monkeypatch, jobs=2)
+    assert sorted(launched) == ["preview:tiny", "reader", "reader", "tiny"]
+    reader, tiny = results_of(artifacts, "reader"), results_of(artifacts, "tiny")
+    assert tiny["drawn"] is True
+    assert reader["input"] == {k: v for k, v in tiny.items() if k != "provenance"}
+    assert reader["started"] > artifacts["tiny"].files["drawn.txt"].stat().st_mtime
+    serial, launched = compute_watching_launches(root, tmp_path / "serial", monkeypatch, jobs=1)
+    assert launched == ["tiny", "reader"]
+    assert results_of(serial, "reader")["input"] == reader["input"]
+
+
+@pytest.mark.slow
+def test_when_the_real_run_fails_after_its_preview_did_not_what_readers_made_is_not_kept(tmp_path, monkeypatch):
+    from sitegen.errors import LabFailure
+    root = slowly_drawn_reading_site(tmp_path / "site")
+    edit(root / "compute/tiny.py", "(out / 'drawn.txt').write_text('')\n",
+         "(out / 'drawn.txt').write_text('')\nassert not (out / 'big.png').exists(), 'drawn'\n")
+    launched = []
+    with pytest.raises(LabFailure) as failure:
+        compute_watching_launches(root, tmp_path / "cache", monkeypatch, jobs=2, launched=launched)
+    assert "lab tiny failed: AssertionError: drawn" in failure.value.report()
+    assert sorted(launched) == ["preview:tiny", "reader", "tiny"]
+    assert [p.name for p in (tmp_path / "cache/labs").rglob("*") if p.parent.parent.name == "labs"] == []
+
+
 def test_labs_run_with_the_cycle_collector_the_build_runs_without(tmp_path):
     """The build turns Python's cycle collector off while it runs; a lab, forked from it, has it on
     (Matplotlib's figures are cycles: without it a lab drawing many would grow without bound)."""
