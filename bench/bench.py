@@ -9,8 +9,8 @@ and the goal. The seed script and the clean build of the lab alone are run
 alternately (at least 7 pairs), and so are the lab's own script and that
 build (the lab now does more than the seed: its overhead is measured against
 its own run); the seed's own time varies by ±10% from one spell to the next
-on this machine. Then synthetic courses of copies of the lab (40, and 200 with a page
-each), and `serve`'s save -> reloaded page in Chromium (bench/serveloop.py). Sites are
+on this machine. Then synthetic courses of copies of the lab (40 with a page each,
+200 with two), and `serve`'s save -> reloaded page in Chromium (bench/serveloop.py). Sites are
 built in a temporary folder; the repository is only read.
 """
 from __future__ import annotations
@@ -65,6 +65,17 @@ def timed(command: list[str], cwd: Path | None = None, prepare=None, runs: int =
     return statistics.median(times)
 
 
+def cpu_seconds(command: list[str], cwd: Path | None = None, prepare=None) -> float:
+    """Processor time (user and system) of one run and every process it waited for: what a
+    machine must spend on it, however many cores it has."""
+    if prepare:
+        prepare(0)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    run_once(command, cwd)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
 def timed_against_floor(floor: list[str], floor_cwd: Path, command: list[str], prepare, runs: int):
     """Medians of the floor and of a command, run alternately, so that a slow spell of the
     machine weighs on both alike; and the median of their ratios, pair by pair."""
@@ -92,15 +103,18 @@ def copy_repo(target: Path) -> Path:
     return target
 
 
-def make_course(target: Path, labs: int) -> Path:
-    """A course of `labs` copies of the real lab, each with its own seed and page."""
+def make_course(target: Path, labs: int, notes: bool = False) -> Path:
+    """A course of `labs` copies of the real lab, each with its own seed and page, and with
+    `notes` a second page each (a copy of the guide, prose and lists)."""
     for part in ("templates", "static"):
         shutil.copytree(REPO / part, target / part)
     (target / "compute").mkdir()
     (target / "content/labs").mkdir(parents=True)
     code, page = LAB.read_text(encoding="utf-8"), PAGE.read_text(encoding="utf-8")
     page = re.sub(r"^(parent|url): .*\n", "", page, flags=re.M)          # each copy publishes at its own path
-    page = re.sub(r"(?<!!)\[([^\]]*)\]\((?!https?:)[^)]*\)", r"\1", page)     # no links to pages it lacks
+    unlinked = r"(?<!!)\[([^\]]*)\]\((?!https?:)[^)]*\)"
+    page = re.sub(unlinked, r"\1", page)     # no links to pages it lacks
+    guide = re.sub(unlinked, r"\1", (REPO / "content/course/guide.md").read_text(encoding="utf-8"))
     entries, items = [], []
     for n in range(labs):
         lab = f"lab{n:02d}"
@@ -112,6 +126,10 @@ def make_course(target: Path, labs: int) -> Path:
                        f"    notebook: labs/materials/{lab}.ipynb\n    page: labs/{lab}.md\n"
                        "    widget:\n      script: explorer.js\n      needs: [image, structure, permutation]\n")
         items.append(f"- [Lab {n}](labs/{lab}.md)")
+        if notes:
+            (target / f"content/labs/{lab}-notes.md").write_text(
+                re.sub(r"^title: .*$", f"title: Lab {n} 笔记", guide, count=1, flags=re.M), encoding="utf-8")
+            items.append(f"- [Lab {n} 笔记](labs/{lab}-notes.md)")
     (target / "site.yaml").write_text(
         "site:\n  title: 合成课程\n  base_url: https://example.pages.dev\n  language: zh-CN\n"
         "  figure_fonts: [zhplot:fonts/NotoSansSC-Regular.ttf]\n\nlabs:\n"
@@ -175,8 +193,12 @@ def main() -> int:
         rows.append(("clean build: the seed lab alone, as a site", alone, "≤ 1.2× lab",
                      f"{ratio:.2f}× seed, {lab_ratio:.2f}× lab (pair by pair)"))
         site = copy_repo(tmp / "site")
-        rows.append(("clean build: the whole course site (3 labs)",
-                     timed(build_command(site), prepare=clean(site), runs=args.runs), "≤ 1.3× seed", ""))
+        whole = timed(build_command(site), prepare=clean(site), runs=args.runs)
+        cpu = (cpu_seconds([sys.executable, str(SEED)], tmp / "seed"),
+               statistics.median(cpu_seconds(build_command(site), prepare=clean(site)) for _ in range(args.runs)))
+        rows.append(("clean build: the whole course site (3 labs)", whole, "≤ 1.3× seed",
+                     f"{cpu[1]:.2f} s of processor time, {cpu[1] / cpu[0]:.2f}× the seed's; "
+                     f"÷ {os.cpu_count()} cores = {cpu[1] / os.cpu_count() / floor:.2f}× seed"))
         rows.append(("no-change rebuild", timed(build_command(site), runs=args.runs), "≤ 0.07× seed", ""))
         rows.append(("rebuild after a prose edit (guide page)",
                      timed(build_command(site), prepare=append(site / "content/course/guide.md", "\n句 {t}。\n"),
@@ -199,7 +221,7 @@ def main() -> int:
                            runs=args.runs), "≤ 0.2 s", ""))
         sizes = [search_per_page(course)]
         if args.big:
-            big = make_course(tmp / "big", args.big)
+            big = make_course(tmp / "big", args.big, notes=True)
             pages = len(list((big / "content").rglob("*.md")))
             rows.append((f"{args.big}-lab course ({pages} pages), clean, parallel (once)",
                          timed(build_command(big), prepare=clean(big), runs=1), "", ""))

@@ -258,10 +258,10 @@ class LabScheduler:
         self.todo.insert(0, _Job(job.lab, job.cells, job.key, job.source, job.entry))
 
     def finish(self) -> dict[str, Artifacts]:
-        from .labhost import INPUTS_READY
         if not self.running and self.todo:
             self.start()
         while any(not job.preview for job in self.running.values()):
+            from .labhost import INPUTS_READY   # (a build that runs no lab never imports multiprocessing)
             name, exitcode = self._wait()
             job = self.running[name]
             if exitcode == INPUTS_READY:

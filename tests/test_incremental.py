@@ -45,14 +45,29 @@ def built(tmp_path):
     return root, out, cache
 
 
-def test_unchanged_build_runs_nothing_and_imports_no_numpy(built):
-    root, out, cache = built
+def imports_of_a_build(root, out, cache):
+    """The build's output, and the modules its process imported."""
     result = subprocess.run([sys.executable, "-X", "importtime", str(REPO / "build.py"), "--root", str(root),
                              "--out", str(out), "--cache", str(cache)], capture_output=True, text=True,
                             env={**os.environ, "SOURCE_DATE_EPOCH": EPOCH}, timeout=120)
-    assert result.returncode == 0 and "[nothing changed]" in result.stdout
-    imported = {line.split("|")[-1].strip() for line in result.stderr.splitlines() if "|" in line}
+    assert result.returncode == 0, result.stderr[-2000:]
+    return result.stdout, {line.split("|")[-1].strip() for line in result.stderr.splitlines() if "|" in line}
+
+
+def test_unchanged_build_runs_nothing_and_imports_no_numpy(built):
+    stdout, imported = imports_of_a_build(*built)
+    assert "[nothing changed]" in stdout
     assert not {"numpy", "matplotlib", "jinja2", "markdown", "nbformat"} & imported
+
+
+def test_a_prose_edit_imports_neither_what_labs_use_nor_what_runs_them(built):
+    root, out, cache = built
+    with open(root / "content/reader.md", "a", encoding="utf-8") as page:
+        page.write("\n又一句。\n")
+    stdout, imported = imports_of_a_build(root, out, cache)
+    assert "tiny cached" in stdout and "markdown" in imported
+    assert not {"numpy", "matplotlib", "nbformat", "yaml", "multiprocessing", "sitegen.labhost",
+                "sitegen.labrun"} & imported
 
 
 def test_a_prose_edit_runs_no_lab_and_imports_no_converter_it_remembered(built):
