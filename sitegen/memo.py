@@ -6,6 +6,11 @@ change. Rendered files are kept as blobs named by their hash and handed out as
 Stored files, never read again unless they must be. Entries are written to a
 temporary name and renamed; entries a build did not use are dropped at the end
 of the build.
+
+An entry's value is a pure function of its key, so a copy of it is as good as
+the file: at its end a build also writes every entry it used into one file
+(PACK), which the next build reads once instead of opening a file per entry
+(thousands on a large course). Entries the pack lacks are read from their files.
 """
 from __future__ import annotations
 
@@ -23,11 +28,13 @@ from .stored import Stored
 
 GENERATOR = Path(__file__).resolve().parent
 TEMPORARY = ".tmp-"       # what the cache holds under this prefix is being written, or was by a killed build
+PACK = "pack"             # every entry the last build used, in one file: {namespace/key: bytes}, pickled
 
 
 def clear_temporaries(cache: Path) -> None:
     """Remove what killed builds left half-written in the cache (call with the cache's lock held)."""
-    for stale in [*cache.glob(f"labs/*/{TEMPORARY}*"), *cache.glob(f"memo/*/{TEMPORARY}*")]:
+    for stale in [*cache.glob(f"labs/*/{TEMPORARY}*"), *cache.glob(f"memo/*/{TEMPORARY}*"),
+                  *cache.glob(f"memo/{TEMPORARY}*")]:
         if stale.is_dir() and not stale.is_symlink():
             shutil.rmtree(stale, ignore_errors=True)
         else:
@@ -97,26 +104,43 @@ class Memo:
     def __init__(self, folder: Path | None):
         self.folder = folder
         self.used: dict[str, set[str]] = {}
+        self.packed: dict[str, bytes] | None = None     # the last build's pack, read on first use
+        self.looked_up: dict[str, bytes] = {}           # entries this build found or stored: the next pack
 
-    def _path(self, namespace: str, key_parts: tuple) -> str | None:
+    def _name(self, namespace: str, key_parts: tuple) -> str | None:
         key = digest(namespace, *key_parts)
         self.used.setdefault(namespace, set()).add(key)
-        return None if self.folder is None else f"{self.folder}/{namespace}/{key}"    # (pathlib costs more)
+        return None if self.folder is None else f"{namespace}/{key}"
 
     def peek(self, namespace: str, key_parts: tuple) -> bytes | None:
-        path = self._path(namespace, key_parts)
-        if path is None:
+        name = self._name(namespace, key_parts)
+        if name is None:
             return None
+        if self.packed is None:
+            self.packed = self._read_pack()
+        data = self.packed.get(name)
+        if data is None:
+            try:
+                with open(f"{self.folder}/{name}", "rb") as handle:        # (pathlib costs more)
+                    data = handle.read()
+            except OSError:
+                return None
+        self.looked_up[name] = data
+        return data
+
+    def _read_pack(self) -> dict[str, bytes]:
         try:
-            with open(path, "rb") as handle:
-                return handle.read()
-        except OSError:
-            return None
+            with open(f"{self.folder}/{PACK}", "rb") as handle:
+                pack = pickle.load(handle)
+        except Exception:       # none yet, damaged, or cut short: the entries' own files are read
+            return {}
+        return pack if isinstance(pack, dict) else {}
 
     def put(self, namespace: str, key_parts: tuple, data: bytes) -> None:
-        path = self._path(namespace, key_parts)
-        if path is not None:
-            self._write(path, data)
+        name = self._name(namespace, key_parts)
+        if name is not None:
+            self._write(f"{self.folder}/{name}", data)
+            self.looked_up[name] = data
 
     @staticmethod
     def _write(path: Path | str, data: bytes) -> None:
@@ -188,9 +212,12 @@ class Memo:
         return value
 
     def prune(self) -> None:
-        """Drop entries of the namespaces used in this build that it did not use."""
+        """Drop entries of the namespaces used in this build that it did not use, and pack the
+        ones it used for the next build."""
         if self.folder is None:
             return
+        if self.looked_up != self.packed:
+            self._write(f"{self.folder}/{PACK}", pickle.dumps(self.looked_up, protocol=pickle.HIGHEST_PROTOCOL))
         for namespace, keys in self.used.items():
             if not (self.folder / namespace).is_dir():      # only looked up, never stored
                 continue

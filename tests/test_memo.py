@@ -34,3 +34,51 @@ def test_what_a_build_did_not_use_is_dropped(tmp_path):
     new.prune()
     assert fresh.path.exists() and not stale.path.exists()
     assert len(list((tmp_path / "memo/page").iterdir())) == 1 and len(list((tmp_path / "memo/yaml").iterdir())) == 1
+
+
+def test_the_next_build_reads_what_the_last_one_used_from_one_pack_not_a_file_each(tmp_path, monkeypatch):
+    import builtins
+    first = Memo(tmp_path / "memo")
+    first.remember("yaml", ("a",), lambda: {"a": 1})
+    first.get("search", ("b",), lambda: b"sections")
+    first.prune()
+    opened, real_open = [], builtins.open
+    monkeypatch.setattr(builtins, "open", lambda path, *a, **k: opened.append(str(path)) or real_open(path, *a, **k))
+    second = Memo(tmp_path / "memo")
+    assert second.recall("yaml", ("a",)) == ({"a": 1},) and second.peek("search", ("b",)) == b"sections"
+    assert second.recall("yaml", ("new",)) is None
+    assert [p.rsplit("/", 2)[-2:] for p in opened] == [["memo", "pack"], ["yaml", opened[-1].rsplit("/", 1)[-1]]]
+    second.prune()              # it used a subset: the next pack holds just that
+    third = Memo(tmp_path / "memo")
+    third.peek("yaml", ("a",))
+    assert third.packed == second.looked_up and len(third.packed) == 2 and b"sections" in third.packed.values()
+
+
+def test_a_damaged_pack_or_an_entry_it_lacks_is_read_from_its_own_file(tmp_path):
+    first = Memo(tmp_path / "memo")
+    first.remember("yaml", ("a",), lambda: {"a": 1})
+    first.prune()
+    (tmp_path / "memo/pack").write_bytes(b"\x80\x05 cut short")
+    assert Memo(tmp_path / "memo").recall("yaml", ("a",)) == ({"a": 1},)
+    first.remember("yaml", ("b",), lambda: {"b": 2})      # written after the pack: only in its file
+    assert Memo(tmp_path / "memo").recall("yaml", ("b",)) == ({"b": 2},)
+
+
+def test_a_build_that_used_what_the_pack_holds_does_not_write_it_again(tmp_path):
+    first = Memo(tmp_path / "memo")
+    first.get("search", ("b",), lambda: b"sections")
+    first.prune()
+    before = (tmp_path / "memo/pack").stat()
+    second = Memo(tmp_path / "memo")
+    second.get("search", ("b",), lambda: b"other")
+    second.prune()
+    after = (tmp_path / "memo/pack").stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+
+
+def test_a_pack_half_written_by_a_killed_build_is_cleared(tmp_path):
+    from sitegen.memo import TEMPORARY, clear_temporaries
+    (tmp_path / "memo").mkdir()
+    (tmp_path / "memo" / f"{TEMPORARY}pack").write_bytes(b"half")
+    clear_temporaries(tmp_path)
+    assert list((tmp_path / "memo").iterdir()) == []
