@@ -10,7 +10,8 @@ of the build.
 An entry's value is a pure function of its key, so a copy of it is as good as
 the file: at its end a build also writes every entry it used into one file
 (PACK), which the next build reads once instead of opening a file per entry
-(thousands on a large course). Entries the pack lacks are read from their files.
+(thousands on a large course). Entries the pack lacks are read from their files;
+it is written again only when it lacks, or holds in vain, more than a few.
 """
 from __future__ import annotations
 
@@ -29,6 +30,9 @@ from .stored import Stored
 GENERATOR = Path(__file__).resolve().parent
 TEMPORARY = ".tmp-"       # what the cache holds under this prefix is being written, or was by a killed build
 PACK = "pack"             # every entry the last build used, in one file: {namespace/key: bytes}, pickled
+# Entries the pack may lack or hold in vain (at least; or a twentieth of those used) before it is written
+# again: a prose edit changes a handful, which are read from their own files rather than rewriting it.
+PACK_SLACK = 64
 
 
 def clear_temporaries(cache: Path) -> None:
@@ -213,10 +217,12 @@ class Memo:
 
     def prune(self) -> None:
         """Drop entries of the namespaces used in this build that it did not use, and pack the
-        ones it used for the next build."""
+        ones it used for the next build (unless the pack it read differs by only a few)."""
         if self.folder is None:
             return
-        if self.looked_up != self.packed:
+        packed = self.packed or {}
+        differ = sum(name not in packed for name in self.looked_up) + sum(name not in self.looked_up for name in packed)
+        if not packed or differ > max(PACK_SLACK, len(self.looked_up) // 20):
             self._write(f"{self.folder}/{PACK}", pickle.dumps(self.looked_up, protocol=pickle.HIGHEST_PROTOCOL))
         for namespace, keys in self.used.items():
             if not (self.folder / namespace).is_dir():      # only looked up, never stored
