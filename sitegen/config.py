@@ -6,6 +6,7 @@ errors, so a typo never silently falls back to a default.
 from __future__ import annotations
 
 import difflib
+import os
 import re
 from dataclasses import dataclass, field
 from string import Formatter
@@ -127,11 +128,10 @@ class _Fields:
                                   f"unknown key '{key}' in {self.where} (expected one of: {expected})")
 
 
-def _content_page(root: Path, page: str) -> bool:
-    """A Markdown file inside content/ (a path that climbs out does not count)."""
-    content = (root / "content").resolve()
-    path = (content / page).resolve()
-    return page.endswith(".md") and content in path.parents and path.is_file()
+def _content_page(content: str, page: str) -> bool:
+    """A Markdown file inside content/ (`content`: its real path; a path that climbs out does not count)."""
+    path = os.path.realpath(os.path.join(content, page))      # (pathlib's resolve and parents cost more)
+    return page.endswith(".md") and path.startswith(content + os.sep) and os.path.isfile(path)
 
 
 def _has_cycle(labs: list[Lab]) -> bool:
@@ -148,6 +148,7 @@ def _has_cycle(labs: list[Lab]) -> bool:
 def load_config(root: Path, memo=None) -> SiteConfig:
     """site.yaml, checked (`memo`: a Memo that remembers what its text parses to)."""
     root = Path(root).resolve()
+    content = os.path.realpath(root / "content")
     path = root / "site.yaml"
     rel = "site.yaml"
     if not path.is_file():
@@ -181,13 +182,13 @@ def load_config(root: Path, memo=None) -> SiteConfig:
     for i, item in enumerate(top.get("nav", list, [], required=False)):
         f = _Fields(item, f"nav[{i}]", rel, problems, top.key_line("nav"))
         nav.append(NavItem(title=f.get("title", default=""), page=f.get("page", default="")))
-        if nav[-1].page and not _content_page(root, nav[-1].page):
+        if nav[-1].page and not _content_page(content, nav[-1].page):
             problems.add(rel, f.key_line("page"), f"nav[{i}].page: no such page content/{nav[-1].page}")
         f.finish()
 
     sequence = top.get("sequence", list, [], required=False)
     for i, item in enumerate(sequence):
-        if not isinstance(item, str) or not _content_page(root, item):
+        if not isinstance(item, str) or not _content_page(content, item):
             problems.add(rel, top.key_line("sequence") + 1 + i, f"sequence[{i}]: no such page content/{item}")
     if len(set(map(str, sequence))) != len(sequence):
         problems.add(rel, top.key_line("sequence"), "sequence lists a page twice")
@@ -231,9 +232,9 @@ def load_config(root: Path, memo=None) -> SiteConfig:
             problems.add(rel, f.key_line("id"), f"duplicate lab id {lab_id!r} (first at site.yaml:{seen_ids[lab_id]})")
         seen_ids.setdefault(lab_id, f.key_line("id"))
         script_path = (root / script).resolve()
-        if script and (not script_path.is_file() or root not in script_path.parents):
+        if script and (not script_path.is_file() or not str(script_path).startswith(f"{root}{os.sep}")):
             problems.add(rel, f.key_line("script"), f"labs[{i}].script: no such file {script!r} inside the project")
-        if values["page"] and not _content_page(root, values["page"]):
+        if values["page"] and not _content_page(content, values["page"]):
             problems.add(rel, f.key_line("page"), f"labs[{i}].page: no such page content/{values['page']}")
         for key in ("images", "downloads", "notebook"):
             if values[key] and not (OUT_PATH.match(values[key]) and ".." not in values[key].split("/")):
