@@ -84,7 +84,8 @@ def load_entry(lab: Lab, cells: tuple[Cell, ...], entry: Path, recomputed: bool,
     (stored.py says why that is safe)."""
     try:
         manifest = json.loads((entry / "manifest.json").read_text(encoding="utf-8"))
-        files = {name: entry / "files" / name for name in manifest["files"]}
+        folder = entry / "files"
+        files = {name: folder / name for name in manifest["files"]}
         state = [(name, *file_state(path)) for name, path in files.items()]
         if memo is None or memo.peek("intact", (str(entry), manifest["files"], state)) is None:
             for name, digest in manifest["files"].items():
