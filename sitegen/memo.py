@@ -145,6 +145,8 @@ class Memo:
         if name is not None:
             self._write(f"{self.folder}/{name}", data)
             self.looked_up[name] = data
+            if self.packed and self.packed.get(name, data) != data:
+                self.packed.clear()     # it held what could not be used (a class that changed): write it again
 
     @staticmethod
     def _write(path: Path | str, data: bytes) -> None:

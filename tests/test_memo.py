@@ -89,3 +89,20 @@ def test_a_pack_half_written_by_a_killed_build_is_cleared(tmp_path):
     (tmp_path / "memo" / f"{TEMPORARY}pack").write_bytes(b"half")
     clear_temporaries(tmp_path)
     assert list((tmp_path / "memo").iterdir()) == []
+
+
+def test_a_pack_entry_that_cannot_be_used_is_replaced_in_the_next_pack(tmp_path):
+    import pickle
+    first = Memo(tmp_path / "memo")
+    first.remember("yaml", ("a",), lambda: {"a": 1})
+    first.prune()
+    pack = pickle.loads((tmp_path / "memo/pack").read_bytes())
+    (name,) = pack
+    pack[name] = b"not a pickle"                  # as if its class had changed since
+    (tmp_path / "memo/pack").write_bytes(pickle.dumps(pack))
+    second = Memo(tmp_path / "memo")
+    made = []
+    assert second.remember("yaml", ("a",), lambda: made.append(1) or {"a": 1}) == {"a": 1} and made == [1]
+    second.prune()
+    third = Memo(tmp_path / "memo")
+    assert third.remember("yaml", ("a",), lambda: made.append(1) or {"a": 1}) == {"a": 1} and made == [1]
