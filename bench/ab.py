@@ -1,0 +1,82 @@
+"""A/B: this checkout against another commit, in one spell of the machine.
+
+    python bench/ab.py f5fb642                 the course: a clean build, two prose edits
+    python bench/ab.py f5fb642 --labs 40       and a prose edit of a synthetic course (bench.py's)
+
+The other commit is checked out in a temporary worktree. Each side builds its
+own copies of the courses (their caches are kept apart: two generators may key
+labs differently), and the two sides run alternately, pair by pair, so that a
+slow spell of this machine (10-25 % from one to the next) weighs on both alike.
+Prints each scenario's median on both sides and the median of the pair-by-pair
+ratios, after / before. The repository is only read.
+"""
+from __future__ import annotations
+
+import argparse
+import atexit
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench import REPO, SOURCES, append, clean, make_course, run_once  # noqa: E402
+
+
+def course_of(tree: Path, target: Path) -> Path:
+    """A copy of the course as the commit at `tree` has it."""
+    target.mkdir(parents=True)
+    for part in SOURCES:
+        if (tree / part).exists():
+            (shutil.copytree if (tree / part).is_dir() else shutil.copy2)(tree / part, target / part)
+    return target
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("commit", help="the commit to compare this checkout with (before)")
+    parser.add_argument("--pairs", type=int, default=9, help="alternating pairs per scenario (median)")
+    parser.add_argument("--labs", type=int, default=0, help="also a synthetic course of this many labs")
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="bench-ab-"))
+    atexit.register(shutil.rmtree, tmp, True)
+    before = tmp / "before"
+    subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(before), args.commit],
+                   check=True, capture_output=True)
+    atexit.register(subprocess.run, ["git", "-C", str(REPO), "worktree", "remove", "--force", str(before)],
+                    capture_output=True)
+    trees = {"before": before, "after": REPO}
+    courses = {side: course_of(tree, tmp / f"course-{side}") for side, tree in trees.items()}
+    scenarios = [("clean build: the course (3 labs)", courses, clean),
+                 ("prose edit: the course's lab page", courses, "content/course/lab09.md"),
+                 ("prose edit: the course's guide", courses, "content/course/guide.md")]
+    if args.labs:
+        synthetic = {side: make_course(tmp / f"labs-{side}", args.labs) for side in trees}
+        scenarios.append((f"prose edit: a {args.labs}-lab course, one lab page", synthetic, "content/labs/lab07.md"))
+
+    def command(side: str, root: Path) -> list[str]:
+        return [sys.executable, str(trees[side] / "build.py"), "--root", str(root)]
+
+    for _, roots, _ in scenarios:           # labs computed, caches and outputs made, before timing
+        for side, root in roots.items():
+            run_once(command(side, root))
+    print(f"A/B against {args.commit}, {args.pairs} alternating pairs each, wall time of a fresh process\n")
+    print(f"| {'scenario':<50} | {'before':>8} | {'after':>8} | after/before |")
+    print(f"|{'-' * 52}|{'-' * 9}:|{'-' * 9}:|-------------:|")
+    for name, roots, how in scenarios:
+        times = {"before": [], "after": []}
+        for pair in range(args.pairs):
+            for side in ("before", "after") if pair % 2 == 0 else ("after", "before"):
+                prepare = how(roots[side]) if callable(how) else append(roots[side] / how, "\n句 {t}。\n")
+                prepare(pair)
+                times[side].append(run_once(command(side, roots[side])))
+        ratio = statistics.median(a / b for b, a in zip(times["before"], times["after"]))
+        print(f"| {name:<50} | {statistics.median(times['before']):>6.3f} s | "
+              f"{statistics.median(times['after']):>6.3f} s | {ratio:>11.2f}× |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
