@@ -22,16 +22,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench import REPO, SOURCES, append, clean, make_course, run_once  # noqa: E402
-
-
-def course_of(tree: Path, target: Path) -> Path:
-    """A copy of the course as the commit at `tree` has it."""
-    target.mkdir(parents=True)
-    for part in SOURCES:
-        if (tree / part).exists():
-            (shutil.copytree if (tree / part).is_dir() else shutil.copy2)(tree / part, target / part)
-    return target
+from bench import REPO, append, build_command, clean, copy_repo, make_course, run_once  # noqa: E402
 
 
 def main() -> int:
@@ -48,7 +39,7 @@ def main() -> int:
     atexit.register(subprocess.run, ["git", "-C", str(REPO), "worktree", "remove", "--force", str(before)],
                     capture_output=True)
     trees = {"before": before, "after": REPO}
-    courses = {side: course_of(tree, tmp / f"course-{side}") for side, tree in trees.items()}
+    courses = {side: copy_repo(tmp / f"course-{side}", tree) for side, tree in trees.items()}
     scenarios = [("clean build: the course (3 labs)", courses, clean),
                  ("prose edit: the course's lab page", courses, "content/course/lab09.md"),
                  ("prose edit: the course's guide", courses, "content/course/guide.md")]
@@ -56,12 +47,9 @@ def main() -> int:
         synthetic = {side: make_course(tmp / f"labs-{side}", args.labs) for side in trees}
         scenarios.append((f"prose edit: a {args.labs}-lab course, one lab page", synthetic, "content/labs/lab07.md"))
 
-    def command(side: str, root: Path) -> list[str]:
-        return [sys.executable, str(trees[side] / "build.py"), "--root", str(root)]
-
     for _, roots, _ in scenarios:           # labs computed, caches and outputs made, before timing
         for side, root in roots.items():
-            run_once(command(side, root))
+            run_once(build_command(root, tree=trees[side]))
     print(f"A/B against {args.commit}, {args.pairs} alternating pairs each, wall time of a fresh process\n")
     print(f"| {'scenario':<50} | {'before':>8} | {'after':>8} | after/before |")
     print(f"|{'-' * 52}|{'-' * 9}:|{'-' * 9}:|-------------:|")
@@ -71,7 +59,7 @@ def main() -> int:
             for side in ("before", "after") if pair % 2 == 0 else ("after", "before"):
                 prepare = how(roots[side]) if callable(how) else append(roots[side] / how, "\n句 {t}。\n")
                 prepare(pair)
-                times[side].append(run_once(command(side, roots[side])))
+                times[side].append(run_once(build_command(roots[side], tree=trees[side])))
         ratio = statistics.median(a / b for b, a in zip(times["before"], times["after"]))
         print(f"| {name:<50} | {statistics.median(times['before']):>6.3f} s | "
               f"{statistics.median(times['after']):>6.3f} s | {ratio:>11.2f}× |")

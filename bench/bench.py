@@ -88,15 +88,17 @@ def timed_against_floor(floor: list[str], floor_cwd: Path, command: list[str], p
             statistics.median(t / f for f, t in zip(floors, times)))
 
 
-def build_command(root: Path, *extra: str) -> list[str]:
-    return [sys.executable, str(REPO / "build.py"), "--root", str(root), "--out", str(root / "dist"),
+def build_command(root: Path, *extra: str, tree: Path = REPO) -> list[str]:
+    """`python build.py` of this checkout (or of `tree`, another commit's worktree) on `root`."""
+    return [sys.executable, str(tree / "build.py"), "--root", str(root), "--out", str(root / "dist"),
             "--cache", str(root / ".cache"), *extra]
 
 
-def copy_repo(target: Path) -> Path:
+def copy_repo(target: Path, tree: Path = REPO) -> Path:
+    """A copy of the course as `tree` (this checkout, or another commit's worktree) has it."""
     target.mkdir(parents=True)
     for part in SOURCES:
-        source = REPO / part
+        source = tree / part
         if not source.exists():
             continue
         (shutil.copytree if source.is_dir() else shutil.copy2)(source, target / part)

@@ -76,7 +76,7 @@ def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifact
                                                       f"{art.lab.id}: its front matter needs 'lab: {art.lab.id}'")
     # What a page's check depends on besides its own text: the site's settings, every lab's
     # outputs (by their provenance, which hashes each file) and every published path.
-    context = digest(generator_digest(), cfg.path.read_bytes(), cfg.base_url, provenance_digest(artifacts),
+    context = digest(generator_digest(), cfg.digest, cfg.base_url, provenance_digest(artifacts),
                      sitemap.digest)
     for page in pages:
         key = (context, page.source, page.output, page.digest)

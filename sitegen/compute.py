@@ -62,6 +62,10 @@ class _Job:
         """The lab host's name for it."""
         return PREVIEW + self.lab.id if self.preview else self.lab.id
 
+    def anew(self, preview: bool = False) -> "_Job":
+        """The same lab to run from the start (or its preview)."""
+        return _Job(self.lab, self.cells, self.key, self.source, self.entry, preview=preview)
+
 
 class LabScheduler:
     """Computes the labs the cache lacks, each in a fresh process forked from the lab host.
@@ -177,7 +181,7 @@ class LabScheduler:
                 self.computed.append(job.lab.id)
             if (self.workers > 1 and not guessed and self._busy() < self.workers
                     and any(job.lab.id in waiting.lab.inputs for waiting in self.todo)):
-                self._launch(_Job(job.lab, job.cells, job.key, job.source, job.entry, preview=True), inputs)
+                self._launch(job.anew(preview=True), inputs)
 
     def _launch(self, job: _Job, inputs: dict[str, bytes]) -> None:
         job.entry.parent.mkdir(parents=True, exist_ok=True)
@@ -255,7 +259,7 @@ class LabScheduler:
 
     def _again(self, job: _Job) -> None:
         shutil.rmtree(job.staging, ignore_errors=True)
-        self.todo.insert(0, _Job(job.lab, job.cells, job.key, job.source, job.entry))
+        self.todo.insert(0, job.anew())
 
     def finish(self) -> dict[str, Artifacts]:
         if not self.running and self.todo:

@@ -6,6 +6,7 @@ errors, so a typo never silently falls back to a default.
 from __future__ import annotations
 
 import difflib
+import hashlib
 import os
 import re
 from dataclasses import dataclass, field
@@ -14,7 +15,7 @@ from pathlib import Path
 
 from . import figurefonts
 from .errors import BuildError, Collector, Problem
-from .sources import read_text
+from .sources import decode, read_bytes, read_text
 from .yamlfile import LineDict, load_generator_yaml, load_yaml
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
@@ -74,6 +75,7 @@ class SiteConfig:
     labs: tuple[Lab, ...]
     vocabulary: Vocabulary
     figure_fonts: tuple[str, ...] = ()   # fonts figures fall back on, as package:path (figurefonts.py)
+    digest: str = ""      # SHA-256 of site.yaml as read: what keys of what shows the site's settings hold
 
     @property
     def content_dir(self) -> Path:
@@ -153,7 +155,8 @@ def load_config(root: Path, memo=None) -> SiteConfig:
     rel = "site.yaml"
     if not path.is_file():
         raise BuildError(Problem(rel, 0, f"no site.yaml in {root}; create it (see README.md)"))
-    data = load_yaml(read_text(path, rel), rel, memo=memo)
+    raw = read_bytes(path, rel)
+    data = load_yaml(decode(raw, rel), rel, memo=memo)
     problems = Collector()
     top = _Fields(data, "site.yaml", rel, problems, 1)
     site = _Fields(top.get("site", dict, LineDict()), "site", rel, problems, top.line)
@@ -255,7 +258,8 @@ def load_config(root: Path, memo=None) -> SiteConfig:
     problems.raise_if_any()
     return SiteConfig(root=root, path=path, title=title, description=description, project=project,
                       base_url=base_url.rstrip("/"), language=language, figure_fonts=tuple(figure_fonts), nav=tuple(nav),
-                      sequence=tuple(map(str, sequence)), labs=tuple(labs), vocabulary=vocabulary)
+                      sequence=tuple(map(str, sequence)), labs=tuple(labs), vocabulary=vocabulary,
+                      digest=hashlib.sha256(raw).hexdigest())
 
 
 DEFAULT_VOCABULARY = Path(__file__).with_name("vocabulary.yaml")

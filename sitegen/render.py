@@ -219,7 +219,7 @@ class Renderer:
     @functools.cached_property
     def notebook_site_key(self) -> str:
         """What of the site any notebook shows: site.yaml, its links' targets, solutions, the generator."""
-        return digest(self.cfg.path.read_bytes(), self.cfg.base_url, self.sitemap.digest,
+        return digest(self.cfg.digest, self.cfg.base_url, self.sitemap.digest,
                       self.solutions, generator_digest())
 
     # -- pages --------------------------------------------------------------
@@ -289,7 +289,7 @@ class Renderer:
         templates, site.yaml, every lab's results (by provenance), what is published where, and
         the assets' hashed names. A page is rendered again only when this or its own part changed."""
         templates = sorted(p for p in self.cfg.templates_dir.rglob("*") if p.is_file())
-        return digest(generator_digest(), self.cfg.path.read_bytes(), self.cfg.base_url, self.solutions,
+        return digest(generator_digest(), self.cfg.digest, self.cfg.base_url, self.solutions,
                       *(str(t.relative_to(self.cfg.templates_dir)).encode() + b"\0" + t.read_bytes() for t in templates),
                       provenance_digest(self.artifacts), self.sitemap.digest,
                       json.dumps(assets, sort_keys=True), json.dumps(scripts))
