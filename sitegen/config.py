@@ -235,8 +235,12 @@ def load_config(root: Path, memo=None) -> SiteConfig:
             problems.add(rel, f.key_line("id"), f"duplicate lab id {lab_id!r} (first at site.yaml:{seen_ids[lab_id]})")
         seen_ids.setdefault(lab_id, f.key_line("id"))
         script_path = (root / script).resolve()
-        if script and (not script_path.is_file() or not str(script_path).startswith(f"{root}{os.sep}")):
+        if script and not script_path.is_file():
             problems.add(rel, f.key_line("script"), f"labs[{i}].script: no such file {script!r} inside the project")
+        elif script and not str(script_path).startswith(f"{root / 'compute'}{os.sep}"):
+            # Only compute/ is watched for changes (sources.SOURCES): a script elsewhere would be stale.
+            problems.add(rel, f.key_line("script"), f"labs[{i}].script {script!r} is outside compute/: "
+                                                    "move it into compute/, where the labs' code lives")
         if values["page"] and not _content_page(content, values["page"]):
             problems.add(rel, f.key_line("page"), f"labs[{i}].page: no such page content/{values['page']}")
         for key in ("images", "downloads", "notebook"):
