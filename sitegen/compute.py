@@ -24,10 +24,11 @@ from typing import TYPE_CHECKING
 from .artifacts import Artifacts, load_entry
 from .cells import Cell, read_cells
 from .errors import BuildError, Collector
-from .freeze import load_frozen
+from . import labplan
+from .freeze import FROZEN, load_frozen
 from .labkeys import font_files, lab_key, source_key
 from .labstore import input_bytes, read_results, store
-from .memo import TEMPORARY, Memo, environment
+from .memo import TEMPORARY, Memo, environment, generator_digest
 
 if TYPE_CHECKING:
     from .config import Lab, SiteConfig
@@ -92,7 +93,7 @@ class LabScheduler:
 
     def __init__(self, cfg: SiteConfig, cache_dir: Path, *, use_cache: bool = True, jobs: int | None = None,
                  host: LabHost | None = None, timeout: float | None = None, progress=None,
-                 refreeze: frozenset[str] = frozenset(), memo: Memo | None = None):
+                 refreeze: frozenset[str] = frozenset(), memo: Memo | None = None, hashes: dict[str, str] | None = None):
         # Resolved: each lab runs in its own working folder, so relative paths would point elsewhere.
         self.cfg, self.cache_dir, self.host = cfg, Path(cache_dir).resolve(), host
         self.timeout, self.progress = timeout, progress
@@ -107,6 +108,14 @@ class LabScheduler:
         self.running: dict[str, _Job] = {}       # the host's name for a job -> the job (previews included)
         self.held: dict[str, tuple[_Job, int]] = {}  # lab id -> a finished job and its exit code, whose
         self.failures: list[BuildError] = []         # inputs from previews are not yet confirmed
+        # With the build's snapshot (`hashes`), what the last build found for every lab is taken as it
+        # is when all it was found from is still so (labplan.py).
+        plan = None if hashes is None else (
+            generator_digest(), str(cfg.root), str(self.cache_dir), cfg.digest, json.dumps(self.env, sort_keys=True),
+            use_cache, sorted(refreeze), sorted((rel, sha) for rel, sha in hashes.items() if rel.startswith(FROZEN + "/")))
+        if plan is not None and (found := labplan.recall(memo, plan, cfg.root, hashes)) is not None:
+            self.artifacts = found
+            return
         keys: dict[str, str] = {}
         sources: dict[str, str] = {}
         stale, imports = Collector(), {}
@@ -125,6 +134,8 @@ class LabScheduler:
             else:
                 self.artifacts[lab.id] = found
         stale.raise_if_any()
+        if plan is not None and not self.todo:
+            labplan.remember(memo, plan, cfg.root, hashes, self.artifacts, imports)
 
     @property
     def pending(self) -> list[tuple[Lab, tuple[Cell, ...]]]:

@@ -60,6 +60,13 @@ def _imported_names(data: bytes, memo: Memo) -> list[str]:
     return json.loads(memo.get("imports", (sys.version, hashlib.sha256(data).hexdigest()), parse))
 
 
+def find_module(base: str, name: str) -> list[Path]:
+    """The project module `import name` may find from folder `base`, if any (real path)."""
+    rel = name.replace(".", os.sep)
+    return [Path(os.path.realpath(candidate)) for candidate in
+            (os.path.join(base, rel + ".py"), os.path.join(base, rel, "__init__.py")) if os.path.isfile(candidate)]
+
+
 def _local_imports(script: Path, root: Path, seen: set[Path], memo: Memo, found: dict | None = None) -> None:
     """Add to `seen` the script and every project module it imports, recursively. `found`
     remembers, for this build, where each imported name was looked for and what was there."""
@@ -68,12 +75,9 @@ def _local_imports(script: Path, root: Path, seen: set[Path], memo: Memo, found:
     seen.add(script)
     found = {} if found is None else found
     for name in _imported_names(script.read_bytes(), memo):
-        rel = name.replace(".", os.sep)
         for base in (str(script.parent), str(root)):
             if (base, name) not in found:
-                found[base, name] = [Path(os.path.realpath(candidate)) for candidate in
-                                     (os.path.join(base, rel + ".py"), os.path.join(base, rel, "__init__.py"))
-                                     if os.path.isfile(candidate)]
+                found[base, name] = find_module(base, name)
             for module in found[base, name]:
                 _local_imports(module, root, seen, memo, found)
 

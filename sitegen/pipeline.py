@@ -114,7 +114,8 @@ def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: 
             cfg = dataclasses.replace(cfg, base_url=base_url.rstrip("/"))
         to_freeze = _labs_named(cfg, freeze) if freeze is not None else ()
         labs = LabScheduler(cfg, cache, use_cache=use_cache, jobs=jobs, host=host, timeout=timeout,
-                            progress=progress, refreeze=frozenset(to_freeze), memo=memo)
+                            progress=progress, refreeze=frozenset(to_freeze), memo=memo,
+                            hashes=sources)
     except BaseException:
         if host is not None:
             host.stop()

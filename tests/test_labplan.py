@@ -1,0 +1,68 @@
+"""What the last build found for every lab (sitegen/labplan.py): taken as it is while all it was
+found from is so, worked out lab by lab again as soon as any of it changed."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from sitegen.stored import SETTLED_NS
+
+from support import edit, run_build, tiny_site
+
+
+@pytest.fixture()
+def built(tmp_path):
+    """The tiny site, whose lab imports a project module, computed into the cache."""
+    root, cache = tiny_site(tmp_path / "site"), tmp_path / "cache"
+    (root / "compute/helper.py").write_text("FACTOR = 2\n", encoding="utf-8")
+    edit(root / "compute/tiny.py", "import json\n", "import json\nimport helper\n")
+    assert run_build(root, tmp_path / "dist", cache).returncode == 0
+    time.sleep(SETTLED_NS / 1e9)      # files written just now are not trusted by their state yet
+    return root, cache
+
+
+def scheduled(root, cache, monkeypatch) -> tuple[object, list[str]]:
+    """A LabScheduler as the build makes it, and the labs whose keys it worked out."""
+    from sitegen import compute
+    from sitegen.config import load_config
+    from sitegen.memo import Memo
+    from sitegen.sources import snapshot, source_files
+    worked_out = []
+    real = compute.source_key
+    monkeypatch.setattr(compute, "source_key", lambda cfg, lab, *a, **k: worked_out.append(lab.id) or real(cfg, lab, *a, **k))
+    memo = Memo(cache / "memo")
+    labs = compute.LabScheduler(load_config(root, memo), cache, memo=memo, hashes=snapshot(source_files(root)))
+    memo.prune()
+    return labs, worked_out
+
+
+def test_a_lab_found_in_the_cache_is_found_without_its_key_next_time(built, monkeypatch):
+    first, worked_out = scheduled(*built, monkeypatch)
+    assert worked_out == ["tiny"] and not first.todo
+    again, worked_out = scheduled(*built, monkeypatch)
+    assert worked_out == [] and not again.todo
+    assert again.artifacts["tiny"].provenance == first.artifacts["tiny"].provenance
+    assert again.artifacts["tiny"].files == first.artifacts["tiny"].files
+
+
+def _module_edited(root, cache):
+    (root / "compute/helper.py").write_text("FACTOR = 3\n", encoding="utf-8")
+
+
+def _module_shadowed(root, cache):
+    (root / "helper.py").write_text("FACTOR = 4\n", encoding="utf-8")     # found from the project's root too
+
+
+def _entry_damaged(root, cache):
+    results = next(cache.glob("labs/tiny/*/files/results.json"))
+    results.write_bytes(results.read_bytes().replace(b"{", b"{ ", 1))
+
+
+@pytest.mark.parametrize("change", [_module_edited, _module_shadowed, _entry_damaged])
+def test_what_the_labs_were_found_from_changing_has_them_worked_out_again(built, monkeypatch, change):
+    first, _ = scheduled(*built, monkeypatch)
+    change(*built)
+    again, worked_out = scheduled(*built, monkeypatch)
+    assert worked_out == ["tiny"]
+    assert [job.lab.id for job in again.todo] == ["tiny"]      # a new key, or a damaged entry: computed anew
