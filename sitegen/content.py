@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import pickle
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -63,6 +64,23 @@ class Page:
     meta_line: int = 1
     digest: str = ""               # SHA-256 of the source file's bytes: what the page's memos are keyed on
 
+    # A page's blocks are most of its bytes, and a build after an edit reads few pages' blocks (the
+    # others' checks and HTML are remembered): pickled, they are kept as bytes, unpickled on first use.
+    def __reduce__(self):
+        state = dict(self.__dict__)
+        packed = state.pop(_PACKED, None)
+        if "blocks" in state or packed is None:
+            packed = pickle.dumps(state.get("blocks"), protocol=pickle.HIGHEST_PROTOCOL)
+        state.pop("blocks", None)
+        return _unpickled_page, (state, packed)
+
+    def __getattr__(self, name: str):
+        if name != "blocks" or _PACKED not in self.__dict__:
+            raise AttributeError(name)
+        blocks = pickle.loads(self.__dict__[_PACKED])
+        object.__setattr__(self, "blocks", blocks)
+        return blocks
+
     @property
     def title(self) -> str:
         return self.meta["title"]
@@ -80,6 +98,15 @@ class Page:
     def content_path(self) -> str:
         """Path inside content/, as site.yaml names pages."""
         return self.source[len("content/"):]
+
+
+_PACKED = "_packed_blocks"
+
+
+def _unpickled_page(state: dict, packed: bytes) -> Page:
+    page = object.__new__(Page)
+    page.__dict__.update(state, **{_PACKED: packed})
+    return page
 
 
 def output_path(rel_source: PurePosixPath | str) -> str:

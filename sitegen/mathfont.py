@@ -46,13 +46,14 @@ def italic(char: str) -> str:
 def formula_characters(pages, memo: Memo) -> str:
     """Every character the site's formulas show, sorted; "" for a site without formulas."""
     chars: set[str] = set()
-    for page in pages:
-        prose = tuple(block for block in page.blocks if block.kind == "prose")
-        if prose:       # keyed on the page's source hash when it has one (its prose text else)
-            chars.update(memo.remember("formula-characters", (generator_digest(), package_version("latex2mathml"),
-                                                              *((page.digest,) if page.digest else
-                                                                (block.text for block in prose))),
-                                       lambda: _characters(prose, memo)))
+    for page in pages:      # keyed on the page's source hash when it has one (its prose text else):
+        # a page's blocks are not even unpickled then (content.Page)
+        def prose(page=page) -> tuple:
+            return tuple(block for block in page.blocks if block.kind == "prose")
+        chars.update(memo.remember("formula-characters", (generator_digest(), package_version("latex2mathml"),
+                                                          *((page.digest,) if page.digest else
+                                                            (block.text for block in prose()))),
+                                   lambda: _characters(prose(), memo)))
     if not chars:
         return ""
     return "".join(sorted((chars | set(ALWAYS)) - set(" \n\t")))

@@ -62,3 +62,20 @@ def test_a_url_that_is_no_address_is_named(tmp_path):
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert ("error: content/404.md:3: url '这里' must be a path of ASCII names, e.g. course/lab11 (published as "
             "course/lab11.html)") in result.stderr
+
+
+def test_a_pickled_page_is_the_same_page_with_its_blocks_unpickled_only_when_read(monkeypatch):
+    import pickle
+
+    from sitegen import content
+    page = content.parse_page("---\ntitle: 页\nlab: tiny\n---\n段落 {{ x }}。\n\n::: cell setup\n\n再一段。\n",
+                              "content/p.md", "p.html")
+    data = pickle.dumps(page)
+    decoded = []
+    real = pickle.loads
+    monkeypatch.setattr(content.pickle, "loads", lambda b: decoded.append(b) or real(b))
+    copy = real(data)
+    assert (copy.title, copy.output, copy.lab) == ("页", "p.html", "tiny") and decoded == []
+    assert pickle.dumps(copy) == data and decoded == []          # pickled again without decoding
+    assert copy == page and len(decoded) == 1                     # its blocks, decoded when read
+    assert [b.kind for b in copy.blocks] == ["prose", "cell", "prose"] and len(decoded) == 1
