@@ -46,17 +46,20 @@ class Artifacts:
     hashes: dict = None         # artifact name -> its SHA-256, as the manifest lists them
     sizes: dict = None          # artifact name -> its size in bytes, as found when read
 
-    @property
+    @cached_property
     def figures(self) -> list[str]:
         return [f for out in self.outputs.values() for f in out.figures]
+
+    @cached_property
+    def _numbers(self) -> dict[str, int]:
+        return {name: number for number, name in enumerate((f for f in self.figures if not f.endswith(NARROW)), 1)}
 
     def figure_path(self, name: str) -> str:
         """Published path of a figure: figure-01.png, figure-02.png, ... in order; a figure's narrow
         variant (NAME.narrow.png, its panels stacked for phones) beside it, as figure-02.narrow.png."""
         if name.endswith(NARROW):
             return self.figure_path(name[: -len(NARROW)] + ".png")[: -len(".png")] + NARROW
-        numbered = [f for f in self.figures if not f.endswith(NARROW)]
-        return f"{self.lab.images}/figure-{numbered.index(name) + 1:02d}.png"
+        return f"{self.lab.images}/figure-{self._numbers[name]:02d}.png"
 
     def narrow(self, name: str) -> str | None:
         """The narrow variant the lab saved of figure `name`, if any."""

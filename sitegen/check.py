@@ -22,21 +22,19 @@ from .errors import Collector, Problem
 from .stored import Stored, bytes_of, sha256_of, size_of
 
 
-def lab_outputs(artifacts: dict[str, Artifacts]) -> set[str]:
-    """Every path the labs publish: notebooks, downloads, figures."""
-    paths: set[str] = set()
-    for art in artifacts.values():
-        if art.lab.notebook:
-            paths.add(art.lab.notebook)
-        paths.update(f"{art.lab.downloads}/{name}" for name in art.files if not name.endswith(".png"))
-        paths.update(art.figure_path(name) for name in art.figures)
+def lab_outputs(art: Artifacts) -> set[str]:
+    """Every path a lab publishes: its notebook, downloads and figures."""
+    paths = {f"{art.lab.downloads}/{name}" for name in art.files if not name.endswith(".png")}
+    paths.update(art.figure_path(name) for name in art.figures)
+    if art.lab.notebook:
+        paths.add(art.lab.notebook)
     return paths
 
 
 def site_map(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts]) -> SiteMap:
     """Every path a link may point to: the pages, the images beside them, and what the labs publish."""
     images = content_images(cfg.content_dir)
-    return SiteMap(lab_outputs(artifacts) | {page.output for page in pages} | set(images),
+    return SiteMap(set().union(*map(lab_outputs, artifacts.values())) | {page.output for page in pages} | set(images),
                    {page.content_path: page.output for page in pages}, images)
 
 
@@ -60,7 +58,7 @@ def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifact
     for output in sitemap.images:
         writers.setdefault(output, f"content/{output}")
     for art in artifacts.values():
-        for output in sorted(lab_outputs({art.lab.id: art}) & set(writers)):
+        for output in sorted(lab_outputs(art) & writers.keys()):
             problems.add("site.yaml", art.lab.line, f"lab {art.lab.id} publishes {output}, which "
                          f"{writers[output]} also writes: give the lab's images, downloads or notebook another path")
     for page in pages:              # an alias fires even where a file exists: it must not hide one
@@ -69,8 +67,9 @@ def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifact
                 problems.add(page.source, page.meta_line, f"aliases: {alias} is the address of "
                                                           f"{served_file(alias, sitemap)}, which the site publishes: "
                                                           "a redirect there would hide it")
+    by_source = {page.source: page for page in pages}
     for art in artifacts.values():
-        page = next((p for p in pages if p.source == f"content/{art.lab.page}"), None)
+        page = by_source.get(f"content/{art.lab.page}")
         if page is not None and page.lab != art.lab.id:
             problems.add(page.source, page.meta_line, f"site.yaml makes this the page of lab "
                                                       f"{art.lab.id}: its front matter needs 'lab: {art.lab.id}'")

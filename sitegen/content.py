@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import os
 import pickle
 import re
 import shlex
@@ -242,8 +243,12 @@ IMAGES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".svg")
 def content_images(content_dir: Path) -> dict[str, Path]:
     """Images kept beside the pages (content/x/images/a.png), published at the same place
     (x/images/a.png), so that a page's relative links to them work as written."""
-    return {path.relative_to(content_dir).as_posix(): path for path in sorted(content_dir.rglob("*"))
-            if path.suffix.lower() in IMAGES and path.is_file()}
+    found = {}
+    for top, _, names in os.walk(content_dir):      # (as rglob: linked folders are not walked)
+        for name in names:
+            if os.path.splitext(name)[1].lower() in IMAGES and os.path.isfile(os.path.join(top, name)):
+                found[os.path.relpath(os.path.join(top, name), content_dir).replace(os.sep, "/")] = top, name
+    return {rel: Path(*found[rel]) for rel in sorted(found, key=lambda rel: rel.split("/"))}
 
 
 def load_pages(content_dir: Path, memo: Memo | None = None, hashes: dict[str, str] | None = None) -> list[Page]:

@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     from .config import Lab, SiteConfig
 
 # How a lab is run and what is kept of it: a change to any of these may change a byte of its artifacts.
-HARNESS = ("compute.py", "labkeys.py", "artifacts.py", "labrun.py", "labhost.py", "sandbox.py", "cells.py", "labbackend.py",
-           "figurefonts.py")
+HARNESS = ("compute.py", "labkeys.py", "artifacts.py", "labstore.py", "labrun.py", "labhost.py", "sandbox.py", "cells.py",
+           "labbackend.py", "figurefonts.py")
 
 
 def _statements(tree: ast.AST):
