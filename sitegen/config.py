@@ -6,6 +6,7 @@ errors, so a typo never silently falls back to a default.
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import os
 import re
@@ -130,9 +131,23 @@ class _Fields:
                                   f"unknown key '{key}' in {self.where} (expected one of: {expected})")
 
 
+@functools.lru_cache(maxsize=None)
+def _real_folder(folder: str) -> str:
+    return os.path.realpath(folder)
+
+
+def _real_path(path: str) -> str:
+    """os.path.realpath, each folder resolved once per build (its pages and scripts share a few)."""
+    folder, name = os.path.split(path)
+    if name in ("", ".", ".."):
+        return os.path.realpath(path)
+    real = os.path.join(_real_folder(folder), name)
+    return os.path.realpath(real) if os.path.islink(real) else real
+
+
 def _content_page(content: str, page: str) -> bool:
     """A Markdown file inside content/ (`content`: its real path; a path that climbs out does not count)."""
-    path = os.path.realpath(os.path.join(content, page))      # (pathlib's resolve and parents cost more)
+    path = _real_path(os.path.join(content, page))      # (pathlib's resolve and parents cost more)
     return page.endswith(".md") and path.startswith(content + os.sep) and os.path.isfile(path)
 
 
@@ -149,6 +164,7 @@ def _has_cycle(labs: list[Lab]) -> bool:
 
 def load_config(root: Path, memo=None) -> SiteConfig:
     """site.yaml, checked (`memo`: a Memo that remembers what its text parses to)."""
+    _real_folder.cache_clear()          # (folders may be other links than in the last build of this process)
     root = Path(root).resolve()
     content = os.path.realpath(root / "content")
     path = root / "site.yaml"
@@ -234,7 +250,7 @@ def load_config(root: Path, memo=None) -> SiteConfig:
         if lab_id in seen_ids:
             problems.add(rel, f.key_line("id"), f"duplicate lab id {lab_id!r} (first at site.yaml:{seen_ids[lab_id]})")
         seen_ids.setdefault(lab_id, f.key_line("id"))
-        script_path = (root / script).resolve()
+        script_path = Path(_real_path(os.path.join(root, script)))
         if script and not script_path.is_file():
             problems.add(rel, f.key_line("script"), f"labs[{i}].script: no such file {script!r} inside the project")
         elif script and not str(script_path).startswith(f"{root / 'compute'}{os.sep}"):
