@@ -37,12 +37,14 @@ PACK_SLACK = 64
 
 def clear_temporaries(cache: Path) -> None:
     """Remove what killed builds left half-written in the cache (call with the cache's lock held)."""
-    for stale in [*cache.glob(f"labs/*/{TEMPORARY}*"), *cache.glob(f"memo/*/{TEMPORARY}*"),
-                  *cache.glob(f"memo/{TEMPORARY}*")]:
-        if stale.is_dir() and not stale.is_symlink():
-            shutil.rmtree(stale, ignore_errors=True)
-        else:
-            stale.unlink(missing_ok=True)
+    labs = cache / "labs"
+    folders = [entry.path for entry in os.scandir(labs) if entry.is_dir(follow_symlinks=False)] if labs.is_dir() else []
+    for folder in [*folders, cache / "memo"]:     # (a memo entry is written in memo/, then moved to its place)
+        for stale in Path(folder).glob(f"{TEMPORARY}*"):
+            if stale.is_dir() and not stale.is_symlink():
+                shutil.rmtree(stale, ignore_errors=True)
+            else:
+                stale.unlink(missing_ok=True)
 
 
 def digest(*parts) -> str:
@@ -148,12 +150,11 @@ class Memo:
             if self.packed and self.packed.get(name, data) != data:
                 self.packed.clear()     # it held what could not be used (a class that changed): write it again
 
-    @staticmethod
-    def _write(path: Path | str, data: bytes) -> None:
-        """Written to a temporary name and renamed: a killed build leaves no half entry."""
-        folder = os.path.dirname(path)
-        os.makedirs(folder, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=TEMPORARY, dir=folder)
+    def _write(self, path: Path | str, data: bytes) -> None:
+        """Written to a temporary name in the memo's folder and moved: a killed build leaves no half
+        entry, and what it left is in one folder (clear_temporaries)."""
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=TEMPORARY, dir=self.folder)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
         os.replace(tmp, path)
@@ -227,8 +228,12 @@ class Memo:
         if not packed or differ > max(PACK_SLACK, len(self.looked_up) // 20):
             self._write(f"{self.folder}/{PACK}", pickle.dumps(self.looked_up, protocol=pickle.HIGHEST_PROTOCOL))
         for namespace, keys in self.used.items():
-            if not (self.folder / namespace).is_dir():      # only looked up, never stored
+            try:
+                names = os.listdir(f"{self.folder}/{namespace}")     # (a Path per entry costs ten times this)
+            except (FileNotFoundError, NotADirectoryError):           # only looked up, never stored
                 continue
-            for path in (self.folder / namespace).iterdir():
-                if path.name not in keys:
-                    path.unlink(missing_ok=True)
+            for name in set(names).difference(keys):
+                try:
+                    os.unlink(f"{self.folder}/{namespace}/{name}")
+                except FileNotFoundError:
+                    pass

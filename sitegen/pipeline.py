@@ -90,10 +90,10 @@ def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: 
     """`freeze`: store these labs (all when empty) in frozen/ after the build, computing them anew
     rather than reusing frozen/ (and from the cache when current). `solutions`: exercises' solutions
     folded (a reader opens them), shown (an instructor's build) or omitted (left out of the site)."""
-    sources = snapshot(source_files(root))
-    key = fingerprint(sources, out, preview, strict, base_url, solutions)
     state_file = cache / STATE
     last = _last_state(state_file)
+    sources, source_states = snapshot(source_files(root), last.get("source_states") if use_cache else None)
+    key = fingerprint(sources, out, preview, strict, base_url, solutions)
     if use_cache and freeze is None and last.get("fingerprint") == key and output_intact(out, last.get("files", {})):
         return BuildReport(out=out, files=last["count"], bytes=last["bytes"], unchanged=True)
 
@@ -129,7 +129,7 @@ def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: 
         pages = load_pages(cfg.content_dir, memo, sources)
         while_labs_run(cfg, memo, labs.pending, pages)
         artifacts = labs.finish()
-    if labs.computed and (touched := changed(sources, snapshot(source_files(root)))):
+    if labs.computed and (touched := changed(sources, snapshot(source_files(root), source_states)[0])):
         ran = ", ".join(labs.computed)
         raise BuildError([Problem(rel, 0, f"changed while lab {ran} ran: a lab may write only in its own working "
                                           "folder (if you edited the file meanwhile, build again)")
@@ -148,7 +148,7 @@ def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: 
     stored = store_frozen(cfg, artifacts, to_freeze)
     total = sum(map(size_of, files.values()))
     state = {"fingerprint": key, "bytes": total, "count": len(files), "files": written, "spare": spare,
-             "sources": sources}
+             "sources": sources, "source_states": source_states}
     cache.mkdir(parents=True, exist_ok=True)
     (cache / (STATE + ".tmp")).write_text(json.dumps(state, separators=(",", ":")), encoding="utf-8")
     os.replace(cache / (STATE + ".tmp"), state_file)

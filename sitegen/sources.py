@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 
 from .errors import BuildError, Collector, Problem
+from .stored import file_state, settled
 
 SOURCES = ("site.yaml", "content", "compute", "templates", "static", "frozen")
 SKIPPED = {"__pycache__", ".ipynb_checkpoints"}
@@ -64,39 +65,51 @@ def check_link(path: Path, root: Path, rel: str, problems: Collector) -> bool:
     return True
 
 
-def source_files(root: Path) -> dict[str, Path]:
+def source_files(root: Path) -> dict[str, str]:
     """Every source file (relative POSIX path -> path), symlinks checked; all problems at once."""
     problems = Collector()
-    files: dict[str, Path] = {}
+    files: dict[str, str] = {}
 
-    def visit(path: Path) -> None:
-        rel = path.relative_to(root).as_posix()
-        if path.is_symlink() and not check_link(path, root, rel, problems):
+    def visit(path: str, rel: str, linked: bool, walk: bool) -> None:
+        if linked and not check_link(Path(path), root, rel, problems):
             return
-        if path.is_file():
+        if os.path.isfile(path):
             files[rel] = path
-        elif path.is_dir() and not (path.is_symlink() and path != root / rel.split("/")[0]):
+        elif walk and os.path.isdir(path):
             # a linked folder is not walked (as pathlib's rglob, which the phases use, does not)
-            for entry in sorted(os.scandir(path), key=lambda e: e.name):
-                if entry.name not in SKIPPED:
-                    visit(Path(entry.path))
+            with os.scandir(path) as entries:
+                for entry in sorted(entries, key=lambda e: e.name):
+                    if entry.name not in SKIPPED:
+                        linked = entry.is_symlink()
+                        visit(entry.path, f"{rel}/{entry.name}", linked, not linked)
 
     for name in SOURCES:
         if os.path.lexists(root / name):
-            visit(root / name)
+            visit(str(root / name), name, (root / name).is_symlink(), True)
     problems.raise_if_any()
     return files
 
 
-def snapshot(files: dict[str, Path]) -> dict[str, str]:
-    """Each source's SHA-256, by relative path (`files` as source_files gives them)."""
-    snap = {}
+def snapshot(files: dict[str, str], known: dict[str, list] | None = None) -> tuple[dict[str, str], dict[str, list]]:
+    """Each source's SHA-256, by relative path (`files` as source_files gives them), and each one's
+    [SHA-256, *file_state] for the next snapshot (`known`): a file whose state is as recorded there
+    is not read again (stored.py says why that is safe; only settled states are recorded)."""
+    known = known or {}
+    hashes, states = {}, {}
     for rel, path in files.items():
         try:
-            snap[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+            state = list(file_state(path))
+            record = known.get(rel)
+            if record is not None and record[1:] == state:
+                hashes[rel] = record[0]
+            else:
+                with open(path, "rb") as handle:
+                    hashes[rel] = hashlib.sha256(handle.read()).hexdigest()
         except OSError as exc:
             raise BuildError(Problem(rel, 0, f"cannot read: {exc.strerror or exc}")) from None
-    return snap
+        if settled([state]):
+            states[rel] = [hashes[rel], *state]
+    return hashes, states
 
 
 def changed(before: dict[str, str], after: dict[str, str]) -> list[str]:

@@ -80,10 +80,10 @@ def test_temporaries_a_killed_build_left_in_the_cache_are_cleared(tmp_path):
     root, cache = tiny_site(tmp_path / "site"), tmp_path / "cache"
     stale = cache / "labs/tiny/.tmp-killed"
     (stale / "work").mkdir(parents=True)
-    (cache / "memo/highlight").mkdir(parents=True)
-    (cache / "memo/highlight/.tmp-half").write_bytes(b"half")
+    (cache / "memo").mkdir(parents=True)
+    (cache / "memo/.tmp-half").write_bytes(b"half")
     assert run_build(root, tmp_path / "dist", cache).returncode == 0
-    assert not stale.exists() and not (cache / "memo/highlight/.tmp-half").exists()
+    assert not stale.exists() and not (cache / "memo/.tmp-half").exists()
 
 
 def test_a_new_pillow_recomputes_the_lab_and_says_so_in_its_provenance(tmp_path, monkeypatch):

@@ -32,7 +32,7 @@ def scheduled(root, cache, monkeypatch) -> tuple[object, list[str]]:
     real = compute.source_key
     monkeypatch.setattr(compute, "source_key", lambda cfg, lab, *a, **k: worked_out.append(lab.id) or real(cfg, lab, *a, **k))
     memo = Memo(cache / "memo")
-    labs = compute.LabScheduler(load_config(root, memo), cache, memo=memo, hashes=snapshot(source_files(root)))
+    labs = compute.LabScheduler(load_config(root, memo), cache, memo=memo, hashes=snapshot(source_files(root))[0])
     memo.prune()
     return labs, worked_out
 

@@ -170,3 +170,26 @@ def test_a_missing_package_is_named_with_the_install_command(tmp_path, command, 
     assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
     assert (f"error: the Python package {package} (module '{module}') is not installed: run `pip install -r "
             "requirements.txt` in the project's virtualenv (see README.md)") in result.stderr
+
+
+def test_a_source_is_read_again_only_when_its_state_changed(tmp_path):
+    """The snapshot hashes a file whose state (size, times, inode) is as the last one recorded
+    only if that state had settled; a rewrite shows in its ctime even with its mtime set back."""
+    import hashlib
+
+    from sitegen.sources import snapshot, source_files
+    from sitegen.stored import SETTLED_NS
+    page = tmp_path / "content/a.md"
+    page.parent.mkdir()
+    page.write_text("---\ntitle: 甲\n---\n一。\n", encoding="utf-8")
+    files = source_files(tmp_path)
+    assert snapshot(files)[1] == {}                         # just written: no state trusted yet
+    time.sleep(SETTLED_NS / 1e9)
+    hashes, states = snapshot(files)
+    assert hashes["content/a.md"] == hashlib.sha256(page.read_bytes()).hexdigest()
+    forged = {"content/a.md": ["f" * 64, *states["content/a.md"][1:]]}
+    assert snapshot(files, forged)[0]["content/a.md"] == "f" * 64           # not read: the state says so
+    before = os.stat(page)
+    page.write_text("---\ntitle: 乙\n---\n二。\n", encoding="utf-8")        # same size, and same mtime:
+    os.utime(page, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert snapshot(files, forged)[0]["content/a.md"] == hashlib.sha256(page.read_bytes()).hexdigest()
