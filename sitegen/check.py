@@ -203,11 +203,14 @@ def check_rendered(cfg: SiteConfig, pages: list[Page], files: dict[str, bytes], 
     problems, warnings = Collector(), Collector()
     sources = {page.output: page.source for page in pages}
     seen = {path: _read_html(path, data, cfg.base_url, memo) for path, data in files.items() if path.endswith(".html")}
+    served_at: dict[str, str | None] = {}       # every page links to the same few: each looked up once
     for path, found in sorted(seen.items()):
         def where(needle: str) -> tuple[str, int]:
             return _source_line(cfg.root, sources.get(path), needle)
         for attribute, url, target, fragment, needle in found["links"]:
-            served = served_file(target, files)
+            if target not in served_at:
+                served_at[target] = served_file(target, files)
+            served = served_at[target]
             if served is None:
                 problems.add(*where(needle), f"{attribute}=\"{url}\" in {path} points to no file of the site")
             elif fragment and served in seen and fragment not in seen[served]["ids"]:
