@@ -176,7 +176,7 @@ class Memo:
             sha, _, size = entry.decode().partition(" ")
             blob = self._blob(sha)
             try:
-                if blob.stat().st_size == int(size):
+                if os.stat(blob).st_size == int(size):
                     return Stored(blob, sha, int(size))
             except (OSError, ValueError):
                 pass
@@ -190,14 +190,14 @@ class Memo:
             return data
         sha = hashlib.sha256(data).hexdigest()
         blob = self._blob(sha)
-        if not blob.is_file() or blob.stat().st_size != len(data):
+        if not os.path.isfile(blob) or os.stat(blob).st_size != len(data):
             self._write(blob, data)
         self.put(namespace, key_parts, f"{sha} {len(data)}".encode())
         return Stored(blob, sha, len(data))
 
-    def _blob(self, sha: str) -> Path:
+    def _blob(self, sha: str) -> str:
         self.used.setdefault("blobs", set()).add(sha)
-        return self.folder / "blobs" / sha
+        return f"{self.folder}/blobs/{sha}"      # (a Path costs more, for every page of every build)
 
     def recall(self, namespace: str, key_parts: tuple) -> tuple | None:
         """(value,) as remember() stored it under the key, or None when it holds none."""

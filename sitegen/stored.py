@@ -21,12 +21,13 @@ SETTLED_NS = 100_000_000
 
 @dataclass(frozen=True)
 class Stored:
-    path: Path
+    path: Path | str
     sha256: str
     size: int
 
     def read(self) -> bytes:
-        return self.path.read_bytes()
+        with open(self.path, "rb") as handle:
+            return handle.read()
 
 
 def size_of(data: bytes | Stored) -> int:

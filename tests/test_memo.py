@@ -1,5 +1,6 @@
 """The memo: remembered values and kept files, by key, and dropped when a build no longer uses them."""
 import hashlib
+from pathlib import Path
 
 from sitegen.memo import Memo
 from sitegen.stored import Stored
@@ -20,7 +21,7 @@ def test_a_kept_file_comes_back_by_its_hash_without_being_made_again(tmp_path):
 def test_a_blob_cut_short_is_made_again(tmp_path):
     memo = Memo(tmp_path / "memo")
     kept = memo.keep("page", ("key",), b"0123456789")
-    kept.path.write_bytes(b"01234")
+    Path(kept.path).write_bytes(b"01234")
     assert Memo(tmp_path / "memo").kept("page", ("key",), lambda: b"0123456789").read() == b"0123456789"
 
 
@@ -32,7 +33,7 @@ def test_what_a_build_did_not_use_is_dropped(tmp_path):
     fresh = new.keep("page", ("new",), b"new page")
     new.remember("yaml", ("new",), lambda: {"b": 2})
     new.prune()
-    assert fresh.path.exists() and not stale.path.exists()
+    assert Path(fresh.path).exists() and not Path(stale.path).exists()
     assert len(list((tmp_path / "memo/page").iterdir())) == 1 and len(list((tmp_path / "memo/yaml").iterdir())) == 1
 
 
