@@ -77,16 +77,27 @@ def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifact
     # outputs (by their provenance, which hashes each file) and every published path.
     context = digest(generator_digest(), cfg.digest, cfg.base_url, provenance_digest(artifacts),
                      sitemap.digest)
+    last = memo.recorded("page-check", context) if memo is not None else {}
+    checked = {}                    # source -> (output, digest, its entry's name): what this build records
     for page in pages:
+        seen = last.get(page.source)
+        if seen is not None and seen[:2] == (page.output, page.digest) and memo.entry(seen[2]) is not None:
+            checked[page.source] = seen         # as the last build found it, in this same context
+            continue
         key = (context, page.source, page.output, page.digest)
-        remembered = memo is not None and page.digest      # (a page not read from its file has no digest)
-        if remembered and memo.peek("page-check", key) is not None:
+        # (a page not read from its file has no digest)
+        name = memo.name("page-check", key) if memo is not None and page.digest else None
+        if name is not None and memo.entry(name) is not None:
+            checked[page.source] = (page.output, page.digest, name)
             continue                # checked, with this text and all it refers to, and found right
         before = len(problems.problems)
         _check_page(page, artifacts, sitemap, checking, problems, memo)
-        if remembered and len(problems.problems) == before:
+        if name is not None and len(problems.problems) == before:
             memo.put("page-check", key, b"ok")
+            checked[page.source] = (page.output, page.digest, name)
     problems.raise_if_any()
+    if memo is not None:
+        memo.record("page-check", context, checked)
     return sitemap
 
 

@@ -262,11 +262,11 @@ def load_pages(content_dir: Path, memo: Memo | None = None, hashes: dict[str, st
         rel = PurePosixPath(path.relative_to(content_dir).as_posix())
         source, output = f"content/{rel}", output_path(rel)
         try:
-            found = memo.recall("page", (parser, source, hashes[source])) if source in (hashes or {}) else None
+            found = memo.recall("parsed", (parser, source, hashes[source])) if source in (hashes or {}) else None
             if found is None:
                 data = read_bytes(path, source)
                 digest = hashlib.sha256(data).hexdigest()     # what was read (it may have changed since)
-                found = (memo.remember("page", (parser, source, digest), lambda: dataclasses.replace(
+                found = (memo.remember("parsed", (parser, source, digest), lambda: dataclasses.replace(
                     parse_page(decode(data, source), source, output, memo), digest=digest)),)
             pages.append(found[0])
         except BuildError as exc:

@@ -16,7 +16,7 @@ import io
 import re
 from pathlib import Path
 
-from .memo import Memo, generator_digest, package_version
+from .memo import Memo, digest, generator_digest, package_version
 from .prose import block_formulas, to_mathml
 
 FONT = Path(__file__).with_name("fonts") / "stix-two-math.woff"
@@ -46,14 +46,24 @@ def italic(char: str) -> str:
 def formula_characters(pages, memo: Memo) -> str:
     """Every character the site's formulas show, sorted; "" for a site without formulas."""
     chars: set[str] = set()
+    context = digest(generator_digest(), package_version("latex2mathml"))
+    last, records = memo.recorded("formula-characters", context), {}
     for page in pages:      # keyed on the page's source hash when it has one (its prose text else):
         # a page's blocks are not even unpickled then (content.Page)
         def prose(page=page) -> tuple:
             return tuple(block for block in page.blocks if block.kind == "prose")
-        chars.update(memo.remember("formula-characters", (generator_digest(), package_version("latex2mathml"),
-                                                          *((page.digest,) if page.digest else
-                                                            (block.text for block in prose()))),
-                                   lambda: _characters(prose(), memo)))
+        seen = last.get(page.source)
+        if page.digest and seen is not None and seen[0] == page.digest and memo.entry(seen[1]) is not None:
+            records[page.source] = seen         # as the last build found them (and its entry kept)
+            chars.update(seen[2])
+            continue
+        key = (generator_digest(), package_version("latex2mathml"),
+               *((page.digest,) if page.digest else (block.text for block in prose())))
+        found = memo.remember("formula-characters", key, lambda: _characters(prose(), memo))
+        if page.digest and (name := memo.name("formula-characters", key)) is not None:
+            records[page.source] = (page.digest, name, "".join(sorted(found)))
+        chars.update(found)
+    memo.record("formula-characters", context, records)
     if not chars:
         return ""
     return "".join(sorted((chars | set(ALWAYS)) - set(" \n\t")))

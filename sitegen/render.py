@@ -176,6 +176,10 @@ class Renderer:
         self.words, self.axes = cfg.vocabulary.words, cfg.vocabulary.axes
         self.markdown = _markdown(self.words)
         self.rendered: list[str] = []       # the pages rendered anew (the others came from the memo)
+        self.last_pages: dict[str, tuple] = {}      # source -> (digest, its entry's name), as the last build
+        self.page_records: dict[str, tuple] = {}    # recorded them, and as this one does (memo.recorded)
+        self.last_notebooks: dict[str, tuple] = {}  # lab -> (page source, page digest, provenance, name): the
+        self.notebook_records: dict[str, tuple] = {}    # same for its notebook
 
     def template(self, name: str):
         try:
@@ -205,11 +209,17 @@ class Renderer:
         if art.lab.notebook:
             # Rebuilt only when what it is made of changed: its page, its lab (provenance: a recompute
             # changes computed_at), site.yaml (words, descriptions), links, solutions, the generator.
-            key = (page.source, page.digest, json.dumps(art.provenance, sort_keys=True),
-                   self.notebook_site_key)
-            memo = self.memo if page.digest else Memo(None)      # (a page not read from its file has no digest)
-            notebook = memo.kept("notebook", key, lambda: build_notebook(self.cfg, page, art, self.sitemap,
-                                                                         self.solutions))
+            made = (page.source, page.digest, art.provenance)
+            seen = self.last_notebooks.get(art.lab.id)
+            notebook = self.memo.stored(seen[3]) if seen is not None and seen[:3] == made else None
+            if notebook is None:
+                key = (page.source, page.digest, json.dumps(art.provenance, sort_keys=True), self.notebook_site_key)
+                memo = self.memo if page.digest else Memo(None)  # (a page not read from its file has no digest)
+                notebook = memo.kept("notebook", key, lambda: build_notebook(self.cfg, page, art, self.sitemap,
+                                                                             self.solutions))
+                seen = (*made, memo.name("notebook", key))
+            if seen[3] is not None:
+                self.notebook_records[art.lab.id] = seen
             self.out.add(art.lab.notebook, notebook, page.source)
 
     @functools.cached_property
@@ -296,7 +306,13 @@ class Renderer:
 
     def page(self, page: Page, assets: dict[str, str], scripts: list[str], site_key: str = "") -> None:
         """Render `page` into the outputs, or take it from the memo when neither its source, nor
-        what it shows of other pages (navigation, breadcrumbs, previous/next), nor `site_key` changed."""
+        what it shows of other pages (navigation, breadcrumbs, previous/next), nor `site_key` changed:
+        when no page's title, address or parent changed either, as the last build recorded it."""
+        seen = self.last_pages.get(page.source)
+        if seen is not None and seen[0] == page.digest and (kept := self.memo.stored(seen[1])) is not None:
+            self.page_records[page.source] = seen
+            self.out.add(page.output, kept, page.source)
+            return
         art = self.artifacts.get(page.lab) if page.lab else None
         published = self.sitemap.pages          # content path -> output
         nav = [{"title": item.title, "href": relative_url(page.output, published[item.page]),
@@ -324,7 +340,10 @@ class Renderer:
         key = (site_key, page.source, page.digest,
                json.dumps([nav, crumbs, neighbours], ensure_ascii=False, sort_keys=True))
         site_key = site_key if page.digest else ""         # (a page not read from its file has no digest)
-        if site_key and (kept := self.memo.kept("page", key)) is not None:
+        name = self.memo.name("page", key) if site_key else None
+        if name is not None:
+            self.page_records[page.source] = (page.digest, name)
+        if name is not None and (kept := self.memo.stored(name)) is not None:
             self.out.add(page.output, kept, page.source)
             return
         try:
@@ -368,11 +387,18 @@ def render_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifac
     assets = publish_assets(cfg, pages, renderer.memo, renderer.out, preview)
     scripts = [assets[name] for name in PAGE_SCRIPTS + (PREVIEW_SCRIPTS if preview else ())]
     site_key = renderer.site_key(assets, scripts) if memo else ""
+    # What every page shows of the others (navigation, breadcrumbs, previous/next) follows from these.
+    context = digest(site_key, json.dumps([[p.source, p.output, p.title, p.meta.get("parent")] for p in pages],
+                                          ensure_ascii=False))
+    renderer.last_pages = renderer.memo.recorded("pages", context) if site_key else {}
     for page in pages:
         renderer.page(page, assets, scripts, site_key)
+    renderer.memo.record("pages", context, renderer.page_records)
     by_source = {page.source: page for page in pages}
+    renderer.last_notebooks = renderer.memo.recorded("notebooks", renderer.notebook_site_key)
     for art in artifacts.values():
         renderer.lab_files(art, by_source[f"content/{art.lab.page}"])
+    renderer.memo.record("notebooks", renderer.notebook_site_key, renderer.notebook_records)
     for output, path in sitemap.images.items():
         renderer.out.add(output, path.read_bytes(), f"content/{output}")
     renderer.out.add(INDEX, search_index({page.output: (page.title, renderer.out[page.output])

@@ -14,7 +14,7 @@ import json
 import re
 from html.parser import HTMLParser
 
-from .memo import Memo
+from .memo import Memo, digest, generator_digest
 from .prose import pretty_url
 from .stored import Stored, bytes_of, sha256_of
 
@@ -115,13 +115,24 @@ def search_index(pages: dict[str, tuple[str, bytes | Stored]], memo: Memo | None
     changed pages are read, and the index is joined from the pieces without parsing them again
     (the same bytes as json.dumps of the whole, compact)."""
     memo = memo or Memo(None)
-    entries = []
+    context = digest(INDEX_FORMAT, generator_digest())
+    last, records, entries = memo.recorded("search", context), {}, []
     for output, (title, html) in sorted(pages.items()):
-        sections = memo.get("search", (INDEX_FORMAT, sha256_of(html)), lambda: _compact(
-            page_sections(bytes_of(html).decode("utf-8")))).decode("utf-8")
-        if sections != "[]":
-            entries.append(f'{{"url":{_compact(pretty_url(output)).decode()},"title":{_compact(title).decode()},'
-                           f'"sections":{sections}}}')
+        sha = sha256_of(html)
+        seen = last.get(output)     # (sha, title, its entry's name, the start of its JSON) as last time
+        sections = memo.entry(seen[2]) if seen is not None and seen[:2] == (sha, title) else None
+        if sections is None:
+            name = memo.name("search", (INDEX_FORMAT, sha))
+            sections = memo.entry(name) if name else None
+            if sections is None:
+                sections = _compact(page_sections(bytes_of(html).decode("utf-8")))
+                memo.put("search", (INDEX_FORMAT, sha), sections)
+            seen = (sha, title, name, f'{{"url":{_compact(pretty_url(output)).decode()},'
+                                      f'"title":{_compact(title).decode()},"sections":')
+        records[output] = seen
+        if sections != b"[]":
+            entries.append(seen[3] + sections.decode("utf-8") + "}")
+    memo.record("search", context, records)
     return ('{"pages":[' + ",".join(entries) + "]}").encode()
 
 

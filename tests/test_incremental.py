@@ -159,7 +159,14 @@ def test_a_prose_edit_renders_only_the_pages_that_show_what_changed(tmp_path, mo
     first = build(root, out, cache=cache)
     assert len(first.rendered) == 7                       # index, 404, reader, guide, a, b, c
     edit(root / "content/guide.md", "公式", "一个公式")
+    from sitegen.memo import Memo
+    named, real_name = set(), Memo.name
+    monkeypatch.setattr(Memo, "name", lambda self, namespace, key: named.add((namespace, repr(key))) or real_name(self, namespace, key))
     assert build(root, out, cache=cache).rendered == ("content/guide.md",)
+    # and the other pages' keys were not even worked out: each was taken as the last build recorded it
+    assert [sum(n == namespace for n, _ in named) for namespace in ("page", "page-check", "search", "notebook",
+                                                                    "formula-characters")] == [1, 1, 1, 0, 1]
+    monkeypatch.setattr(Memo, "name", real_name)
     edit(root / "content/b.md", "title: 页 b", "title: 页 B")
     # a and guide show it as next / previous, c as its parent
     assert sorted(build(root, out, cache=cache).rendered) == ["content/a.md", "content/b.md", "content/c.md",

@@ -107,3 +107,14 @@ def test_a_pack_entry_that_cannot_be_used_is_replaced_in_the_next_pack(tmp_path)
     second.prune()
     third = Memo(tmp_path / "memo")
     assert third.remember("yaml", ("a",), lambda: made.append(1) or {"a": 1}) == {"a": 1} and made == [1]
+
+
+def test_what_a_build_records_is_given_to_the_next_only_in_the_same_context_and_if_it_finished(tmp_path):
+    memo = Memo(tmp_path / "memo")
+    memo.record("pages", "context A", {"content/a.md": ("digest", "page/name")})
+    memo.prune()                                     # the build finished: its records are written
+    unfinished = Memo(tmp_path / "memo")
+    assert unfinished.recorded("pages", "context A") == {"content/a.md": ("digest", "page/name")}
+    assert unfinished.recorded("pages", "context B") == {} and unfinished.recorded("search", "context A") == {}
+    unfinished.record("pages", "context A", {})      # a build that failed never prunes: nothing recorded
+    assert Memo(tmp_path / "memo").recorded("pages", "context A") == {"content/a.md": ("digest", "page/name")}
