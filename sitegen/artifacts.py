@@ -16,13 +16,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .cells import Cell
-from .stored import file_state, settled
+from .stored import Stored, file_state, settled
 
 if TYPE_CHECKING:
     from .config import Lab
 
 
 NARROW = ".narrow.png"          # a figure's variant for small screens
+FILES = "files"                 # an entry's folder of artifacts, beside its manifest.json
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,26 @@ class Artifacts:
     entry: Path | None = None   # the cache entry (or frozen/ folder) it was read from
     hashes: dict = None         # artifact name -> its SHA-256, as the manifest lists them
     sizes: dict = None          # artifact name -> its size in bytes, as found when read
+
+    # Pickled (what the last build found for every lab: labplan.py), the files are not given as
+    # Paths, which cost more to unpickle than all the rest of two hundred labs: they are made again
+    # from the entry on first use, and a lab's published files need none (stored).
+    def __reduce__(self):
+        state = dict(self.__dict__)
+        state.pop("files", None)
+        return _unpickled_artifacts, (state,)
+
+    def __getattr__(self, name: str):
+        if name != "files" or "hashes" not in self.__dict__:
+            raise AttributeError(name)
+        folder = self.entry / FILES
+        files = {artifact: folder / artifact for artifact in self.hashes}
+        object.__setattr__(self, "files", files)
+        return files
+
+    def stored(self, name: str) -> Stored:
+        """Artifact `name` as published: its file, hash and size, known without reading it."""
+        return Stored(f"{self.entry}/{FILES}/{name}", self.hashes[name], self.sizes[name])
 
     @cached_property
     def figures(self) -> list[str]:
@@ -72,6 +93,12 @@ class Artifacts:
         return json.loads(self.files["results.json"].read_text(encoding="utf-8"))
 
 
+def _unpickled_artifacts(state: dict) -> Artifacts:
+    art = object.__new__(Artifacts)
+    art.__dict__.update(state)
+    return art
+
+
 def provenance_digest(artifacts: dict[str, Artifacts]) -> str:
     """Every lab's provenance (which hashes each of its files), as one hash."""
     return sha256(json.dumps({lab: art.provenance for lab, art in artifacts.items()}, sort_keys=True).encode())
@@ -87,7 +114,7 @@ def load_entry(lab: Lab, cells: tuple[Cell, ...], entry: Path, recomputed: bool,
     (stored.py says why that is safe)."""
     try:
         manifest = json.loads((entry / "manifest.json").read_text(encoding="utf-8"))
-        folder = entry / "files"
+        folder = entry / FILES
         files = {name: folder / name for name in manifest["files"]}
         state = [(name, *file_state(path)) for name, path in files.items()]
         if memo is None or memo.peek("intact", (str(entry), manifest["files"], state)) is None:

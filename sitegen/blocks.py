@@ -157,10 +157,10 @@ def _render_downloads(r, page: Page, block: Block, art: Artifacts) -> str:
         name = lab.notebook.rsplit("/", 1)[-1]
         items.append({"href": relative_url(page.output, lab.notebook), "name": name,
                       "note": vocabulary.download_note(lab, name), "size": None})
-    for name, path in art.files.items():
+    for name, size in art.sizes.items():
         if not name.endswith(".png"):
             items.append({"href": relative_url(page.output, f"{lab.downloads}/{name}"), "name": name,
-                          "note": vocabulary.download_note(lab, name), "size": path.stat().st_size})
+                          "note": vocabulary.download_note(lab, name), "size": size})
     return r.render_template("partials/downloads.html", items=items)
 
 

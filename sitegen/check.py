@@ -24,7 +24,7 @@ from .stored import Stored, bytes_of, sha256_of, size_of
 
 def lab_outputs(art: Artifacts) -> set[str]:
     """Every path a lab publishes: its notebook, downloads and figures."""
-    paths = {f"{art.lab.downloads}/{name}" for name in art.files if not name.endswith(".png")}
+    paths = {f"{art.lab.downloads}/{name}" for name in art.hashes if not name.endswith(".png")}
     paths.update(art.figure_path(name) for name in art.figures)
     if art.lab.notebook:
         paths.add(art.lab.notebook)

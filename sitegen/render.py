@@ -32,7 +32,6 @@ from .mathfont import formula_characters, subset
 from .memo import Memo, digest, generator_digest
 from .search import INDEX, search_index
 from .sources import decode
-from .stored import Stored
 
 TOC_CONFIG = {"permalink": "#", "permalink_class": "heading-anchor"}
 
@@ -199,13 +198,11 @@ class Renderer:
     # -- labs ---------------------------------------------------------------
     def lab_files(self, art: Artifacts, page: Page) -> None:
         from .notebook import build_notebook
-        def stored(name: str) -> Stored:
-            return Stored(art.files[name], art.hashes[name], art.sizes[name])
         for name in art.figures:
-            self.out.add(art.figure_path(name), stored(name), str(art.lab.script))
-        for name in art.files:
+            self.out.add(art.figure_path(name), art.stored(name), str(art.lab.script))
+        for name in art.hashes:
             if not name.endswith(".png"):
-                self.out.add(f"{art.lab.downloads}/{name}", stored(name), str(art.lab.script))
+                self.out.add(f"{art.lab.downloads}/{name}", art.stored(name), str(art.lab.script))
         if art.lab.notebook:
             # Rebuilt only when what it is made of changed: its page, its lab (provenance: a recompute
             # changes computed_at), site.yaml (words, descriptions), links, solutions, the generator.

@@ -66,3 +66,12 @@ def test_what_the_labs_were_found_from_changing_has_them_worked_out_again(built,
     again, worked_out = scheduled(*built, monkeypatch)
     assert worked_out == ["tiny"]
     assert [job.lab.id for job in again.todo] == ["tiny"]      # a new key, or a damaged entry: computed anew
+
+
+def test_remembered_artifacts_name_their_files_and_make_the_paths_again_on_first_use(built, monkeypatch):
+    import pickle
+    first, _ = scheduled(*built, monkeypatch)
+    art = first.artifacts["tiny"]
+    copy = pickle.loads(pickle.dumps(art))
+    assert "files" not in copy.__dict__ and copy.stored("results.json") == art.stored("results.json")
+    assert copy.files == art.files and copy.provenance == art.provenance and copy.figures == art.figures
