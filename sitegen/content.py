@@ -21,7 +21,7 @@ import pickle
 import re
 import shlex
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from .blocks import KINDS
 from .errors import BuildError, Collector, Problem
@@ -108,11 +108,6 @@ def _unpickled_page(state: dict, packed: bytes) -> Page:
     page = object.__new__(Page)
     page.__dict__.update(state, **{_PACKED: packed})
     return page
-
-
-def output_path(rel_source: PurePosixPath | str) -> str:
-    """content/x/y.md is published as x/y.html."""
-    return str(PurePosixPath(rel_source).with_suffix(".html"))
 
 
 def parse_page(text: str, source: str, output: str, memo=None) -> Page:
@@ -251,20 +246,21 @@ def content_images(content_dir: Path) -> dict[str, Path]:
     return {rel: Path(*found[rel]) for rel in sorted(found, key=lambda rel: rel.split("/"))}
 
 
-def load_pages(content_dir: Path, memo: Memo | None = None, hashes: dict[str, str] | None = None) -> list[Page]:
-    """Every page, parsed; with a Memo, a page whose text did not change is not parsed again, nor
-    even read when `hashes` (source -> SHA-256, as the build's snapshot took them) names it."""
+def load_pages(content_dir: Path, hashes: dict[str, str], memo: Memo | None = None) -> list[Page]:
+    """Every page (content/**.md among the sources the build's snapshot took: `hashes`, source ->
+    SHA-256), parsed; with a Memo, a page whose text did not change is neither read nor parsed again."""
     memo = memo or Memo(None)
     parser = (generator_digest(), package_version("pyyaml"))        # what parses a page
     problems: list = []
     pages = []
-    for path in sorted(content_dir.rglob("*.md")):
-        rel = PurePosixPath(path.relative_to(content_dir).as_posix())
-        source, output = f"content/{rel}", output_path(rel)
+    for source in sorted((rel for rel in hashes if rel.startswith("content/") and rel.endswith(".md")),
+                         key=lambda rel: rel.split("/")):
+        rel = source[len("content/"):]
+        output = rel[: -len(".md")] + ".html"           # content/x/y.md is published as x/y.html
         try:
-            found = memo.recall("parsed", (parser, source, hashes[source])) if source in (hashes or {}) else None
+            found = memo.recall("parsed", (parser, source, hashes[source]))
             if found is None:
-                data = read_bytes(path, source)
+                data = read_bytes(content_dir / rel, source)
                 digest = hashlib.sha256(data).hexdigest()     # what was read (it may have changed since)
                 found = (memo.remember("parsed", (parser, source, digest), lambda: dataclasses.replace(
                     parse_page(decode(data, source), source, output, memo), digest=digest)),)

@@ -126,7 +126,7 @@ def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: 
         from .check import check_pages_limits, check_rendered, check_site
         from .content import load_pages
         from .render import render_site, while_labs_run
-        pages = load_pages(cfg.content_dir, memo, sources)
+        pages = load_pages(cfg.content_dir, sources, memo)
         while_labs_run(cfg, memo, labs.pending, pages)
         artifacts = labs.finish()
     if labs.computed and (touched := changed(sources, snapshot(source_files(root), source_states)[0])):

@@ -79,3 +79,16 @@ def test_a_pickled_page_is_the_same_page_with_its_blocks_unpickled_only_when_rea
     assert pickle.dumps(copy) == data and decoded == []          # pickled again without decoding
     assert copy == page and len(decoded) == 1                     # its blocks, decoded when read
     assert [b.kind for b in copy.blocks] == ["prose", "cell", "prose"] and len(decoded) == 1
+
+
+def test_the_pages_are_the_sources_markdown_files_and_not_a_jupyter_checkpoint_of_one(tmp_path):
+    from sitegen.content import load_pages
+    from sitegen.sources import snapshot, source_files
+    root = tiny_site(tmp_path / "site")
+    (root / "content/.ipynb_checkpoints").mkdir()
+    (root / "content/.ipynb_checkpoints/index-checkpoint.md").write_text("---\ntitle: 旧\n---\n旧。\n", encoding="utf-8")
+    (root / "content/notes").mkdir()
+    (root / "content/notes/a.md").write_text("---\ntitle: 甲\n---\n甲。\n", encoding="utf-8")
+    pages = load_pages(root / "content", snapshot(source_files(root))[0])
+    assert [(p.source, p.output) for p in pages] == [("content/404.md", "404.html"), ("content/index.md", "index.html"),
+                                                     ("content/notes/a.md", "notes/a.html")]
