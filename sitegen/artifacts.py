@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import NamedTuple, TYPE_CHECKING
 
 from .cells import Cell
 from .stored import Stored, file_state, settled
@@ -26,8 +26,7 @@ NARROW = ".narrow.png"          # a figure's variant for small screens
 FILES = "files"                 # an entry's folder of artifacts, beside its manifest.json
 
 
-@dataclass(frozen=True)
-class CellOutput:
+class CellOutput(NamedTuple):
     name: str
     stdout: str
     figures: tuple[str, ...]    # artifact names of the PNGs this cell saved

@@ -8,8 +8,7 @@ scripts of static/ a page holding it loads. A new kind is one entry in KINDS and
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import Callable, NamedTuple, TYPE_CHECKING
 
 from markupsafe import Markup
 
@@ -23,8 +22,7 @@ if TYPE_CHECKING:
     from .errors import Collector
 
 
-@dataclass(frozen=True)
-class Checking:
+class Checking(NamedTuple):
     """What a block's check may use, and where it reports."""
     cfg: SiteConfig
     problems: Collector
@@ -33,8 +31,7 @@ class Checking:
         self.problems.add(page.source, block.line, message)
 
 
-@dataclass(frozen=True)
-class Kind:
+class Kind(NamedTuple):
     names: int                  # the names it takes: 1 for `::: cell NAME`
     options: dict               # option -> its allowed values, or None for any text
     check: Callable             # (checking, page, block, art): report what is wrong

@@ -8,8 +8,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from .errors import Collector
 from .memo import Memo, generator_digest
@@ -21,8 +21,7 @@ TAGS = re.compile(r"^tags=(?P<list>\[.*\])$")
 RAISES = "raises-exception"         # Jupyter's tag for a cell whose error is the point
 
 
-@dataclass(frozen=True)
-class Cell:
+class Cell(NamedTuple):
     name: str
     source: str        # the cell's code, without the marker and trailing blank lines
     first_line: int    # 1-based line of the source's first line in the script

@@ -10,9 +10,10 @@ import functools
 import hashlib
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from string import Formatter
 from pathlib import Path
+from typing import NamedTuple
 
 from . import figurefonts
 from .errors import BuildError, Collector, Problem
@@ -27,8 +28,7 @@ OUT_PATH = re.compile(r"^[a-z0-9][a-z0-9._/-]*$", re.IGNORECASE)
 DISPLAYS = ("script", "jupyter")
 
 
-@dataclass(frozen=True)
-class Lab:
+class Lab(NamedTuple):
     id: str
     title: str
     script: Path          # absolute path of the lab's cell script
@@ -39,13 +39,12 @@ class Lab:
     inputs: tuple[str, ...]   # labs whose results.json this lab reads from inputs/<id>/
     line: int             # where site.yaml declares it
     timeout: float | None = None   # seconds it may run (None: the default)
-    describe: dict = field(default_factory=dict)   # download file name -> what it is
+    describe: dict = {}   # download file name -> what it is (never changed: one dict for all)
     widget: dict | None = None    # {"script": a module in static/, "needs": results.json keys it reads}
     display: str = "script"       # "jupyter": a cell also shows its last expression and open figures
 
 
-@dataclass(frozen=True)
-class Vocabulary:
+class Vocabulary(NamedTuple):
     """The site's words that are not prose (sitegen/vocabulary.yaml, then site.yaml's `vocabulary:`)."""
     axes: dict            # axis name -> label of an index, with {} for the index
     downloads: dict       # file type (or "*") -> what such a download is
@@ -56,8 +55,7 @@ class Vocabulary:
         return lab.describe.get(name) or self.downloads.get(name.rsplit(".", 1)[-1]) or self.downloads["*"]
 
 
-@dataclass(frozen=True)
-class NavItem:
+class NavItem(NamedTuple):
     title: str
     page: str             # content path, e.g. course/guide.md
 

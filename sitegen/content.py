@@ -20,8 +20,9 @@ import os
 import pickle
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from .blocks import KINDS
 from .errors import BuildError, Collector, Problem
@@ -36,13 +37,12 @@ URL = re.compile(r"^/?(?:[A-Za-z0-9][A-Za-z0-9._-]*/)*(?:[A-Za-z0-9][A-Za-z0-9._
 REQUIRED = {"title"}
 
 
-@dataclass(frozen=True)
-class Block:
+class Block(NamedTuple):
     kind: str                      # prose, cell, table or downloads
     line: int                      # first line in the page's source file
     text: str = ""                 # prose only: its Markdown
     args: tuple[str, ...] = ()
-    options: dict = field(default_factory=dict)
+    options: dict = {}             # (never changed: one dict for all that give none)
 
 
 def url_output(url: str) -> str | None:

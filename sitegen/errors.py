@@ -3,11 +3,10 @@ from __future__ import annotations
 
 import errno
 import os
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, order=True)
-class Problem:
+class Problem(NamedTuple):
     path: str
     line: int
     message: str

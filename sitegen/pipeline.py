@@ -13,8 +13,8 @@ import dataclasses
 import gc
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from .errors import BuildError, Problem, os_problem
 from .lock import one_build
@@ -29,8 +29,7 @@ LAB_SOURCES = ("site.yaml", "compute/", "frozen/")      # what labs' keys are ma
 RENDERING = ("jinja2", "markdown", "pygments", "latex2mathml", "pillow", "rcssmin", "pyyaml", "fonttools")
 
 
-@dataclass(frozen=True)
-class BuildReport:
+class BuildReport(NamedTuple):
     out: Path
     files: int
     bytes: int

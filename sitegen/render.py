@@ -10,13 +10,13 @@ import html
 import json
 import re
 import struct
-from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
 import markdown
 import markdown.treeprocessors
 from markupsafe import Markup
+from typing import NamedTuple
 
 from .blocks import KINDS, code, hidden_blocks, word_html
 from .artifacts import Artifacts, provenance_digest
@@ -61,8 +61,7 @@ class Outputs(dict):
         self[path] = data
 
 
-@dataclass(frozen=True)
-class PageContext:
+class PageContext(NamedTuple):
     """Everything a page template may use."""
     site: SiteConfig
     page: Page

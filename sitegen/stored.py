@@ -13,14 +13,13 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 SETTLED_NS = 100_000_000
 
 
-@dataclass(frozen=True)
-class Stored:
+class Stored(NamedTuple):
     path: Path | str
     sha256: str
     size: int
