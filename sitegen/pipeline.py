@@ -13,6 +13,7 @@ import dataclasses
 import gc
 import json
 import os
+import pickle
 from pathlib import Path
 from typing import NamedTuple
 
@@ -23,7 +24,7 @@ from .sources import changed, snapshot, source_files
 from .stored import size_of
 from .write import check_output_folder, check_replaceable, output_intact, recover, write_site
 
-STATE = "last-build.json"
+STATE = "last-build.pickle"      # what the last build read and wrote (pickled: JSON costs three times more)
 LAB_SOURCES = ("site.yaml", "compute/", "frozen/")      # what labs' keys are made of, in the project
 # Every package that turns sources into published bytes: a new version of any may change them.
 RENDERING = ("jinja2", "markdown", "pygments", "latex2mathml", "pillow", "rcssmin", "pyyaml", "fonttools")
@@ -51,9 +52,11 @@ def fingerprint(sources: dict[str, str], out: Path, *options) -> str:
 
 def _last_state(state_file: Path) -> dict:
     try:
-        return json.loads(state_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        with open(state_file, "rb") as handle:
+            state = pickle.load(handle)
+    except Exception:       # none yet, damaged, or cut short: as after no build
         return {}
+    return state if isinstance(state, dict) else {}
 
 
 def build(root: Path, out: Path | None = None, *, cache: Path | None = None, **options) -> BuildReport:
@@ -149,7 +152,7 @@ def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: 
     state = {"fingerprint": key, "bytes": total, "count": len(files), "files": written, "spare": spare,
              "sources": sources, "source_states": source_states}
     cache.mkdir(parents=True, exist_ok=True)
-    (cache / (STATE + ".tmp")).write_text(json.dumps(state, separators=(",", ":")), encoding="utf-8")
+    (cache / (STATE + ".tmp")).write_bytes(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
     os.replace(cache / (STATE + ".tmp"), state_file)
     frozen = tuple(a.lab.id for a in artifacts.values() if is_frozen(cfg, a))
     return BuildReport(out=out, files=len(files), bytes=total,

@@ -35,7 +35,7 @@ def course_cache(site) -> Path:
 def project(tmp_path, course_cache) -> tuple[Path, Path, Path]:
     """(root, out, cache): a copy of the course's sources, with a warm copy of its lab cache."""
     root = copy_project(tmp_path / "project")
-    shutil.copytree(course_cache, tmp_path / "cache", ignore=shutil.ignore_patterns("lock", "last-build.json"))
+    shutil.copytree(course_cache, tmp_path / "cache", ignore=shutil.ignore_patterns("lock", "last-build.pickle"))
     return root, tmp_path / "dist", tmp_path / "cache"
 
 
