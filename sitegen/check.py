@@ -210,27 +210,59 @@ def check_rendered(cfg: SiteConfig, pages: list[Page], files: dict[str, bytes], 
     """Every rendered HTML file: links and #anchors resolve and nothing breaks the CSP
     (errors, raised together); images without alt text, empty sections and
     external links without rel are returned as warnings. What one file says on its own is
-    remembered under its bytes (`memo`): only what its links point to is looked up every build."""
+    remembered under its bytes (`memo`). A file as the last build found it, when the site publishes
+    the same paths, needs no look again but at its links into files that changed (their #anchors)."""
     problems, warnings = Collector(), Collector()
     sources = {page.output: page.source for page in pages}
-    seen = {path: _read_html(path, data, cfg.base_url, memo) for path, data in files.items() if path.endswith(".html")}
+    context = digest(generator_digest(), cfg.base_url, "\0".join(sorted(files)))
+    last = memo.recorded("html-check", context) if memo is not None else {}
+    records, seen = {}, {}      # path -> what the next build needs of it; path -> what it says (read anew)
+    for path in sorted(path for path in files if path.endswith(".html")):
+        sha, found = sha256_of(files[path]), last.get(path)
+        if found is not None and found[0] == sha and memo.entry(found[1]) is not None:
+            records[path] = found
+        else:
+            seen[path] = _read_html(path, files[path], cfg.base_url, memo)
     served_at: dict[str, str | None] = {}       # every page links to the same few: each looked up once
-    for path, found in sorted(seen.items()):
+    unchanged = set(records)
+
+    def ids(path: str) -> set:
+        if path not in seen:                    # a file as last time, into which a changed one links
+            seen[path] = _read_html(path, files[path], cfg.base_url, memo)
+        return seen[path]["ids"]
+
+    for path in sorted(unchanged | seen.keys()):
         def where(needle: str) -> tuple[str, int]:
             return _source_line(cfg.root, sources.get(path), needle)
+        if path in unchanged:                   # found right last time: only its links into changed files
+            for attribute, url, served, fragment, needle in records[path][2]:
+                if served not in unchanged and fragment not in ids(served):
+                    problems.add(*where(needle), f"{attribute}=\"{url}\" in {path}: {served} has no id '{fragment}'")
+            for needle, message in records[path][3]:
+                warnings.add(*where(needle), message)
+            continue
+        found, elsewhere = seen[path], []
         for attribute, url, target, fragment, needle in found["links"]:
             if target not in served_at:
                 served_at[target] = served_file(target, files)
             served = served_at[target]
             if served is None:
                 problems.add(*where(needle), f"{attribute}=\"{url}\" in {path} points to no file of the site")
-            elif fragment and served in seen and fragment not in seen[served]["ids"]:
-                problems.add(*where(needle), f"{attribute}=\"{url}\" in {path}: {served} has no id '{fragment}'")
+            elif fragment and served.endswith(".html") and served in files:
+                if fragment not in ids(served):
+                    problems.add(*where(needle), f"{attribute}=\"{url}\" in {path}: {served} has no id '{fragment}'")
+                elif served != path:
+                    elsewhere.append((attribute, url, served, fragment, needle))
         for needle, message in found["errors"]:
             problems.add(*where(needle), message)
         for needle, message in found["warnings"]:
             warnings.add(*where(needle), message)
+        if memo is not None and (name := memo.name("html-check", (generator_digest(), path, cfg.base_url,
+                                                                   sha256_of(files[path])))) is not None:
+            records[path] = (sha256_of(files[path]), name, elsewhere, found["warnings"])
     problems.raise_if_any()
+    if memo is not None:
+        memo.record("html-check", context, {path: records[path] for path in sorted(records)})
     return warnings.problems
 
 

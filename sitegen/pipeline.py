@@ -97,7 +97,8 @@ def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: 
     sources, source_states = snapshot(source_files(root), last.get("source_states") if use_cache else None)
     key = fingerprint(sources, out, preview, strict, base_url, solutions)
     if use_cache and freeze is None and last.get("fingerprint") == key and output_intact(out, last.get("files", {})):
-        return BuildReport(out=out, files=last["count"], bytes=last["bytes"], unchanged=True)
+        return BuildReport(out=out, files=last["count"], bytes=last["bytes"], unchanged=True,
+                           warnings=tuple(Problem(*w) for w in last.get("warnings", ())))     # said again
 
     from .compute import LabScheduler
     # When what labs are made of changed since the last build, labs may have to run: their host
@@ -150,7 +151,7 @@ def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: 
     stored = store_frozen(cfg, artifacts, to_freeze)
     total = sum(map(size_of, files.values()))
     state = {"fingerprint": key, "bytes": total, "count": len(files), "files": written, "spare": spare,
-             "sources": sources, "source_states": source_states}
+             "sources": sources, "source_states": source_states, "warnings": [tuple(w) for w in warnings]}
     cache.mkdir(parents=True, exist_ok=True)
     (cache / (STATE + ".tmp")).write_bytes(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
     os.replace(cache / (STATE + ".tmp"), state_file)

@@ -165,7 +165,7 @@ def test_a_prose_edit_renders_only_the_pages_that_show_what_changed(tmp_path, mo
     assert build(root, out, cache=cache).rendered == ("content/guide.md",)
     # and the other pages' keys were not even worked out: each was taken as the last build recorded it
     assert [sum(n == namespace for n, _ in named) for namespace in ("page", "page-check", "search", "notebook",
-                                                                    "formula-characters")] == [1, 1, 1, 0, 1]
+                                                                    "formula-characters", "html-check")] == [1, 1, 1, 0, 1, 1]
     monkeypatch.setattr(Memo, "name", real_name)
     edit(root / "content/b.md", "title: 页 b", "title: 页 B")
     # a and guide show it as next / previous, c as its parent
@@ -173,3 +173,28 @@ def test_a_prose_edit_renders_only_the_pages_that_show_what_changed(tmp_path, mo
                                                               "content/guide.md"]
     fresh = build(root, tmp_path / "fresh", cache=tmp_path / "fresh-cache")
     assert len(fresh.rendered) == 7 and tree_bytes(out) == tree_bytes(tmp_path / "fresh")
+
+
+def test_a_page_left_as_it_was_is_checked_again_where_it_links_into_one_that_changed(tmp_path, monkeypatch):
+    """The last build's check of an unchanged page is taken as it was, but for its #anchors in pages
+    that changed: renaming a heading breaks the links to it from pages not edited, and says so;
+    an unchanged page's warnings are still reported (and by a build that finds nothing changed)."""
+    from sitegen.errors import BuildError
+    from sitegen.pipeline import build
+    from support import edit
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
+    root = reading_site(tmp_path / "site")
+    (root / "content/a.md").write_text("---\ntitle: 甲\n---\n见[乙的一节](b.md#part)。\n\n## 空\n\n## 下一节\n\n文字。\n",
+                                       encoding="utf-8")
+    (root / "content/b.md").write_text("---\ntitle: 乙\n---\n## 一节 {#part}\n\n内容。\n", encoding="utf-8")
+    out, cache = tmp_path / "dist", tmp_path / "cache"
+    first = build(root, out, cache=cache)
+    edit(root / "content/guide.md", "公式", "一个公式")
+    assert build(root, out, cache=cache).warnings == first.warnings != ()      # a.md's, though a.md was not read
+    edit(root / "content/b.md", "{#part}", "{#other}")
+    with pytest.raises(BuildError) as failed:
+        build(root, out, cache=cache)
+    assert [(p.path, p.line) for p in failed.value.problems] == [("content/a.md", 4)]
+    assert "b.html has no id 'part'" in failed.value.problems[0].message
+    edit(root / "content/b.md", "{#other}", "{#part}")
+    assert build(root, out, cache=cache).warnings == first.warnings
