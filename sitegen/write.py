@@ -16,11 +16,12 @@ import errno
 import hashlib
 import os
 import shutil
+import time
 from pathlib import Path
 
 from .errors import BuildError, Problem
 from .sources import SOURCES
-from .stored import Stored, file_state, settled, sha256_of
+from .stored import SETTLED_NS, Stored, file_state, sha256_of
 
 MARK = ".sitegen-output"
 MARK_TEXT = (b"This folder is made by `python build.py`, which replaces it whole on every build.\n"
@@ -92,13 +93,18 @@ def recover(out: Path) -> None:
             shutil.rmtree(stale, ignore_errors=True)
 
 
-def _intact(path, recorded) -> bool:
-    """The file is as the last build left it: [sha256, *file_state] recorded after its last write."""
+def _intact(path, recorded, settled_before: int) -> bool:
+    """The file is as the last build left it: [sha256, *file_state] recorded after its last write,
+    in a state that settled (its ctime before `settled_before`: see stored.settled)."""
     try:
         state = file_state(path)
     except OSError:
         return False
-    return list(state) == recorded[1:] and settled([state])
+    return state[2] < settled_before and state == tuple(recorded[1:])
+
+
+def _settled_before() -> int:
+    return time.time_ns() - SETTLED_NS
 
 
 def output_intact(out: Path, recorded: dict) -> bool:
@@ -106,9 +112,9 @@ def output_intact(out: Path, recorded: dict) -> bool:
     result), each unchanged: by its state where that settled, else by its hash."""
     if not out.is_dir():
         return False
-    found = _files_in(out)
+    found, before = _files_in(out), _settled_before()
     return found.keys() == recorded.keys() and all(
-        _intact(path, recorded[rel]) or hashlib.sha256(Path(path).read_bytes()).hexdigest() == recorded[rel][0]
+        _intact(path, recorded[rel], before) or hashlib.sha256(Path(path).read_bytes()).hexdigest() == recorded[rel][0]
         for rel, path in found.items())
 
 
@@ -171,7 +177,8 @@ def write_site(files: dict[str, bytes | Stored], out: Path, last: dict | None = 
         spare, present = {}, {}
     # What of the current site is exactly as the last build left it (checked before any link to it).
     out_at, staging_at = str(out), str(staging)
-    unchanged = {rel for rel, recorded in last.items() if rel != MARK and _intact(f"{out_at}/{rel}", recorded)}
+    before = _settled_before()
+    unchanged = {rel for rel, recorded in last.items() if rel != MARK and _intact(f"{out_at}/{rel}", recorded, before)}
     hashes, touched = {}, set(present.keys() - files.keys())    # touched: names whose files were replaced
     try:
         if not (staging / MARK).is_file():
@@ -182,7 +189,8 @@ def write_site(files: dict[str, bytes | Stored], out: Path, last: dict | None = 
             while folder != staging_at and not os.listdir(folder):    # and the folders it leaves empty
                 os.rmdir(folder)
                 folder = os.path.dirname(folder)
-        folders = {os.path.dirname(present[rel]) for rel in present.keys() & files.keys()} | {staging_at}
+        folders = {f"{staging_at}/{rel.rpartition('/')[0]}".rstrip("/") for rel in present.keys() & files.keys()}
+        folders.add(staging_at)
         for rel in sorted(files):
             data = files[rel]
             if ".." in rel.split("/") or rel.startswith("/"):
@@ -190,7 +198,7 @@ def write_site(files: dict[str, bytes | Stored], out: Path, last: dict | None = 
             target = f"{staging_at}/{rel}"
             hashes[rel] = sha256_of(data)
             if rel in present:
-                if rel in spare and spare[rel][0] == hashes[rel] and _intact(target, spare[rel]):
+                if rel in spare and spare[rel][0] == hashes[rel] and _intact(target, spare[rel], before):
                     continue                            # the spare holds it as it should be
                 os.unlink(target)
             elif os.path.isdir(target):                 # a folder there, a file now
