@@ -8,17 +8,14 @@ from __future__ import annotations
 import functools
 import html
 import json
-import re
 import struct
-from pathlib import Path
-
-import jinja2
-import markdown
-import markdown.treeprocessors
-from markupsafe import Markup
 from typing import NamedTuple
 
+import jinja2
+from markupsafe import Markup
+
 from .blocks import KINDS, code, hidden_blocks, word_html
+from .converters import markdown_converter, template_environment, template_line
 from .artifacts import Artifacts, provenance_digest
 from .config import SiteConfig
 from .content import Page
@@ -31,23 +28,6 @@ from .assets import PAGE_SCRIPTS, PREVIEW_SCRIPTS, publish_assets
 from .mathfont import formula_characters, subset
 from .memo import Memo, digest, generator_digest
 from .search import INDEX, search_index
-from .sources import decode
-
-TOC_CONFIG = {"permalink": "#", "permalink_class": "heading-anchor"}
-
-
-class _ExternalLinks(markdown.treeprocessors.Treeprocessor):
-    """Markdown's own external links get rel="noopener" (raw HTML is the author's to mark)."""
-
-    def run(self, root):
-        for link in root.iter("a"):
-            if is_external(link.get("href", "")):
-                link.set("rel", "noopener")
-
-
-class ExternalLinks(markdown.Extension):
-    def extendMarkdown(self, md):
-        md.treeprocessors.register(_ExternalLinks(md), "external-links", 1)
 
 
 class Outputs(dict):
@@ -80,12 +60,6 @@ class PageContext(NamedTuple):
     words: dict               # the interface's words (site.yaml's vocabulary over the generator's)
 
 
-def slugify(value: str, separator: str) -> str:
-    """Heading ids that keep Chinese: lowercase, spaces to '-', punctuation dropped."""
-    value = re.sub(r"[^\w\s-]", "", value.lower(), flags=re.UNICODE).strip()
-    return re.sub(r"[\s_-]+", separator, value)
-
-
 def png_size(data: bytes) -> tuple[int, int]:
     return struct.unpack(">II", data[16:24])
 
@@ -96,44 +70,6 @@ def provenance_note(words: dict, provenance: dict) -> Markup:
     return word_html(words["provenance"], script=code(provenance["script"]), when=provenance["computed_at"],
                       seed="" if seed is None else words["provenance_seed"].format(seed=seed),
                       python=provenance["python"], numpy=provenance["numpy"], matplotlib=provenance["matplotlib"])
-
-
-class _TemplateFiles(jinja2.FileSystemLoader):
-    """templates/ as the author's files: a byte-order mark is dropped, text that is not UTF-8
-    is reported naming the template and line."""
-
-    def __init__(self, folder: Path):
-        super().__init__(folder, encoding="utf-8-sig")
-        self.folder = folder
-
-    def get_source(self, environment, template):
-        try:
-            return super().get_source(environment, template)
-        except UnicodeDecodeError:
-            decode((self.folder / template).read_bytes(), f"templates/{template}")     # raises, with the line
-            raise
-
-
-@functools.lru_cache(maxsize=None)
-def template_environment(templates: Path, memo_folder: Path | None) -> jinja2.Environment:
-    """The templates, compiled once per process (and as bytecode in the memo) and reloaded when edited."""
-    if memo_folder:
-        (memo_folder / "jinja").mkdir(parents=True, exist_ok=True)
-    return jinja2.Environment(
-        loader=_TemplateFiles(templates), autoescape=True,
-        bytecode_cache=jinja2.FileSystemBytecodeCache(str(memo_folder / "jinja")) if memo_folder else None,
-        undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
-
-
-def _markdown(words: dict) -> markdown.Markdown:
-    """A converter (reset before each page). Extensions are given as objects: named ones would have
-    Markdown look through every installed package's entry points first (10-20 ms per build)."""
-    from markdown.extensions import attr_list, codehilite, fenced_code, sane_lists, tables, toc
-    return markdown.Markdown(extensions=[
-        tables.TableExtension(), attr_list.AttrListExtension(), fenced_code.FencedCodeExtension(),
-        sane_lists.SaneListExtension(),
-        toc.TocExtension(**TOC_CONFIG, slugify=slugify, permalink_title=words["heading_link"]),
-        codehilite.CodeHiliteExtension(css_class="highlight", guess_lang=False), ExternalLinks()])
 
 
 def while_labs_run(cfg: SiteConfig, memo: Memo, pending, pages: list[Page]) -> None:
@@ -157,7 +93,7 @@ def while_labs_run(cfg: SiteConfig, memo: Memo, pending, pages: list[Page]) -> N
             env.get_template(name)
         except jinja2.TemplateError:
             pass
-    _markdown(cfg.vocabulary.words).convert("# warm\n\n*x* [y](z)\n\n| a |\n|---|\n| 1 |\n\n```python\nx = 1\n```\n")
+    markdown_converter(cfg.vocabulary.words).convert("# warm\n\n*x* [y](z)\n\n| a |\n|---|\n| 1 |\n\n```python\nx = 1\n```\n")
     for _, cells in pending:
         for cell in cells:
             highlighted(memo, cell.source)
@@ -172,7 +108,7 @@ class Renderer:
         self.env = template_environment(cfg.templates_dir, memo.folder)
         self.out = Outputs()
         self.words, self.axes = cfg.vocabulary.words, cfg.vocabulary.axes
-        self.markdown = _markdown(self.words)
+        self.markdown = markdown_converter(self.words)
         self.rendered: list[str] = []       # the pages rendered anew (the others came from the memo)
         self.last_pages: dict[str, tuple] = {}      # source -> (digest, its entry's name), as the last build
         self.page_records: dict[str, tuple] = {}    # recorded them, and as this one does (memo.recorded)
@@ -191,7 +127,7 @@ class Renderer:
         try:
             return self.template(template).render(**context)
         except jinja2.UndefinedError as exc:
-            line = _template_line(exc, template)
+            line = template_line(exc, template)
             raise BuildError(Problem(f"templates/{line[0]}", line[1], f"undefined in template: {exc.message}"))
 
     # -- labs ---------------------------------------------------------------
@@ -366,14 +302,6 @@ def _flatten(tokens):
     for token in tokens:
         yield token
         yield from _flatten(token.get("children", []))
-
-
-def _template_line(exc, fallback):
-    import traceback
-    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
-        if frame.filename and "/templates/" in frame.filename:
-            return frame.filename.split("/templates/", 1)[1], frame.lineno
-    return fallback, 0
 
 
 def render_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts], sitemap: SiteMap,
