@@ -172,12 +172,13 @@ def _prose(page, block, art, results, sitemap, problems, memo):
 # The build writes every attribute double-quoted (Jinja, Python-Markdown), and a
 # quote inside text or code is escaped, so attributes can be read without a parser.
 ATTRIBUTE = re.compile(r'\s(id|href|src)="([^"]*)"')
-INLINE_CODE = [  # what the Content-Security-Policy (script-src/style-src 'self') would block
-    (re.compile(r"<script\b(?![^>]*\ssrc=)[^>]*>", re.I), "an inline <script>"),
-    (re.compile(r"<style\b", re.I), "an inline <style>"),
-    (re.compile(r"<[a-z][^>]*\sstyle=", re.I), "a style= attribute"),
-    (re.compile(r"<[a-z][^>]*\son[a-z]+=", re.I), "an on...= event handler"),
-    (re.compile(r"href=\"\s*javascript:", re.I), "a javascript: link"),
+INLINE_CODE = [  # what the Content-Security-Policy (script-src/style-src 'self') would block, and a word
+    # without which (in the lowercased page) it cannot be there: most pages need none of these searches
+    (re.compile(r"<script\b(?![^>]*\ssrc=)[^>]*>", re.I), "an inline <script>", "<script"),
+    (re.compile(r"<style\b", re.I), "an inline <style>", "<style"),
+    (re.compile(r"<[a-z][^>]*\sstyle=", re.I), "a style= attribute", "style="),
+    (re.compile(r"<[a-z][^>]*\son[a-z]+=", re.I), "an on...= event handler", re.compile(r"\son[a-z]+=")),
+    (re.compile(r"href=\"\s*javascript:", re.I), "a javascript: link", "javascript:"),
 ]
 # Elements that make a browser load or send something, and the attributes that say where. The
 # pages may load only the site's own files: nothing from another origin (a filtered network, a
@@ -285,7 +286,10 @@ def _read_html(path: str, data: bytes | Stored, base_url: str, memo: Memo | None
         if target.netloc == base.netloc and target.scheme in ("http", "https"):
             needle = value.split("#", 1)[1] if "#" in value else value.rsplit("/", 1)[-1]
             links.append((name, value, unquote(target.path), unquote(target.fragment), needle))
-    for pattern, what in INLINE_CODE:
+    lowered = text.lower()
+    for pattern, what, word in INLINE_CODE:
+        if (word not in lowered) if isinstance(word, str) else not word.search(lowered):
+            continue
         for match in pattern.finditer(text):
             errors.append((match.group(0)[:12], f"{path} has {what}, which the site's "
                            "Content-Security-Policy blocks: move it to static/ and load it by URL"))
