@@ -80,8 +80,8 @@ def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifact
     last = memo.recorded("page-check", context) if memo is not None else {}
     checked = {}                    # source -> (output, digest, its entry's name): what this build records
     for page in pages:
-        seen = last.get(page.source)
-        if seen is not None and seen[:2] == (page.output, page.digest) and memo.entry(seen[2]) is not None:
+        seen = memo.reused(last, page.source, (page.output, page.digest)) if memo is not None else None
+        if seen is not None:
             checked[page.source] = seen         # as the last build found it, in this same context
             continue
         key = (context, page.source, page.output, page.digest)
@@ -219,8 +219,8 @@ def check_rendered(cfg: SiteConfig, pages: list[Page], files: dict[str, bytes], 
     last = memo.recorded("html-check", context) if memo is not None else {}
     records, seen = {}, {}      # path -> what the next build needs of it; path -> what it says (read anew)
     for path in sorted(path for path in files if path.endswith(".html")):
-        sha, found = sha256_of(files[path]), last.get(path)
-        if found is not None and found[0] == sha and memo.entry(found[1]) is not None:
+        found = memo.reused(last, path, (sha256_of(files[path]),)) if memo is not None else None
+        if found is not None:
             records[path] = found
         else:
             seen[path] = _read_html(path, files[path], cfg.base_url, memo)

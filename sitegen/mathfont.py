@@ -52,8 +52,7 @@ def formula_characters(pages, memo: Memo) -> str:
         # a page's blocks are not even unpickled then (content.Page)
         def prose(page=page) -> tuple:
             return tuple(block for block in page.blocks if block.kind == "prose")
-        seen = last.get(page.source)
-        if page.digest and seen is not None and seen[0] == page.digest and memo.entry(seen[1]) is not None:
+        if page.digest and (seen := memo.reused(last, page.source, (page.digest,))) is not None:
             records[page.source] = seen         # as the last build found them (and its entry kept)
             chars.update(seen[2])
             continue

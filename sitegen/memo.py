@@ -154,6 +154,14 @@ class Memo:
         found = self.last_records.get(phase)
         return found[1] if isinstance(found, tuple) and len(found) == 2 and found[0] == context else {}
 
+    def reused(self, records: dict, item: str, made: tuple) -> tuple | None:
+        """`item`'s record among `records` (as recorded gave them) if it was made of `made` (its
+        first fields) and the entry it names next is still there (counted as used); else None."""
+        seen = records.get(item)
+        if seen is None or seen[:len(made)] != made or self.entry(seen[len(made)]) is None:
+            return None
+        return seen
+
     def record(self, phase: str, context: str, items: dict) -> None:
         """This build's results of `phase` in `context`, item by item, for the next build."""
         if self.folder is not None:

@@ -142,8 +142,8 @@ class Renderer:
             # Rebuilt only when what it is made of changed: its page, its lab (provenance: a recompute
             # changes computed_at), site.yaml (words, descriptions), links, solutions, the generator.
             made = (page.source, page.digest, art.provenance)
-            seen = self.last_notebooks.get(art.lab.id)
-            notebook = self.memo.stored(seen[3]) if seen is not None and seen[:3] == made else None
+            seen = self.memo.reused(self.last_notebooks, art.lab.id, made)
+            notebook = self.memo.stored(seen[3]) if seen is not None else None
             if notebook is None:
                 key = (page.source, page.digest, json.dumps(art.provenance, sort_keys=True), self.notebook_site_key)
                 memo = self.memo if page.digest else Memo(None)  # (a page not read from its file has no digest)
@@ -240,8 +240,8 @@ class Renderer:
         """Render `page` into the outputs, or take it from the memo when neither its source, nor
         what it shows of other pages (navigation, breadcrumbs, previous/next), nor `site_key` changed:
         when no page's title, address or parent changed either, as the last build recorded it."""
-        seen = self.last_pages.get(page.source)
-        if seen is not None and seen[0] == page.digest and (kept := self.memo.stored(seen[1])) is not None:
+        seen = self.memo.reused(self.last_pages, page.source, (page.digest,))
+        if seen is not None and (kept := self.memo.stored(seen[1])) is not None:
             self.page_records[page.source] = seen
             self.out.add(page.output, kept, page.source)
             return

@@ -118,3 +118,18 @@ def test_what_a_build_records_is_given_to_the_next_only_in_the_same_context_and_
     assert unfinished.recorded("pages", "context B") == {} and unfinished.recorded("search", "context A") == {}
     unfinished.record("pages", "context A", {})      # a build that failed never prunes: nothing recorded
     assert Memo(tmp_path / "memo").recorded("pages", "context A") == {"content/a.md": ("digest", "page/name")}
+
+
+def test_a_record_is_reused_only_if_made_of_the_same_and_its_entry_is_still_there(tmp_path):
+    memo = Memo(tmp_path / "memo")
+    memo.put("search", ("key",), b"[]")
+    name = memo.name("search", ("key",))
+    memo.record("search", "context", {"a.html": ("sha", name)})
+    memo.prune()
+    later = Memo(tmp_path / "memo")
+    records = later.recorded("search", "context")
+    assert later.reused(records, "a.html", ("sha",)) == ("sha", name)
+    assert later.reused(records, "a.html", ("other sha",)) is None and later.reused(records, "b.html", ("sha",)) is None
+    (tmp_path / "memo" / name).unlink()
+    (tmp_path / "memo" / "pack").unlink()
+    assert Memo(tmp_path / "memo").reused(records, "a.html", ("sha",)) is None      # its entry is gone
