@@ -50,5 +50,10 @@ def file_state(path: Path | str) -> tuple[int, int, int, int]:
 def settled(states) -> bool:
     """Whether files in these states (file_state tuples, after a name or not) last changed long
     enough ago that a write now would show in their times."""
-    now = time.time_ns()
-    return all(state[-2] < now - SETTLED_NS for state in states)
+    before = settled_before()
+    return all(state[-2] < before for state in states)
+
+
+def settled_before() -> int:
+    """A file whose ctime is before this has settled (see settled)."""
+    return time.time_ns() - SETTLED_NS

@@ -16,12 +16,11 @@ import errno
 import hashlib
 import os
 import shutil
-import time
 from pathlib import Path
 
 from .errors import BuildError, Problem
 from .sources import SOURCES
-from .stored import SETTLED_NS, Stored, file_state, sha256_of
+from .stored import Stored, file_state, settled_before, sha256_of
 
 MARK = ".sitegen-output"
 MARK_TEXT = (b"This folder is made by `python build.py`, which replaces it whole on every build.\n"
@@ -93,18 +92,14 @@ def recover(out: Path) -> None:
             shutil.rmtree(stale, ignore_errors=True)
 
 
-def _intact(path, recorded, settled_before: int) -> bool:
+def _intact(path, recorded, before: int) -> bool:
     """The file is as the last build left it: [sha256, *file_state] recorded after its last write,
-    in a state that settled (its ctime before `settled_before`: see stored.settled)."""
+    in a state that settled (its ctime earlier than `before`, stored.settled_before())."""
     try:
         state = file_state(path)
     except OSError:
         return False
-    return state[2] < settled_before and state == tuple(recorded[1:])
-
-
-def _settled_before() -> int:
-    return time.time_ns() - SETTLED_NS
+    return state[2] < before and state == tuple(recorded[1:])
 
 
 def output_intact(out: Path, recorded: dict) -> bool:
@@ -112,7 +107,7 @@ def output_intact(out: Path, recorded: dict) -> bool:
     result), each unchanged: by its state where that settled, else by its hash."""
     if not out.is_dir():
         return False
-    found, before = _files_in(out), _settled_before()
+    found, before = _files_in(out), settled_before()
     return found.keys() == recorded.keys() and all(
         _intact(path, recorded[rel], before) or hashlib.sha256(Path(path).read_bytes()).hexdigest() == recorded[rel][0]
         for rel, path in found.items())
@@ -177,7 +172,7 @@ def write_site(files: dict[str, bytes | Stored], out: Path, last: dict | None = 
         spare, present = {}, {}
     # What of the current site is exactly as the last build left it (checked before any link to it).
     out_at, staging_at = str(out), str(staging)
-    before = _settled_before()
+    before = settled_before()
     unchanged = {rel for rel, recorded in last.items() if rel != MARK and _intact(f"{out_at}/{rel}", recorded, before)}
     hashes, touched = {}, set(present.keys() - files.keys())    # touched: names whose files were replaced
     try:
