@@ -5,7 +5,6 @@ errors, so a typo never silently falls back to a default.
 """
 from __future__ import annotations
 
-import difflib
 import functools
 import hashlib
 import os
@@ -309,6 +308,7 @@ def _vocabulary(data, rel: str, problems: Collector, parent_line: int, memo=None
                 problems.add(rel, line, f"{where}: an axis is a lowercase name whose label holds one {{}} for "
                                         f"the index, e.g. time: \"step {{}}\"")
             elif part == "words" and key not in defaults["words"]:
+                import difflib          # (only for a mistake: not imported by every build)
                 close = difflib.get_close_matches(str(key), defaults["words"], n=3)
                 problems.add(rel, line, f"{where}: no such word" + (f" (did you mean {' or '.join(close)}?)"
                                                                     if close else "")
