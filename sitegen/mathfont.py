@@ -13,6 +13,7 @@ import functools
 import hashlib
 import html
 import io
+import json
 import re
 from pathlib import Path
 
@@ -48,17 +49,16 @@ def formula_characters(pages, memo: Memo) -> str:
     chars: set[str] = set()
     context = digest(generator_digest(), package_version("latex2mathml"))
     last, records = memo.recorded("formula-characters", context), {}
-    for page in pages:      # keyed on the page's source hash when it has one (its prose text else):
-        # a page's blocks are not even unpickled then (content.Page)
-        def prose(page=page) -> tuple:
-            return tuple(block for block in page.blocks if block.kind == "prose")
+    for page in pages:      # a page as the last build found it: its blocks are not even unpickled
         if page.digest and (seen := memo.reused(last, page.source, (page.digest,))) is not None:
-            records[page.source] = seen         # as the last build found them (and its entry kept)
+            records[page.source] = seen         # (content.Page), and its entry is kept
             chars.update(seen[2])
             continue
-        key = (generator_digest(), package_version("latex2mathml"),
-               *((page.digest,) if page.digest else (block.text for block in prose())))
-        found = memo.remember("formula-characters", key, lambda: _characters(prose(), memo))
+        # Else keyed on its formulas: a prose edit that leaves them as they were converts none
+        formulas = [(tex, display) for block in page.blocks if block.kind == "prose"
+                    for _, tex, display in block_formulas(block)]
+        key = (generator_digest(), package_version("latex2mathml"), json.dumps(formulas, ensure_ascii=False))
+        found = memo.remember("formula-characters", key, lambda: _characters(formulas, memo))
         if page.digest and (name := memo.name("formula-characters", key)) is not None:
             records[page.source] = (page.digest, name, "".join(sorted(found)))
         chars.update(found)
@@ -68,13 +68,12 @@ def formula_characters(pages, memo: Memo) -> str:
     return "".join(sorted((chars | set(ALWAYS)) - set(" \n\t")))
 
 
-def _characters(blocks, memo: Memo) -> set[str]:
+def _characters(formulas: list, memo: Memo) -> set[str]:
     chars: set[str] = set()
-    for block in blocks:
-        for _, tex, display in block_formulas(block):
-            mathml = to_mathml(tex, display, memo)
-            chars.update(html.unescape(TAG.sub("", mathml)))
-            chars.update(italic(c) for c in SINGLE_IDENTIFIER.findall(mathml))
+    for tex, display in formulas:
+        mathml = to_mathml(tex, display, memo)
+        chars.update(html.unescape(TAG.sub("", mathml)))
+        chars.update(italic(c) for c in SINGLE_IDENTIFIER.findall(mathml))
     return chars
 
 
