@@ -31,10 +31,11 @@ def lab_outputs(art: Artifacts) -> set[str]:
     return paths
 
 
-def site_map(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts]) -> SiteMap:
-    """Every path a link may point to: the pages, the images beside them, and what the labs publish."""
+def site_map(cfg: SiteConfig, pages: list[Page], published: dict[str, set[str]]) -> SiteMap:
+    """Every path a link may point to: the pages, the images beside them, and what the labs publish
+    (`published`: lab id -> its lab_outputs)."""
     images = content_images(cfg.content_dir)
-    return SiteMap(set().union(*map(lab_outputs, artifacts.values())) | {page.output for page in pages} | set(images),
+    return SiteMap(set().union(*published.values()) | {page.output for page in pages} | set(images),
                    {page.content_path: page.output for page in pages}, images)
 
 
@@ -49,7 +50,8 @@ def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifact
                 problems.add("site.yaml", art.lab.line, f"lab {art.lab.id} saved {name}, a narrow variant of "
                              f"{name[: -len(NARROW)]}.png, which it did not save: save both, or name it otherwise")
     problems.raise_if_any()
-    sitemap = site_map(cfg, pages, artifacts)
+    published = {lab_id: lab_outputs(art) for lab_id, art in artifacts.items()}
+    sitemap = site_map(cfg, pages, published)
     writers: dict[str, str] = {}
     for page in pages:
         if page.output in writers:
@@ -57,8 +59,8 @@ def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifact
         writers[page.output] = page.source
     for output in sitemap.images:
         writers.setdefault(output, f"content/{output}")
-    for art in artifacts.values():
-        for output in sorted(lab_outputs(art) & writers.keys()):
+    for lab_id, art in artifacts.items():
+        for output in sorted(published[lab_id] & writers.keys()):
             problems.add("site.yaml", art.lab.line, f"lab {art.lab.id} publishes {output}, which "
                          f"{writers[output]} also writes: give the lab's images, downloads or notebook another path")
     for page in pages:              # an alias fires even where a file exists: it must not hide one
