@@ -31,17 +31,17 @@ def lab_outputs(art: Artifacts) -> set[str]:
     return paths
 
 
-def site_map(cfg: SiteConfig, pages: list[Page], published: dict[str, set[str]]) -> SiteMap:
+def site_map(cfg: SiteConfig, pages: list[Page], published: dict[str, set[str]], hashes: dict[str, str]) -> SiteMap:
     """Every path a link may point to: the pages, the images beside them, and what the labs publish
-    (`published`: lab id -> its lab_outputs)."""
-    images = content_images(cfg.content_dir)
+    (`published`: lab id -> its lab_outputs; `hashes`: the build's snapshot of the sources)."""
+    images = content_images(cfg.content_dir, hashes)
     return SiteMap(set().union(*published.values()) | {page.output for page in pages} | set(images),
                    {page.content_path: page.output for page in pages}, images)
 
 
-def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts],
+def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts], hashes: dict[str, str],
                memo: Memo | None = None) -> SiteMap:
-    """Raises every problem at once; else the site map, for rendering."""
+    """Raises every problem at once; else the site map, for rendering (`hashes`: the build's snapshot)."""
     problems = Collector()
     checking = Checking(cfg, problems)
     for art in artifacts.values():
@@ -51,7 +51,7 @@ def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifact
                              f"{name[: -len(NARROW)]}.png, which it did not save: save both, or name it otherwise")
     problems.raise_if_any()
     published = {lab_id: lab_outputs(art) for lab_id, art in artifacts.items()}
-    sitemap = site_map(cfg, pages, published)
+    sitemap = site_map(cfg, pages, published, hashes)
     writers: dict[str, str] = {}
     for page in pages:
         if page.output in writers:

@@ -235,15 +235,13 @@ def _directive(match, source, number, problems) -> Block | None:
 IMAGES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".svg")
 
 
-def content_images(content_dir: Path) -> dict[str, Path]:
+def content_images(content_dir: Path, hashes: dict[str, str]) -> dict[str, Path]:
     """Images kept beside the pages (content/x/images/a.png), published at the same place
-    (x/images/a.png), so that a page's relative links to them work as written."""
-    found = {}
-    for top, _, names in os.walk(content_dir):      # (as rglob: linked folders are not walked)
-        for name in names:
-            if os.path.splitext(name)[1].lower() in IMAGES and os.path.isfile(os.path.join(top, name)):
-                found[os.path.relpath(os.path.join(top, name), content_dir).replace(os.sep, "/")] = top, name
-    return {rel: Path(*found[rel]) for rel in sorted(found, key=lambda rel: rel.split("/"))}
+    (x/images/a.png), so that a page's relative links to them work as written: among the
+    sources the build's snapshot took (`hashes`), as the pages are."""
+    images = [rel[len("content/"):] for rel in hashes
+              if rel.startswith("content/") and os.path.splitext(rel)[1].lower() in IMAGES]
+    return {rel: content_dir / rel for rel in sorted(images, key=lambda rel: rel.split("/"))}
 
 
 def load_pages(content_dir: Path, hashes: dict[str, str], memo: Memo | None = None) -> list[Page]:

@@ -137,8 +137,8 @@ def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: 
         raise BuildError([Problem(rel, 0, f"changed while lab {ran} ran: a lab may write only in its own working "
                                           "folder (if you edited the file meanwhile, build again)")
                           for rel in touched])
-    sitemap = check_site(cfg, pages, artifacts, memo)
-    files = render_site(cfg, pages, artifacts, sitemap, preview=preview, memo=memo, solutions=solutions)
+    sitemap = check_site(cfg, pages, artifacts, sources, memo)
+    files = render_site(cfg, pages, artifacts, sitemap, sources, preview=preview, memo=memo, solutions=solutions)
     warnings = check_rendered(cfg, pages, files, memo)
     if strict and warnings:
         raise BuildError([Problem(w.path, w.line, w.message + " (a warning; --strict makes it an error)")

@@ -101,8 +101,9 @@ def while_labs_run(cfg: SiteConfig, memo: Memo, pending, pages: list[Page]) -> N
 
 class Renderer:
     def __init__(self, cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts], memo: Memo,
-                 sitemap: SiteMap, solutions: str = "folded"):
+                 sitemap: SiteMap, hashes: dict[str, str], solutions: str = "folded"):
         self.cfg, self.pages, self.artifacts, self.memo = cfg, pages, artifacts, memo
+        self.hashes = hashes                # the build's snapshot of the sources (templates/ among them)
         self.solutions = solutions          # exercises' solutions: folded, shown or omitted
         self.sitemap = sitemap
         self.env = template_environment(cfg.templates_dir, memo.folder)
@@ -230,9 +231,8 @@ class Renderer:
         """What any page may show besides its own source and neighbours: the generator, the
         templates, site.yaml, every lab's results (by provenance), what is published where, and
         the assets' hashed names. A page is rendered again only when this or its own part changed."""
-        templates = sorted(p for p in self.cfg.templates_dir.rglob("*") if p.is_file())
-        return digest(generator_digest(), self.cfg.digest, self.cfg.base_url, self.solutions,
-                      *(str(t.relative_to(self.cfg.templates_dir)).encode() + b"\0" + t.read_bytes() for t in templates),
+        templates = sorted((rel, sha) for rel, sha in self.hashes.items() if rel.startswith("templates/"))
+        return digest(generator_digest(), self.cfg.digest, self.cfg.base_url, self.solutions, json.dumps(templates),
                       provenance_digest(self.artifacts), self.sitemap.digest,
                       json.dumps(assets, sort_keys=True), json.dumps(scripts))
 
@@ -305,9 +305,11 @@ def _flatten(tokens):
 
 
 def render_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts], sitemap: SiteMap,
-                preview: bool = False, memo: Memo | None = None, solutions: str = "folded") -> Outputs:
-    """Every file of the site; `sitemap` is what the check resolved links against."""
-    renderer = Renderer(cfg, pages, artifacts, memo or Memo(None), sitemap, solutions)
+                hashes: dict[str, str], preview: bool = False, memo: Memo | None = None,
+                solutions: str = "folded") -> Outputs:
+    """Every file of the site; `sitemap` is what the check resolved links against, `hashes` the
+    build's snapshot of the sources."""
+    renderer = Renderer(cfg, pages, artifacts, memo or Memo(None), sitemap, hashes, solutions)
     assets = publish_assets(cfg, pages, renderer.memo, renderer.out, preview)
     scripts = [assets[name] for name in PAGE_SCRIPTS + (PREVIEW_SCRIPTS if preview else ())]
     site_key = renderer.site_key(assets, scripts) if memo else ""

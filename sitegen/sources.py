@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 
 from .errors import BuildError, Collector, Problem
-from .stored import file_state, settled
+from .stored import file_state, settled_before
 
 SOURCES = ("site.yaml", "content", "compute", "templates", "static", "frozen")
 SKIPPED = {"__pycache__", ".ipynb_checkpoints"}
@@ -94,7 +94,7 @@ def snapshot(files: dict[str, str], known: dict[str, list] | None = None) -> tup
     """Each source's SHA-256, by relative path (`files` as source_files gives them), and each one's
     [SHA-256, *file_state] for the next snapshot (`known`): a file whose state is as recorded there
     is not read again (stored.py says why that is safe; only settled states are recorded)."""
-    known = known or {}
+    known, before = known or {}, settled_before()
     hashes, states = {}, {}
     for rel, path in files.items():
         try:
@@ -107,7 +107,7 @@ def snapshot(files: dict[str, str], known: dict[str, list] | None = None) -> tup
                     hashes[rel] = hashlib.sha256(handle.read()).hexdigest()
         except OSError as exc:
             raise BuildError(Problem(rel, 0, f"cannot read: {exc.strerror or exc}")) from None
-        if settled([state]):
+        if state[2] < before:           # settled (stored.settled): a later write would show
             states[rel] = [hashes[rel], *state]
     return hashes, states
 

@@ -198,3 +198,22 @@ def test_a_page_left_as_it_was_is_checked_again_where_it_links_into_one_that_cha
     assert "b.html has no id 'part'" in failed.value.problems[0].message
     edit(root / "content/b.md", "{#other}", "{#part}")
     assert build(root, out, cache=cache).warnings == first.warnings
+
+
+def test_a_template_edit_renders_every_page_again_and_an_image_beside_the_pages_is_published(tmp_path, monkeypatch):
+    """The templates and the images beside the pages are known from the build's snapshot of the
+    sources, as the pages are: an edit to a template renders every page anew, with the edit."""
+    from sitegen.pipeline import build
+    from support import edit
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
+    root, out, cache = reading_site(tmp_path / "site"), tmp_path / "dist", tmp_path / "cache"
+    (root / "content/images").mkdir()
+    (root / "content/images/dot.png").write_bytes((REPO / "static/favicon.svg").read_bytes())   # any bytes
+    (root / "content/images/.ipynb_checkpoints").mkdir()
+    (root / "content/images/.ipynb_checkpoints/dot-checkpoint.png").write_bytes(b"old")
+    first = build(root, out, cache=cache)
+    assert (out / "images/dot.png").is_file() and not (out / "images/.ipynb_checkpoints").exists()
+    edit(root / "templates/page.html", "</footer>", "<p>模板改过</p></footer>")
+    again = build(root, out, cache=cache)
+    assert sorted(again.rendered) == sorted(first.rendered)
+    assert "模板改过" in (out / "guide.html").read_text(encoding="utf-8")
