@@ -70,22 +70,22 @@ def source_files(root: Path) -> dict[str, str]:
     problems = Collector()
     files: dict[str, str] = {}
 
-    def visit(path: str, rel: str, linked: bool, walk: bool) -> None:
+    def visit(path: str, rel: str, linked: bool, walk: bool, is_file) -> None:
         if linked and not check_link(Path(path), root, rel, problems):
             return
-        if os.path.isfile(path):
+        if is_file():
             files[rel] = path
         elif walk and os.path.isdir(path):
             # a linked folder is not walked (as pathlib's rglob, which the phases use, does not)
             with os.scandir(path) as entries:
                 for entry in sorted(entries, key=lambda e: e.name):
-                    if entry.name not in SKIPPED:
+                    if entry.name not in SKIPPED:      # (scandir knows what each entry is: no stat)
                         linked = entry.is_symlink()
-                        visit(entry.path, f"{rel}/{entry.name}", linked, not linked)
+                        visit(entry.path, f"{rel}/{entry.name}", linked, not linked, entry.is_file)
 
     for name in SOURCES:
-        if os.path.lexists(root / name):
-            visit(str(root / name), name, (root / name).is_symlink(), True)
+        if os.path.lexists(path := root / name):
+            visit(str(path), name, path.is_symlink(), True, path.is_file)
     problems.raise_if_any()
     return files
 

@@ -170,10 +170,11 @@ def write_site(files: dict[str, bytes | Stored], out: Path, last: dict | None = 
             shutil.rmtree(kept)
         staging.mkdir()
         spare, present = {}, {}
-    # What of the current site is exactly as the last build left it (checked before any link to it).
     out_at, staging_at = str(out), str(staging)
     before = settled_before()
-    unchanged = {rel for rel, recorded in last.items() if rel != MARK and _intact(f"{out_at}/{rel}", recorded, before)}
+    # A file of the current site is looked at only to link to it (where the spare's copy will not
+    # do): whether it is exactly as the last build left it, before any link to it.
+    linked = set()
     hashes, touched = {}, set(present.keys() - files.keys())    # touched: names whose files were replaced
     try:
         if not (staging / MARK).is_file():
@@ -203,8 +204,9 @@ def write_site(files: dict[str, bytes | Stored], out: Path, last: dict | None = 
             if parent not in folders:
                 os.makedirs(parent, exist_ok=True)
                 folders.add(parent)
-            if rel in unchanged and last[rel][0] == hashes[rel]:
+            if rel in last and last[rel][0] == hashes[rel] and _intact(f"{out_at}/{rel}", last[rel], before):
                 os.link(f"{out_at}/{rel}", target)
+                linked.add(rel)
             elif isinstance(data, Stored):
                 shutil.copyfile(data.path, target)
             else:
@@ -233,11 +235,14 @@ def write_site(files: dict[str, bytes | Stored], out: Path, last: dict | None = 
     # one replaced, in the other site) is looked at again: a link made or dropped changes its ctime.
     records = {rel: [digest, *(file_state(f"{out_at}/{rel}") if rel in touched else spare[rel][1:])]
                for rel, digest in sorted(hashes.items())}
+    # The site just replaced, now the spare, as the last build recorded it: the next build looks at
+    # each file's state before it takes one as so. A file linked to just now is known to be so,
+    # in its new state; one not linked but replaced in the new site was not looked at.
     spare_records = {}
     if _marked(kept):
-        for rel in sorted(unchanged):
+        for rel in sorted(last.keys() - {MARK}):
             if rel not in touched:
                 spare_records[rel] = last[rel]
-            elif os.path.isfile(at := f"{kept}/{rel}"):
-                spare_records[rel] = [last[rel][0], *file_state(at)]
+            elif rel in linked:
+                spare_records[rel] = [last[rel][0], *file_state(f"{kept}/{rel}")]
     return records, spare_records

@@ -107,6 +107,25 @@ def test_a_prose_edit_links_the_unchanged_files_and_writes_the_changed(built):
     assert after["guide.html"] != before["guide.html"] and "一句" in (out / "guide.html").read_text(encoding="utf-8")
 
 
+def test_a_prose_edit_looks_at_no_file_of_the_live_site_it_does_not_replace(built, monkeypatch):
+    """Brought up to date from the spare, the new site needs the live one's files only to link
+    to them: a file the spare holds as it should be is not looked at in the live site."""
+    import sitegen.write
+    from sitegen.pipeline import build
+    root, out, cache = built
+    add_sentence(root)
+    assert build(root, out, cache=cache).rendered          # the spare is now the site before the edit
+    time.sleep(0.2)
+    looked = []
+    real = sitegen.write.file_state
+    monkeypatch.setattr(sitegen.write, "file_state", lambda path: looked.append(str(path)) or real(path))
+    add_sentence(root)
+    report = build(root, out, cache=cache)
+    live = [path for path in looked if path.startswith(f"{out}/")]
+    assert report.files > 10 and looked
+    assert sorted(live) == sorted(f"{out}/{rel}" for rel in ("guide.html", "search.json", MARK)), live
+
+
 @pytest.mark.parametrize("times", ["changed", "put back"])
 def test_an_output_changed_by_hand_is_written_anew(built, times):
     root, out, cache = built
