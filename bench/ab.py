@@ -2,6 +2,7 @@
 
     python bench/ab.py f5fb642                 the course: a clean build, two prose edits
     python bench/ab.py f5fb642 --labs 40       and a prose edit of a synthetic course (bench.py's)
+    python bench/ab.py f5fb642 --labs 200 --notes   ... whose labs have a notes page each (402 pages)
 
 The other commit is checked out in a temporary worktree. Each side builds its
 own copies of the courses (their caches are kept apart: two generators may key
@@ -30,6 +31,7 @@ def main() -> int:
     parser.add_argument("commit", help="the commit to compare this checkout with (before)")
     parser.add_argument("--pairs", type=int, default=9, help="alternating pairs per scenario (median)")
     parser.add_argument("--labs", type=int, default=0, help="also a synthetic course of this many labs")
+    parser.add_argument("--notes", action="store_true", help="each of its labs with a notes page too")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench-ab-"))
     atexit.register(shutil.rmtree, tmp, True)
@@ -44,8 +46,10 @@ def main() -> int:
                  ("prose edit: the course's lab page", courses, "content/course/lab09.md"),
                  ("prose edit: the course's guide", courses, "content/course/guide.md")]
     if args.labs:
-        synthetic = {side: make_course(tmp / f"labs-{side}", args.labs) for side in trees}
-        scenarios.append((f"prose edit: a {args.labs}-lab course, one lab page", synthetic, "content/labs/lab07.md"))
+        synthetic = {side: make_course(tmp / f"labs-{side}", args.labs, args.notes) for side in trees}
+        pages = args.labs * (2 if args.notes else 1) + 2
+        scenarios.append((f"prose edit: {args.labs} labs ({pages} pages), one lab page", synthetic,
+                          "content/labs/lab07.md"))
 
     for _, roots, _ in scenarios:           # labs computed, caches and outputs made, before timing
         for side, root in roots.items():
