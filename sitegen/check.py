@@ -220,18 +220,19 @@ def check_rendered(cfg: SiteConfig, pages: list[Page], files: dict[str, bytes], 
     context = digest(generator_digest(), cfg.base_url, "\0".join(sorted(files)))
     last = memo.recorded("html-check", context) if memo is not None else {}
     records, seen = {}, {}      # path -> what the next build needs of it; path -> what it says (read anew)
-    for path in sorted(path for path in files if path.endswith(".html")):
-        found = memo.reused(last, path, (sha256_of(files[path]),)) if memo is not None else None
+    shas = {path: sha256_of(files[path]) for path in sorted(path for path in files if path.endswith(".html"))}
+    for path, sha in shas.items():
+        found = memo.reused(last, path, (sha,)) if memo is not None else None
         if found is not None:
             records[path] = found
         else:
-            seen[path] = _read_html(path, files[path], cfg.base_url, memo)
+            seen[path] = _read_html(path, files[path], cfg.base_url, memo, sha)
     served_at: dict[str, str | None] = {}       # every page links to the same few: each looked up once
     unchanged = set(records)
 
     def ids(path: str) -> set:
         if path not in seen:                    # a file as last time, into which a changed one links
-            seen[path] = _read_html(path, files[path], cfg.base_url, memo)
+            seen[path] = _read_html(path, files[path], cfg.base_url, memo, shas[path])
         return seen[path]["ids"]
 
     for path in sorted(unchanged | seen.keys()):
@@ -261,19 +262,20 @@ def check_rendered(cfg: SiteConfig, pages: list[Page], files: dict[str, bytes], 
         for needle, message in found["warnings"]:
             warnings.add(*where(needle), message)
         if memo is not None and (name := memo.name("html-check", (generator_digest(), path, cfg.base_url,
-                                                                   sha256_of(files[path])))) is not None:
-            records[path] = (sha256_of(files[path]), name, elsewhere, found["warnings"])
+                                                                   shas[path]))) is not None:
+            records[path] = (shas[path], name, elsewhere, found["warnings"])
     problems.raise_if_any()
     if memo is not None:
         memo.record("html-check", context, {path: records[path] for path in sorted(records)})
     return warnings.problems
 
 
-def _read_html(path: str, data: bytes | Stored, base_url: str, memo: Memo | None) -> dict:
+def _read_html(path: str, data: bytes | Stored, base_url: str, memo: Memo | None, sha: str | None = None) -> dict:
     """What one HTML file says on its own: its ids, its links into the site (each with the path and
-    #fragment it asks for), and its problems, with the text that finds each in its source."""
+    #fragment it asks for), and its problems, with the text that finds each in its source. With a
+    memo, remembered under the file's SHA-256 (`sha`, when the caller has it)."""
     if memo is not None:
-        return memo.remember("html-check", (generator_digest(), path, base_url, sha256_of(data)),
+        return memo.remember("html-check", (generator_digest(), path, base_url, sha or sha256_of(data)),
                              lambda: _read_html(path, data, base_url, None))
     text = bytes_of(data).decode("utf-8")
     base = urlsplit(base_url)

@@ -51,6 +51,17 @@ def clear_temporaries(cache: Path) -> None:
                 stale.unlink(missing_ok=True)
 
 
+def read_pickled(path: Path | str) -> dict:
+    """The dict pickled in `path` by an earlier build; {} when there is none yet, or it is damaged
+    or cut short: as if there were none."""
+    try:
+        with open(path, "rb") as handle:
+            found = pickle.load(handle)
+    except Exception:
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
 def digest(*parts) -> str:
     h = hashlib.sha256()
     for part in parts:
@@ -132,7 +143,7 @@ class Memo:
         namespace, _, key = name.partition("/")
         self.used.setdefault(namespace, set()).add(key)
         if self.packed is None:
-            self.packed = self._read_pack()
+            self.packed = read_pickled(f"{self.folder}/{PACK}")
         data = self.packed.get(name)
         if data is None:
             try:
@@ -150,7 +161,7 @@ class Memo:
     def recorded(self, phase: str, context: str) -> dict:
         """What the last build recorded for `phase`, if it did so in this `context`; else {}."""
         if self.last_records is None:
-            self.last_records = self._read_pickle(RECORDS)
+            self.last_records = read_pickled(f"{self.folder}/{RECORDS}")
         found = self.last_records.get(phase)
         return found[1] if isinstance(found, tuple) and len(found) == 2 and found[0] == context else {}
 
@@ -166,17 +177,6 @@ class Memo:
         """This build's results of `phase` in `context`, item by item, for the next build."""
         if self.folder is not None:
             self.records[phase] = (context, items)
-
-    def _read_pack(self) -> dict[str, bytes]:
-        return self._read_pickle(PACK)
-
-    def _read_pickle(self, file: str) -> dict:
-        try:
-            with open(f"{self.folder}/{file}", "rb") as handle:
-                found = pickle.load(handle)
-        except Exception:       # none yet, damaged, or cut short: as if there were none
-            return {}
-        return found if isinstance(found, dict) else {}
 
     def put(self, namespace: str, key_parts: tuple, data: bytes) -> None:
         name = self.name(namespace, key_parts)

@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from .errors import BuildError, Problem, os_problem
 from .lock import one_build
-from .memo import Memo, clear_temporaries, digest, environment, generator_digest, package_version
+from .memo import Memo, clear_temporaries, digest, environment, generator_digest, package_version, read_pickled
 from .sources import changed, snapshot, source_files
 from .stored import size_of
 from .write import check_output_folder, check_replaceable, output_intact, recover, write_site
@@ -48,15 +48,6 @@ def fingerprint(sources: dict[str, str], out: Path, *options) -> str:
     return digest(generator_digest(), json.dumps(environment(), sort_keys=True),
                   json.dumps({name: package_version(name) for name in RENDERING}), str(out), *options,
                   os.environ.get("SOURCE_DATE_EPOCH", ""), json.dumps(sources, sort_keys=True))
-
-
-def _last_state(state_file: Path) -> dict:
-    try:
-        with open(state_file, "rb") as handle:
-            state = pickle.load(handle)
-    except Exception:       # none yet, damaged, or cut short: as after no build
-        return {}
-    return state if isinstance(state, dict) else {}
 
 
 def build(root: Path, out: Path | None = None, *, cache: Path | None = None, **options) -> BuildReport:
@@ -93,7 +84,7 @@ def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: 
     rather than reusing frozen/ (and from the cache when current). `solutions`: exercises' solutions
     folded (a reader opens them), shown (an instructor's build) or omitted (left out of the site)."""
     state_file = cache / STATE
-    last = _last_state(state_file)
+    last = read_pickled(state_file)               # ({} as after no build)
     sources, source_states = snapshot(source_files(root), last.get("source_states") if use_cache else None)
     key = fingerprint(sources, out, preview, strict, base_url, solutions)
     if use_cache and freeze is None and last.get("fingerprint") == key and output_intact(out, last.get("files", {})):
