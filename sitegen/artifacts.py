@@ -45,6 +45,7 @@ class Artifacts:
     entry: Path | None = None   # the cache entry (or frozen/ folder) it was read from
     hashes: dict = None         # artifact name -> its SHA-256, as the manifest lists them
     sizes: dict = None          # artifact name -> its size in bytes, as found when read
+    reads: dict = None          # what of the project it read, as it found it (labreads.py)
 
     # Pickled (what the last build found for every lab: labplan.py), the files are not given as
     # Paths, which cost more to unpickle than all the rest of two hundred labs: they are made again
@@ -65,6 +66,11 @@ class Artifacts:
     def stored(self, name: str) -> Stored:
         """Artifact `name` as published: its file, hash and size, known without reading it."""
         return Stored(f"{self.entry}/{FILES}/{name}", self.hashes[name], self.sizes[name])
+
+    @cached_property
+    def digest(self) -> str:
+        """Everything of this lab a page or notebook can show, hashed (see artifacts_digest)."""
+        return sha256(json.dumps([self.provenance, self.hashes, self.outputs], sort_keys=True).encode())
 
     @cached_property
     def figures(self) -> list[str]:
@@ -98,9 +104,11 @@ def _unpickled_artifacts(state: dict) -> Artifacts:
     return art
 
 
-def provenance_digest(artifacts: dict[str, Artifacts]) -> str:
-    """Every lab's provenance (which hashes each of its files), as one hash."""
-    return sha256(json.dumps({lab: art.provenance for lab, art in artifacts.items()}, sort_keys=True).encode())
+def artifacts_digest(artifacts: dict[str, Artifacts]) -> str:
+    """Everything of every lab a page can show, as one hash: its provenance, every file it published
+    (results.json among them) and what each cell printed and showed. Two runs at the same
+    SOURCE_DATE_EPOCH that computed other numbers have the same provenance, never the same files."""
+    return sha256("\0".join(f"{lab}={art.digest}" for lab, art in sorted(artifacts.items())).encode())
 
 
 def sha256(data: bytes) -> str:
@@ -129,4 +137,4 @@ def load_entry(lab: Lab, cells: tuple[Cell, ...], entry: Path, recomputed: bool,
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return Artifacts(lab, cells, outputs, files, manifest["provenance"], recomputed, entry, manifest["files"],
-                     {name: size for name, size, *_ in state})
+                     {name: size for name, size, *_ in state}, manifest.get("reads", {}))

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from .errors import BuildError, Problem
 from .highlight import pygments_css
 from .mathfont import font_face_css, formula_characters, subset
-from .sources import decode
+from .sources import decode, read_bytes
 
 if TYPE_CHECKING:
     from .config import SiteConfig
@@ -28,13 +28,15 @@ def hashed_name(name: str, data: bytes) -> str:
     return f"{stem}.{hashlib.sha256(data).hexdigest()[:10]}.{ext}"
 
 
-def publish_assets(cfg: SiteConfig, pages: list[Page], memo: Memo, out, preview: bool) -> dict[str, str]:
+def publish_assets(cfg: SiteConfig, pages: list[Page], memo: Memo, out, preview: bool,
+                   hashes: dict[str, str]) -> dict[str, str]:
     """static/ into `out` under assets/, with the math font the formulas need; every file named by
     its hash, since _headers caches all of assets/ for a year as immutable (an un-hashed
     syllabus.pdf would stay stale that long).
     CSS is minified; scripts are served as written: rjsmin, which does not parse
     JavaScript, dropped a space inside a nested template literal, and Pages compresses
-    with Brotli anyway. Returns each static file's published path."""
+    with Brotli anyway. Returns each static file's published path. The files are static/'s in the
+    build's snapshot (`hashes`), read as it hashed them."""
     import rcssmin
     published, pending = {}, {}
     font_css = ""
@@ -43,11 +45,11 @@ def publish_assets(cfg: SiteConfig, pages: list[Page], memo: Memo, out, preview:
         name = hashed_name("math.woff", font)
         out.add("assets/" + name, font, "sitegen/fonts/stix-two-math.woff")
         font_css = font_face_css(name)
-    for path in sorted(cfg.static_dir.rglob("*")):
-        rel = path.relative_to(cfg.static_dir).as_posix()
-        if not path.is_file() or (rel in PREVIEW_SCRIPTS and not preview):
+    for source in sorted(rel for rel in hashes if rel.startswith("static/")):
+        rel = source[len("static/"):]
+        if rel in PREVIEW_SCRIPTS and not preview:
             continue
-        data = path.read_bytes()
+        data = read_bytes(cfg.static_dir / rel, source, hashes)
         if rel.endswith(".js"):
             pending[rel] = decode(data, f"static/{rel}")
             continue

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .errors import Collector
-from .memo import Memo, generator_digest
+from .memo import Memo
 from .sources import decode, read_bytes
 
 MARKER = re.compile(r"^# %%(?P<rest>.*)$")
@@ -81,11 +81,13 @@ def _tags(meta: str, path: str, number: int, problems: Collector) -> tuple[str, 
     return tuple(tags)
 
 
-def read_cells(script: Path, root: Path, memo: Memo | None = None) -> tuple[Cell, ...]:
-    """A script's cells; with a Memo, an unchanged script's are remembered, not parsed again."""
-    rel = str(script.relative_to(root))
-    data = read_bytes(script, rel)
-    return (memo or Memo(None)).remember("cells", (generator_digest(), rel, hashlib.sha256(data).hexdigest()),
+def read_cells(script: Path, root: Path, memo: Memo | None = None,
+               hashes: dict[str, str] | None = None) -> tuple[Cell, ...]:
+    """A script's cells; with a Memo, an unchanged script's are remembered, not parsed again
+    (`hashes`: the build's snapshot, which the text read must match)."""
+    rel = script.relative_to(root).as_posix()
+    data = read_bytes(script, rel, hashes)
+    return (memo or Memo(None)).remember("cells", (rel, hashlib.sha256(data).hexdigest()),
                                          lambda: parse_cells(decode(data, rel), rel))
 
 

@@ -11,10 +11,10 @@ import re
 from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit
 
-from .artifacts import NARROW, Artifacts, provenance_digest
+from .artifacts import NARROW, Artifacts, artifacts_digest
 from .blocks import KINDS, Checking
 from .config import SiteConfig
-from .memo import Memo, digest, generator_digest
+from .memo import Memo, digest
 from .content import Page, content_images
 from .prose import (LINK, VALUE, SiteMap, Unresolved, block_formulas, format_value, is_external, lookup,
                     resolve_target, to_mathml)
@@ -77,7 +77,7 @@ def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifact
                                                       f"{art.lab.id}: its front matter needs 'lab: {art.lab.id}'")
     # What a page's check depends on besides its own text: the site's settings, every lab's
     # outputs (by their provenance, which hashes each file) and every published path.
-    context = digest(generator_digest(), cfg.digest, cfg.base_url, provenance_digest(artifacts),
+    context = digest(cfg.digest, cfg.base_url, artifacts_digest(artifacts),
                      sitemap.digest)
     last = memo.recorded("page-check", context) if memo is not None else {}
     checked = {}                    # source -> (output, digest, its entry's name): what this build records
@@ -217,7 +217,7 @@ def check_rendered(cfg: SiteConfig, pages: list[Page], files: dict[str, bytes], 
     the same paths, needs no look again but at its links into files that changed (their #anchors)."""
     problems, warnings = Collector(), Collector()
     sources = {page.output: page.source for page in pages}
-    context = digest(generator_digest(), cfg.base_url, "\0".join(sorted(files)))
+    context = digest(cfg.base_url, "\0".join(sorted(files)))
     last = memo.recorded("html-check", context) if memo is not None else {}
     records, seen = {}, {}      # path -> what the next build needs of it; path -> what it says (read anew)
     shas = {path: sha256_of(files[path]) for path in sorted(path for path in files if path.endswith(".html"))}
@@ -261,7 +261,7 @@ def check_rendered(cfg: SiteConfig, pages: list[Page], files: dict[str, bytes], 
             problems.add(*where(needle), message)
         for needle, message in found["warnings"]:
             warnings.add(*where(needle), message)
-        if memo is not None and (name := memo.name("html-check", (generator_digest(), path, cfg.base_url,
+        if memo is not None and (name := memo.name("html-check", (path, cfg.base_url,
                                                                    shas[path]))) is not None:
             records[path] = (shas[path], name, elsewhere, found["warnings"])
     problems.raise_if_any()
@@ -275,7 +275,7 @@ def _read_html(path: str, data: bytes | Stored, base_url: str, memo: Memo | None
     #fragment it asks for), and its problems, with the text that finds each in its source. With a
     memo, remembered under the file's SHA-256 (`sha`, when the caller has it)."""
     if memo is not None:
-        return memo.remember("html-check", (generator_digest(), path, base_url, sha or sha256_of(data)),
+        return memo.remember("html-check", (path, base_url, sha or sha256_of(data)),
                              lambda: _read_html(path, data, base_url, None))
     text = bytes_of(data).decode("utf-8")
     base = urlsplit(base_url)

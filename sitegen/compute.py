@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING
 
 from .artifacts import Artifacts, load_entry
 from .cells import Cell, read_cells
-from .errors import BuildError, Collector
-from . import labplan
+from .errors import BuildError, Collector, SourcesChanged
+from . import labplan, labreads
 from .freeze import FROZEN, load_frozen
 from .labkeys import font_files, lab_key, source_key
 from .labstore import input_bytes, read_results, store
-from .memo import TEMPORARY, Memo, environment, generator_digest
+from .memo import TEMPORARY, Memo, environment
 
 if TYPE_CHECKING:
     from .config import Lab, SiteConfig
@@ -108,10 +108,11 @@ class LabScheduler:
         self.running: dict[str, _Job] = {}       # the host's name for a job -> the job (previews included)
         self.held: dict[str, tuple[_Job, int]] = {}  # lab id -> a finished job and its exit code, whose
         self.failures: list[BuildError] = []         # inputs from previews are not yet confirmed
+        self.hashes = hashes or {}               # the build's snapshot of the sources, as it started
         # With the build's snapshot (`hashes`), what the last build found for every lab is taken as it
         # is when all it was found from is still so (labplan.py).
         plan = None if hashes is None else (
-            generator_digest(), str(cfg.root), str(self.cache_dir), cfg.digest, json.dumps(self.env, sort_keys=True),
+            str(cfg.root), str(self.cache_dir), cfg.digest, json.dumps(self.env, sort_keys=True),
             use_cache, sorted(refreeze), sorted((rel, sha) for rel, sha in hashes.items() if rel.startswith(FROZEN + "/")))
         if plan is not None and (found := labplan.recall(memo, plan, cfg.root, hashes)) is not None:
             self.artifacts = found
@@ -120,15 +121,18 @@ class LabScheduler:
         sources: dict[str, str] = {}
         stale, imports = Collector(), {}
         for lab in _in_dependency_order(cfg.labs):
-            cells = read_cells(lab.script, cfg.root, memo)
+            cells = read_cells(lab.script, cfg.root, memo, self.hashes)
             sources[lab.id] = source_key(cfg, lab, [sources[name] for name in lab.inputs], memo, imports)
-            if lab.id not in refreeze and (frozen := load_frozen(cfg, lab, cells, sources[lab.id], stale)):
+            if lab.id not in refreeze and (frozen := load_frozen(cfg, lab, cells, sources[lab.id], stale,
+                                                                  self.hashes)):
                 self.artifacts[lab.id] = frozen
                 keys[lab.id] = frozen.provenance["cache_key"]
                 continue
             keys[lab.id] = lab_key(cfg, lab, self.env, [keys[name] for name in lab.inputs], sources[lab.id])
             entry = self.cache_dir / "labs" / lab.id / keys[lab.id]
             found = load_entry(lab, cells, entry, False, memo) if use_cache else None
+            if found is not None and labreads.stale(cfg.root, found.reads, self.hashes):
+                found = None                # a file it read is not as it was
             if found is None:
                 self.todo.append(_Job(lab, cells, keys[lab.id], sources[lab.id], entry))
             else:
@@ -203,7 +207,7 @@ class LabScheduler:
             (work / "inputs" / name).mkdir(parents=True)
             (work / "inputs" / name / "results.json").write_bytes(data)
         self.host.run(job.name, str(job.lab.script), job.cells, job.lab.display, self.cfg.figure_fonts,
-                      job.staging, work, job.result, job.preview)
+                      job.staging, work, job.result, job.preview, (str(self.cfg.root), str(self.cache_dir)))
         job.started = time.monotonic()
         self.running[job.name] = job
 
@@ -318,6 +322,14 @@ class LabScheduler:
                        f"stopped after {self.limit(job.lab):g} s, its timeout, with everything it had "
                        f"started: make it faster, or raise its `timeout:` (seconds) in site.yaml")
             run = {"cells": [], "error": {"line": 0, "trace": "", "message": message}}
+        # What it read must be what the build's snapshot held when it started: else it ran on an edit
+        # made meanwhile, and what it made must not be stored under a key made of the old text.
+        edited = [rel for rel, seen in run.get("reads", {}).items()
+                  if labreads.current(str(self.cfg.root), rel, self.hashes) != seen]
+        if edited and not run["error"]:
+            shutil.rmtree(job.staging, ignore_errors=True)
+            self.failures.append(SourcesChanged(edited))
+            return
         try:
             store(job.lab, job.key, job.source, self.env, str(job.lab.script.relative_to(self.cfg.root)),
                    run, job.staging / "work", job.staging)

@@ -159,8 +159,9 @@ def _has_cycle(labs: list[Lab]) -> bool:
     return False
 
 
-def load_config(root: Path, memo=None) -> SiteConfig:
-    """site.yaml, checked (`memo`: a Memo that remembers what its text parses to)."""
+def load_config(root: Path, memo=None, hashes: dict[str, str] | None = None) -> SiteConfig:
+    """site.yaml, checked (`memo`: a Memo that remembers what its text parses to; `hashes`: the
+    build's snapshot, which the text read must match)."""
     _real_folder.cache_clear()          # (folders may be other links than in the last build of this process)
     root = Path(root).resolve()
     content = os.path.realpath(root / "content")
@@ -168,7 +169,7 @@ def load_config(root: Path, memo=None) -> SiteConfig:
     rel = "site.yaml"
     if not path.is_file():
         raise BuildError(Problem(rel, 0, f"no site.yaml in {root}; create it (see README.md)"))
-    raw = read_bytes(path, rel)
+    raw = read_bytes(path, rel, hashes)
     data = load_yaml(decode(raw, rel), rel, memo=memo)
     problems = Collector()
     top = _Fields(data, "site.yaml", rel, problems, 1)

@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 from .blocks import KINDS
 from .errors import BuildError, Collector, Problem
-from .memo import Memo, generator_digest, package_version
+from .memo import Memo
 from .sources import decode, read_bytes
 from .yamlfile import load_yaml
 
@@ -248,7 +248,6 @@ def load_pages(content_dir: Path, hashes: dict[str, str], memo: Memo | None = No
     """Every page (content/**.md among the sources the build's snapshot took: `hashes`, source ->
     SHA-256), parsed; with a Memo, a page whose text did not change is neither read nor parsed again."""
     memo = memo or Memo(None)
-    parser = (generator_digest(), package_version("pyyaml"))        # what parses a page
     problems: list = []
     pages = []
     for source in sorted((rel for rel in hashes if rel.startswith("content/") and rel.endswith(".md")),
@@ -256,11 +255,11 @@ def load_pages(content_dir: Path, hashes: dict[str, str], memo: Memo | None = No
         rel = source[len("content/"):]
         output = rel[: -len(".md")] + ".html"           # content/x/y.md is published as x/y.html
         try:
-            found = memo.recall("parsed", (parser, source, hashes[source]))
+            found = memo.recall("parsed", (source, hashes[source]))
             if found is None:
-                data = read_bytes(content_dir / rel, source)
+                data = read_bytes(content_dir / rel, source, hashes)
                 digest = hashlib.sha256(data).hexdigest()     # what was read (it may have changed since)
-                found = (memo.remember("parsed", (parser, source, digest), lambda: dataclasses.replace(
+                found = (memo.remember("parsed", (source, digest), lambda: dataclasses.replace(
                     parse_page(decode(data, source), source, output, memo), digest=digest)),)
             pages.append(found[0])
         except BuildError as exc:

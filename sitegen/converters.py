@@ -17,7 +17,7 @@ import markdown
 import markdown.treeprocessors
 
 from .prose import is_external
-from .sources import decode
+from .sources import decode, read_bytes
 
 TOC_CONFIG = {"permalink": "#", "permalink_class": "heading-anchor"}
 
@@ -42,25 +42,39 @@ def slugify(value: str, separator: str) -> str:
     return re.sub(r"[\s_-]+", separator, value)
 
 
-class _TemplateFiles(jinja2.FileSystemLoader):
-    """templates/ as the author's files: a byte-order mark is dropped, text that is not UTF-8
-    is reported naming the template and line."""
+class _TemplateFiles(jinja2.BaseLoader):
+    """templates/ as the author's files, as the build's snapshot (`hashes`, set for each build) saw
+    them: read and checked against it (sources.read_bytes), and up to date while the snapshot's hash
+    is the one read, whatever the file's time says (a copy that keeps times, `cp -p`, `rsync -a`, is
+    still an edit). A byte-order mark is dropped; text that is not UTF-8 is reported naming the
+    template and line."""
 
     def __init__(self, folder: Path):
-        super().__init__(folder, encoding="utf-8-sig")
         self.folder = folder
+        self.hashes: dict[str, str] = {}
 
     def get_source(self, environment, template):
-        try:
-            return super().get_source(environment, template)
-        except UnicodeDecodeError:
-            decode((self.folder / template).read_bytes(), f"templates/{template}")     # raises, with the line
-            raise
+        rel = "templates/" + "/".join(jinja2.loaders.split_template_path(template))
+        sha = self.hashes.get(rel)
+        if sha is None:
+            raise jinja2.TemplateNotFound(template)
+        text = decode(read_bytes(self.folder / rel[len("templates/"):], rel, self.hashes), rel)
+        return text, str(self.folder / rel[len("templates/"):]), lambda: self.hashes.get(rel) == sha
+
+    def list_templates(self):
+        return sorted(rel[len("templates/"):] for rel in self.hashes if rel.startswith("templates/"))
+
+
+def template_environment(templates: Path, memo_folder: Path | None, hashes: dict[str, str]) -> jinja2.Environment:
+    """The templates as the build's snapshot (`hashes`) has them, compiled once per process (and as
+    bytecode in the memo) and again when their text changed."""
+    env = _environment(templates, memo_folder)
+    env.loader.hashes = hashes
+    return env
 
 
 @functools.lru_cache(maxsize=None)
-def template_environment(templates: Path, memo_folder: Path | None) -> jinja2.Environment:
-    """The templates, compiled once per process (and as bytecode in the memo) and reloaded when edited."""
+def _environment(templates: Path, memo_folder: Path | None) -> jinja2.Environment:
     if memo_folder:
         (memo_folder / "jinja").mkdir(parents=True, exist_ok=True)
     return jinja2.Environment(

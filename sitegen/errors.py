@@ -39,6 +39,15 @@ class LabFailure(BuildError):
         self.trace = trace
 
 
+class SourcesChanged(BuildError):
+    """Sources changed while the build read them: it publishes nothing of what it made, and is run
+    again (pipeline.build), so that what it publishes is one state of the sources, never a mix."""
+
+    def __init__(self, rels):
+        super().__init__([Problem(rel, 0, "changed while the build was reading it: build again once "
+                                          "it is saved") for rel in rels])
+
+
 class Collector:
     """Gathers problems during a phase, then raises them together."""
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from .artifacts import Artifacts, load_entry
 from .cells import Cell
 from .errors import BuildError, Collector, Problem
+from .labreads import stale
 from .memo import TEMPORARY
 
 if TYPE_CHECKING:
@@ -26,9 +27,11 @@ if TYPE_CHECKING:
 FROZEN = "frozen"       # the project's folder of frozen labs: frozen/<lab id>/ is a cache entry, committed
 
 
-def load_frozen(cfg: SiteConfig, lab: Lab, cells: tuple[Cell, ...], source: str, problems: Collector) -> Artifacts | None:
+def load_frozen(cfg: SiteConfig, lab: Lab, cells: tuple[Cell, ...], source: str, problems: Collector,
+                hashes: dict[str, str]) -> Artifacts | None:
     """The lab's frozen artifacts when frozen/<id>/ holds them and they follow from its current
-    source; a Problem (never stale numbers) when it holds them for another source; else None."""
+    source and the files it read as they are now (`hashes`: the build's snapshot); a Problem
+    (never stale numbers) when it holds them for another; else None."""
     folder = cfg.root / FROZEN / lab.id
     if not (folder / "manifest.json").exists():
         return None
@@ -37,10 +40,12 @@ def load_frozen(cfg: SiteConfig, lab: Lab, cells: tuple[Cell, ...], source: str,
     if found is None:
         problems.add(where, 0, f"lab {lab.id} is frozen, but {where} is damaged or its cells differ from the "
                                f"script's: run `python build.py freeze {lab.id}` again")
-    elif found.provenance.get("source_key") != source:
-        problems.add(where, 0, f"lab {lab.id} is frozen, but its script (or a module or lab it reads) changed "
-                               f"since: run `python build.py freeze {lab.id}` where it can be computed and commit "
-                               f"{where}, or delete {where} to compute it in every build")
+    elif found.provenance.get("source_key") != source or (edited := stale(cfg.root, found.reads, hashes)):
+        what = f"{', '.join(edited)} changed" if found.provenance.get("source_key") == source else \
+            "its script (or a module or lab it reads) changed"
+        problems.add(where, 0, f"lab {lab.id} is frozen, but {what} since: run `python build.py freeze "
+                               f"{lab.id}` where it can be computed and commit {where}, or delete {where} "
+                               "to compute it in every build")
         return None
     return found
 

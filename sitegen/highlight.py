@@ -5,16 +5,16 @@ neither its lexers nor its styles.
 """
 from __future__ import annotations
 
-from .memo import Memo, package_version
+from .memo import Memo
 
 
 def highlighted(memo: Memo, source: str) -> str:
-    """A cell's code as highlighted HTML, remembered on the source and Pygments' version."""
-    return memo.get("highlight", (package_version("pygments"), source), lambda: _highlight(source)).decode()
+    """A cell's code as highlighted HTML, remembered on the source (and, as every entry, Pygments' version)."""
+    return memo.get("highlight", (source,), lambda: _highlight(source)).decode()
 
 
 def pygments_css(memo: Memo) -> str:
-    return memo.get("pygments-css", (package_version("pygments"),), _pygments_css).decode()
+    return memo.get("pygments-css", (), _pygments_css).decode()
 
 
 def _highlight(source: str) -> bytes:

@@ -63,7 +63,7 @@ def _host(conn, builds_end) -> None:
                     for _, pid, _ in (c for c in children.values() if c[0] == job_id):
                         _kill_group(pid)
                     continue
-                script, cells, display, fonts, staging, workdir, result, preview = job
+                script, cells, display, fonts, staging, workdir, result, preview, watch = job
                 done_read, done_write = os.pipe()
                 pid = os.fork()
                 if pid == 0:
@@ -75,7 +75,8 @@ def _host(conn, builds_end) -> None:
                         conn.close()
                         os.close(done_read)
                         run_lab(script, cells, display, fonts, staging, workdir, result,
-                                announce=lambda: os.write(done_write, INPUTS_READY), preview=preview)
+                                announce=lambda: os.write(done_write, INPUTS_READY), preview=preview,
+                                watch=watch)
                         os.close(done_write)
                         status = 0
                     finally:
@@ -117,10 +118,12 @@ class LabHost:
         theirs.close()
 
     def run(self, job_id: str, script: str, cells: tuple[Cell, ...], display: str, fonts: tuple[str, ...],
-            staging: Path, workdir: Path, result: Path, preview: bool = False) -> None:
-        """Start a lab (labrun.run_lab), or with `preview` its preview, known to the host as `job_id`."""
+            staging: Path, workdir: Path, result: Path, preview: bool = False,
+            watch: tuple[str, str] | None = None) -> None:
+        """Start a lab (labrun.run_lab), or with `preview` its preview, known to the host as `job_id`;
+        `watch`: (project, cache), to record what of the project it reads (labreads.py)."""
         self.conn.send(("run", job_id, script, cells, display, fonts, str(staging), str(workdir), str(result),
-                        preview))
+                        preview, watch))
 
     def kill(self, job_id: str) -> None:
         """Stop a running lab and everything it started; finished() then reports it."""

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 # How a lab is run and what is kept of it: a change to any of these may change a byte of its artifacts.
 HARNESS = ("compute.py", "labkeys.py", "artifacts.py", "labstore.py", "labrun.py", "labhost.py", "sandbox.py", "cells.py",
-           "labbackend.py", "figurefonts.py")
+           "labbackend.py", "figurefonts.py", "labreads.py")
 
 
 def _statements(tree: ast.AST):

@@ -6,7 +6,8 @@ lab, paid by every build, a prose edit's included: about 60 ms on a course of
 200 labs. When a build found every lab in the cache (or in frozen/), it
 remembers their Artifacts, together with all it read to find them: the files
 the labs' keys hashed (by SHA-256), where each imported name was looked for and
-what was there, and the state of every file of every entry. The next build
+what was there, what each lab read (labreads.py) and the state of every file of
+every entry. The next build
 takes them as they are when all of that is still so; else it works them out
 again, lab by lab. The entry's own key is everything else they follow from:
 site.yaml, the generator, the environment, frozen/ and the build's options.
@@ -19,6 +20,7 @@ from pathlib import Path
 
 from .artifacts import Artifacts
 from .labkeys import find_module
+from .labreads import stale
 from .memo import Memo
 from .stored import file_state, settled
 
@@ -64,6 +66,8 @@ def recall(memo: Memo, key: tuple, root: Path, hashes: dict[str, str]) -> dict[s
             return None
         if any(file_state(path) != state for path, state in plan["states"]):
             return None
+        if any(stale(root, art.reads or {}, hashes) for art in plan["artifacts"].values()):
+            return None             # a data file a lab read (labreads.py) is not as it was
     except OSError:
         return None
     return plan["artifacts"]

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from .cells import RAISES, Cell, cell_code
 from .figurefonts import MISSING_GLYPH, NO_GLYPH, use
+from .labreads import Recorder
 
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 WRITE_ONLY_HERE = "labs may write only in their own working folder, where they run"
@@ -31,7 +32,7 @@ EARLY_RESULTS = "results.early.json"
 
 
 def run_lab(script: str, cells: tuple[Cell, ...], display: str, fonts: tuple[str, ...], staging: str, workdir: str,
-            result: str, announce=None, preview: bool = False) -> None:
+            result: str, announce=None, preview: bool = False, watch: tuple[str, str] | None = None) -> None:
     """Body of a lab's process: confine it to `staging`, run it with its figures falling back on `fonts`
     (figurefonts.py), write what it printed and saved to `result`. Once its cells have all run, its
     results.json is final: a copy goes to `staging`/EARLY_RESULTS and `announce()` says so, so that
@@ -39,8 +40,12 @@ def run_lab(script: str, cells: tuple[Cell, ...], display: str, fonts: tuple[str
 
     A `preview` draws no figure (savefig does nothing) and ends once its results.json is handed on:
     it runs beside the lab's real run only so that labs reading it can start sooner. The build
-    keeps what they make only if the real run's results.json turns out the same (compute.py)."""
+    keeps what they make only if the real run's results.json turns out the same (compute.py).
+
+    `watch`: (the project, the cache): every file and folder of the project the lab reads, outside
+    the cache, is recorded with what it held (labreads.py) and reported as the run's `reads`."""
     from .sandbox import confine
+    recorder = Recorder(watch[0], (watch[1], staging)).install() if watch else None
     try:
         use(fonts)
         if preview:
@@ -53,6 +58,8 @@ def run_lab(script: str, cells: tuple[Cell, ...], display: str, fonts: tuple[str
                         cells_done=lambda: _hand_on_results(Path(workdir), Path(staging), announce))
     except BaseException as exc:  # noqa: BLE001 - a harness failure is reported like a lab's
         run = {"cells": [], "error": _failure(script, exc)}
+    if recorder is not None:
+        run["reads"] = dict(sorted(recorder.reads.items()))
     Path(result + ".tmp").write_text(json.dumps(run), encoding="utf-8")
     os.replace(result + ".tmp", result)
 

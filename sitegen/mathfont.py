@@ -17,7 +17,7 @@ import json
 import re
 from pathlib import Path
 
-from .memo import Memo, digest, generator_digest, package_version
+from .memo import Memo
 from .prose import block_formulas, to_mathml
 
 FONT = Path(__file__).with_name("fonts") / "stix-two-math.woff"
@@ -47,7 +47,7 @@ def italic(char: str) -> str:
 def formula_characters(pages, memo: Memo) -> str:
     """Every character the site's formulas show, sorted; "" for a site without formulas."""
     chars: set[str] = set()
-    context = digest(generator_digest(), package_version("latex2mathml"))
+    context = "math-font"
     last, records = memo.recorded("formula-characters", context), {}
     for page in pages:      # a page as the last build found it: its blocks are not even unpickled
         if page.digest and (seen := memo.reused(last, page.source, (page.digest,))) is not None:
@@ -57,7 +57,7 @@ def formula_characters(pages, memo: Memo) -> str:
         # Else keyed on its formulas: a prose edit that leaves them as they were converts none
         formulas = [(tex, display) for block in page.blocks if block.kind == "prose"
                     for _, tex, display in block_formulas(block)]
-        key = (generator_digest(), package_version("latex2mathml"), json.dumps(formulas, ensure_ascii=False))
+        key = (json.dumps(formulas, ensure_ascii=False),)
         found = memo.remember("formula-characters", key, lambda: _characters(formulas, memo))
         if page.digest and (name := memo.name("formula-characters", key)) is not None:
             records[page.source] = (page.digest, name, "".join(sorted(found)))
@@ -104,7 +104,7 @@ def subset(chars: str, memo: Memo) -> bytes:
         fonttools_subset.save_font(font, out, options)
         return out.getvalue()
 
-    return memo.get("mathfont", (digest, package_version("fonttools"), chars), make)
+    return memo.get("mathfont", (digest, chars), make)
 
 
 def font_face_css(url: str) -> str:

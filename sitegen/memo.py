@@ -28,15 +28,18 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
-from .stored import Stored
+from .stored import Stored, file_state, settled
 
 GENERATOR = Path(__file__).resolve().parent
 TEMPORARY = ".tmp-"       # what the cache holds under this prefix is being written, or was by a killed build
+BLOBS = "blob-states"     # each blob's state when last found intact: {sha: file_state}
 PACK = "pack"             # every entry the last build used, in one file: {namespace/key: bytes}, pickled
 # Entries the pack may lack or hold in vain (at least; or a twentieth of those used) before it is written
 # again: a prose edit changes a handful, which are read from their own files rather than rewriting it.
 PACK_SLACK = 64
 RECORDS = "records"       # what the last build recorded item by item (Memo.recorded): {phase: (context, items)}
+# Every package that turns sources into published bytes: a new version of any may change them.
+RENDERING = ("jinja2", "markdown", "pygments", "latex2mathml", "pillow", "rcssmin", "pyyaml", "fonttools")
 
 
 def clear_temporaries(cache: Path) -> None:
@@ -121,7 +124,17 @@ def generator_digest() -> str:
                                                     *GENERATOR.glob("fonts/*")])))
 
 
+@functools.lru_cache(maxsize=None)
+def makers_digest() -> str:
+    """What makes every remembered entry: the generator's code and the versions of Python and of every
+    package that makes bytes. Part of every key and record context (Memo), so that no phase can forget
+    it: a new version of either makes everything anew."""
+    return digest(generator_digest(), sys.version, *(f"{name}={package_version(name)}" for name in RENDERING))
+
+
 class Memo:
+    """Remembered entries, each named by its namespace and a hash of its key and of makers_digest()."""
+
     def __init__(self, folder: Path | None):
         self.folder = folder
         self.used: dict[str, set[str]] = {}
@@ -129,10 +142,12 @@ class Memo:
         self.looked_up: dict[str, bytes] = {}           # entries this build found or stored: the next pack
         self.last_records: dict | None = None           # the last build's records, read on first use
         self.records: dict[str, tuple[str, dict]] = {}  # this build's: written by prune()
+        self.last_blobs: dict | None = None             # blob sha -> its state when last found intact
+        self.blobs: dict[str, tuple] = {}               # the same, found by this build (settled ones)
 
     def name(self, namespace: str, key_parts: tuple) -> str | None:
         """The name of the key's entry (None without a memo folder)."""
-        return None if self.folder is None else f"{namespace}/{digest(namespace, *key_parts)}"
+        return None if self.folder is None else f"{namespace}/{digest(namespace, makers_digest(), *key_parts)}"
 
     def peek(self, namespace: str, key_parts: tuple) -> bytes | None:
         name = self.name(namespace, key_parts)
@@ -163,6 +178,7 @@ class Memo:
         if self.last_records is None:
             self.last_records = read_pickled(f"{self.folder}/{RECORDS}")
         found = self.last_records.get(phase)
+        context = digest(makers_digest(), context)
         return found[1] if isinstance(found, tuple) and len(found) == 2 and found[0] == context else {}
 
     def reused(self, records: dict, item: str, made: tuple) -> tuple | None:
@@ -176,7 +192,7 @@ class Memo:
     def record(self, phase: str, context: str, items: dict) -> None:
         """This build's results of `phase` in `context`, item by item, for the next build."""
         if self.folder is not None:
-            self.records[phase] = (context, items)
+            self.records[phase] = (digest(makers_digest(), context), items)
 
     def put(self, namespace: str, key_parts: tuple, data: bytes) -> None:
         name = self.name(namespace, key_parts)
@@ -217,28 +233,47 @@ class Memo:
         return self.keep(namespace, key_parts, make())
 
     def stored(self, name: str) -> Stored | None:
-        """The file kept (keep) under the entry named `name`, if it is there whole."""
+        """The file kept (keep) under the entry named `name`, if it is there whole and unchanged."""
         entry = self.entry(name)
         if entry is not None:
             sha, _, size = entry.decode().partition(" ")
-            blob = self._blob(sha)
             try:
-                if os.stat(blob).st_size == int(size):
-                    return Stored(blob, sha, int(size))
-            except (OSError, ValueError):
+                if self._intact(sha, int(size)):
+                    return Stored(self._blob(sha), sha, int(size))
+            except ValueError:
                 pass
         return None
+
+    def _intact(self, sha: str, size: int) -> bool:
+        """Whether blob `sha` holds what its name says: its state as when it was last found so
+        (stored.py says why that is enough), else hashed again. A blob is linked into the output,
+        so a hand edit there, of the same size, would otherwise be published by every later build."""
+        blob = self._blob(sha)
+        try:
+            state = file_state(blob)
+        except OSError:
+            return False
+        if state[0] != size:
+            return False
+        if self.last_blobs is None:
+            self.last_blobs = read_pickled(f"{self.folder}/{BLOBS}")
+        if self.last_blobs.get(sha) != state:
+            with open(blob, "rb") as handle:
+                if hashlib.sha256(handle.read()).hexdigest() != sha:
+                    return False
+        if settled((state,)):
+            self.blobs[sha] = state
+        return True
 
     def keep(self, namespace: str, key_parts: tuple, data: bytes) -> bytes | Stored:
         """Keep `data` under the key (see kept); returns what kept() will return for it."""
         if self.folder is None:
             return data
         sha = hashlib.sha256(data).hexdigest()
-        blob = self._blob(sha)
-        if not os.path.isfile(blob) or os.stat(blob).st_size != len(data):
-            self._write(blob, data)
+        if not self._intact(sha, len(data)):
+            self._write(self._blob(sha), data)
         self.put(namespace, key_parts, f"{sha} {len(data)}".encode())
-        return Stored(blob, sha, len(data))
+        return Stored(self._blob(sha), sha, len(data))
 
     def _blob(self, sha: str) -> str:
         self.used.setdefault("blobs", set()).add(sha)
@@ -273,6 +308,8 @@ class Memo:
         if not packed or differ > max(PACK_SLACK, len(self.looked_up) // 20):
             self._write(f"{self.folder}/{PACK}", pickle.dumps(self.looked_up, protocol=pickle.HIGHEST_PROTOCOL))
         self._write(f"{self.folder}/{RECORDS}", pickle.dumps(self.records, protocol=pickle.HIGHEST_PROTOCOL))
+        if self.blobs != self.last_blobs:
+            self._write(f"{self.folder}/{BLOBS}", pickle.dumps(self.blobs, protocol=pickle.HIGHEST_PROTOCOL))
         for namespace, keys in self.used.items():
             try:
                 names = os.listdir(f"{self.folder}/{namespace}")     # (a Path per entry costs ten times this)

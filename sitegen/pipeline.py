@@ -17,17 +17,17 @@ import pickle
 from pathlib import Path
 from typing import NamedTuple
 
-from .errors import BuildError, Problem, os_problem
+from .errors import BuildError, Problem, SourcesChanged, os_problem
 from .lock import one_build
-from .memo import Memo, clear_temporaries, digest, environment, generator_digest, package_version, read_pickled
+from .memo import Memo, clear_temporaries, digest, environment, makers_digest, read_pickled
+from .labreads import stale
 from .sources import changed, snapshot, source_files
 from .stored import size_of
 from .write import check_output_folder, check_replaceable, output_intact, recover, write_site
 
+ATTEMPTS = 3      # builds tried while sources change under them (SourcesChanged), then it is said
 STATE = "last-build.pickle"      # what the last build read and wrote (pickled: JSON costs three times more)
 LAB_SOURCES = ("site.yaml", "compute/", "frozen/")      # what labs' keys are made of, in the project
-# Every package that turns sources into published bytes: a new version of any may change them.
-RENDERING = ("jinja2", "markdown", "pygments", "latex2mathml", "pillow", "rcssmin", "pyyaml", "fonttools")
 
 
 class BuildReport(NamedTuple):
@@ -45,8 +45,7 @@ class BuildReport(NamedTuple):
 
 def fingerprint(sources: dict[str, str], out: Path, *options) -> str:
     """A hash of everything a build reads (`sources`: each file's hash), and of how it was asked to build."""
-    return digest(generator_digest(), json.dumps(environment(), sort_keys=True),
-                  json.dumps({name: package_version(name) for name in RENDERING}), str(out), *options,
+    return digest(makers_digest(), json.dumps(environment(), sort_keys=True), str(out), *options,
                   os.environ.get("SOURCE_DATE_EPOCH", ""), json.dumps(sources, sort_keys=True))
 
 
@@ -65,7 +64,12 @@ def build(root: Path, out: Path | None = None, *, cache: Path | None = None, **o
             check_replaceable(out)
             recover(out)                    # what a killed build left: its staging folders
             clear_temporaries(cache)        # and its half-written cache entries
-            return _build(root, out, cache, **options)
+            for attempt in range(ATTEMPTS):
+                try:
+                    return _build(root, out, cache, **options)
+                except SourcesChanged:      # an author saved a file as the build read it: again, on
+                    if attempt == ATTEMPTS - 1:     # what is there now (it published nothing)
+                        raise
     except OSError as exc:                  # disk full, read-only, no permission: say which file
         problem = os_problem(exc, root)
         if problem is None:
@@ -87,7 +91,8 @@ def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: 
     last = read_pickled(state_file)               # ({} as after no build)
     sources, source_states = snapshot(source_files(root), last.get("source_states") if use_cache else None)
     key = fingerprint(sources, out, preview, strict, base_url, solutions)
-    if use_cache and freeze is None and last.get("fingerprint") == key and output_intact(out, last.get("files", {})):
+    if (use_cache and freeze is None and last.get("fingerprint") == key and output_intact(out, last.get("files", {}))
+            and not stale(root, last.get("reads", {}), sources)):
         return BuildReport(out=out, files=last["count"], bytes=last["bytes"], unchanged=True,
                            warnings=tuple(Problem(*w) for w in last.get("warnings", ())))     # said again
 
@@ -103,7 +108,7 @@ def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: 
     try:
         from .config import load_config
         memo = Memo(cache / "memo")
-        cfg = load_config(root, memo)
+        cfg = load_config(root, memo, sources)
         if base_url:
             cfg = dataclasses.replace(cfg, base_url=base_url.rstrip("/"))
         to_freeze = _labs_named(cfg, freeze) if freeze is not None else ()
@@ -121,7 +126,7 @@ def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: 
         from .content import load_pages
         from .render import render_site, while_labs_run
         pages = load_pages(cfg.content_dir, sources, memo)
-        while_labs_run(cfg, memo, labs.pending, pages)
+        while_labs_run(cfg, memo, labs.pending, pages, sources)
         artifacts = labs.finish()
     if labs.computed and (touched := changed(sources, snapshot(source_files(root), source_states)[0])):
         ran = ", ".join(labs.computed)
@@ -142,7 +147,10 @@ def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: 
     stored = store_frozen(cfg, artifacts, to_freeze)
     total = sum(map(size_of, files.values()))
     state = {"fingerprint": key, "bytes": total, "count": len(files), "files": written, "spare": spare,
-             "sources": sources, "source_states": source_states, "warnings": [tuple(w) for w in warnings]}
+             "sources": sources, "source_states": source_states, "warnings": [tuple(w) for w in warnings],
+             # what labs read outside the sources (the fingerprint has the rest): checked as it is
+             "reads": {rel: seen for art in artifacts.values() for rel, seen in (art.reads or {}).items()
+                       if rel not in sources}}
     cache.mkdir(parents=True, exist_ok=True)
     (cache / (STATE + ".tmp")).write_bytes(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
     os.replace(cache / (STATE + ".tmp"), state_file)

@@ -16,7 +16,7 @@ from markupsafe import Markup
 
 from .blocks import KINDS, code, hidden_blocks, word_html
 from .converters import markdown_converter, template_environment, template_line
-from .artifacts import Artifacts, provenance_digest
+from .artifacts import Artifacts, artifacts_digest
 from .config import SiteConfig
 from .content import Page
 from .prose import (SiteMap, Unresolved, is_external, pretty_url, relative_url, resolve_target, to_mathml,
@@ -26,8 +26,9 @@ from .deploy import add_deploy_files
 from .highlight import highlighted, pygments_css
 from .assets import PAGE_SCRIPTS, PREVIEW_SCRIPTS, publish_assets
 from .mathfont import formula_characters, subset
-from .memo import Memo, digest, generator_digest
+from .memo import Memo, digest
 from .search import INDEX, search_index
+from .sources import read_bytes
 
 
 class Outputs(dict):
@@ -72,7 +73,7 @@ def provenance_note(words: dict, provenance: dict) -> Markup:
                       python=provenance["python"], numpy=provenance["numpy"], matplotlib=provenance["matplotlib"])
 
 
-def while_labs_run(cfg: SiteConfig, memo: Memo, pending, pages: list[Page]) -> None:
+def while_labs_run(cfg: SiteConfig, memo: Memo, pending, pages: list[Page], hashes: dict[str, str]) -> None:
     """What rendering can do before the labs' results exist, done while they compute: Pygments'
     CSS, and for the labs being computed (`pending`: (lab, cells) pairs) their highlighted code,
     the compiled templates and Markdown's extensions (the first page rendered would otherwise pay
@@ -87,7 +88,7 @@ def while_labs_run(cfg: SiteConfig, memo: Memo, pending, pages: list[Page]) -> N
             subset(chars, memo)
     except Unresolved:
         pass            # a formula that is not LaTeX: the check reports it, with its line
-    env = template_environment(cfg.templates_dir, memo.folder)
+    env = template_environment(cfg.templates_dir, memo.folder, hashes)
     for name in env.list_templates():
         try:
             env.get_template(name)
@@ -106,14 +107,14 @@ class Renderer:
         self.hashes = hashes                # the build's snapshot of the sources (templates/ among them)
         self.solutions = solutions          # exercises' solutions: folded, shown or omitted
         self.sitemap = sitemap
-        self.env = template_environment(cfg.templates_dir, memo.folder)
+        self.env = template_environment(cfg.templates_dir, memo.folder, hashes)
         self.out = Outputs()
         self.words, self.axes = cfg.vocabulary.words, cfg.vocabulary.axes
         self.markdown = markdown_converter(self.words)
         self.rendered: list[str] = []       # the pages rendered anew (the others came from the memo)
         self.last_pages: dict[str, tuple] = {}      # source -> (digest, its entry's name), as the last build
         self.page_records: dict[str, tuple] = {}    # recorded them, and as this one does (memo.recorded)
-        self.last_notebooks: dict[str, tuple] = {}  # lab -> (page source, page digest, provenance, name): the
+        self.last_notebooks: dict[str, tuple] = {}  # lab -> (page source, page digest, lab digest, name): the
         self.notebook_records: dict[str, tuple] = {}    # same for its notebook
 
     def template(self, name: str):
@@ -140,13 +141,13 @@ class Renderer:
             if not name.endswith(".png"):
                 self.out.add(f"{art.lab.downloads}/{name}", art.stored(name), str(art.lab.script))
         if art.lab.notebook:
-            # Rebuilt only when what it is made of changed: its page, its lab (provenance: a recompute
+            # Rebuilt only when what it is made of changed: its page, its lab (its digest: a recompute
             # changes computed_at), site.yaml (words, descriptions), links, solutions, the generator.
-            made = (page.source, page.digest, art.provenance)
+            made = (page.source, page.digest, art.digest)
             seen = self.memo.reused(self.last_notebooks, art.lab.id, made)
             notebook = self.memo.stored(seen[3]) if seen is not None else None
             if notebook is None:
-                key = (page.source, page.digest, json.dumps(art.provenance, sort_keys=True), self.notebook_site_key)
+                key = (page.source, page.digest, made[2], self.notebook_site_key)
                 memo = self.memo if page.digest else Memo(None)  # (a page not read from its file has no digest)
                 notebook = memo.kept("notebook", key, lambda: build_notebook(self.cfg, page, art, self.sitemap,
                                                                              self.solutions))
@@ -161,9 +162,8 @@ class Renderer:
 
     @functools.cached_property
     def notebook_site_key(self) -> str:
-        """What of the site any notebook shows: site.yaml, its links' targets, solutions, the generator."""
-        return digest(self.cfg.digest, self.cfg.base_url, self.sitemap.digest,
-                      self.solutions, generator_digest())
+        """What of the site any notebook shows: site.yaml, its links' targets, solutions."""
+        return digest(self.cfg.digest, self.cfg.base_url, self.sitemap.digest, self.solutions)
 
     # -- pages --------------------------------------------------------------
     def page_body(self, page: Page) -> tuple[str, list, list[str]]:
@@ -228,12 +228,12 @@ class Renderer:
         return body, toc, scripts
 
     def site_key(self, assets: dict[str, str], scripts: list[str]) -> str:
-        """What any page may show besides its own source and neighbours: the generator, the
-        templates, site.yaml, every lab's results (by provenance), what is published where, and
+        """What any page may show besides its own source and neighbours (the generator and the
+        packages' versions are in every memo key): the templates, site.yaml, every lab's results (by provenance), what is published where, and
         the assets' hashed names. A page is rendered again only when this or its own part changed."""
         templates = sorted((rel, sha) for rel, sha in self.hashes.items() if rel.startswith("templates/"))
-        return digest(generator_digest(), self.cfg.digest, self.cfg.base_url, self.solutions, json.dumps(templates),
-                      provenance_digest(self.artifacts), self.sitemap.digest,
+        return digest(self.cfg.digest, self.cfg.base_url, self.solutions, json.dumps(templates),
+                      artifacts_digest(self.artifacts), self.sitemap.digest,
                       json.dumps(assets, sort_keys=True), json.dumps(scripts))
 
     def page(self, page: Page, assets: dict[str, str], scripts: list[str], site_key: str = "") -> None:
@@ -310,7 +310,7 @@ def render_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifac
     """Every file of the site; `sitemap` is what the check resolved links against, `hashes` the
     build's snapshot of the sources."""
     renderer = Renderer(cfg, pages, artifacts, memo or Memo(None), sitemap, hashes, solutions)
-    assets = publish_assets(cfg, pages, renderer.memo, renderer.out, preview)
+    assets = publish_assets(cfg, pages, renderer.memo, renderer.out, preview, hashes)
     scripts = [assets[name] for name in PAGE_SCRIPTS + (PREVIEW_SCRIPTS if preview else ())]
     site_key = renderer.site_key(assets, scripts) if memo else ""
     # What every page shows of the others (navigation, breadcrumbs, previous/next) follows from these.
@@ -326,7 +326,7 @@ def render_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifac
         renderer.lab_files(art, by_source[f"content/{art.lab.page}"])
     renderer.memo.record("notebooks", renderer.notebook_site_key, renderer.notebook_records)
     for output, path in sitemap.images.items():
-        renderer.out.add(output, path.read_bytes(), f"content/{output}")
+        renderer.out.add(output, read_bytes(path, f"content/{output}", hashes), f"content/{output}")
     renderer.out.add(INDEX, search_index({page.output: (page.title, renderer.out[page.output])
                                           for page in pages if page.output != "404.html"}, renderer.memo), "search")
     add_deploy_files(cfg, renderer.out, {alias: page.output for page in pages for alias in page.aliases})

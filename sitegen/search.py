@@ -14,7 +14,7 @@ import json
 import re
 from html.parser import HTMLParser
 
-from .memo import Memo, digest, generator_digest
+from .memo import Memo, digest
 from .prose import pretty_url
 from .stored import Stored, bytes_of, sha256_of
 
@@ -115,7 +115,7 @@ def search_index(pages: dict[str, tuple[str, bytes | Stored]], memo: Memo | None
     changed pages are read, and the index is joined from the pieces without parsing them again
     (the same bytes as json.dumps of the whole, compact)."""
     memo = memo or Memo(None)
-    context = digest(INDEX_FORMAT, generator_digest())
+    context = digest(INDEX_FORMAT)
     last, records, entries = memo.recorded("search", context), {}, []
     for output, (title, html) in sorted(pages.items()):
         sha = sha256_of(html)

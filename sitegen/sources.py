@@ -15,7 +15,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from .errors import BuildError, Collector, Problem
+from .errors import BuildError, Collector, Problem, SourcesChanged
 from .stored import file_state, settled_before
 
 SOURCES = ("site.yaml", "content", "compute", "templates", "static", "frozen")
@@ -37,17 +37,23 @@ def decode(data: bytes, rel: str) -> str:
                                             "save the file as UTF-8")) from None
 
 
-def read_bytes(path: Path, rel: str) -> bytes:
-    """An author's file; a failure to read it names `rel`."""
+def read_bytes(path: Path | str, rel: str, hashes: dict[str, str] | None = None) -> bytes:
+    """An author's file; a failure to read it names `rel`. With the build's snapshot (`hashes`),
+    the bytes are what it hashed, or the file changed since the build began (SourcesChanged): a
+    phase never renders, nor remembers under the snapshot's hash, text the snapshot did not see."""
     try:
-        return path.read_bytes()
+        with open(path, "rb") as handle:
+            data = handle.read()
     except OSError as exc:
         raise BuildError(Problem(rel, 0, f"cannot read: {exc.strerror or exc}")) from None
+    if hashes is not None and rel in hashes and hashlib.sha256(data).hexdigest() != hashes[rel]:
+        raise SourcesChanged([rel])
+    return data
 
 
-def read_text(path: Path, rel: str) -> str:
-    """An author's text file, decoded; any failure names `rel`."""
-    return decode(read_bytes(path, rel), rel)
+def read_text(path: Path | str, rel: str, hashes: dict[str, str] | None = None) -> str:
+    """An author's text file, decoded; any failure names `rel` (`hashes`: see read_bytes)."""
+    return decode(read_bytes(path, rel, hashes), rel)
 
 
 def check_link(path: Path, root: Path, rel: str, problems: Collector) -> bool:

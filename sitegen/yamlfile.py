@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 
 from .errors import BuildError, Problem
-from .memo import generator_digest, package_version
 
 MAX_VALUES = 100_000  # values a file stands for, aliases expanded: a "billion laughs" bomb stands for 10^9
 MAX_DEPTH = 100
@@ -113,4 +112,4 @@ def load_generator_yaml(text: str, memo=None):
 
 def _remembered(memo, text: str, how, parse):
     """What `text` parses to (`how`: the line offset, or which loader), from the memo."""
-    return memo.remember("yaml", (generator_digest(), package_version("pyyaml"), text, how), parse)
+    return memo.remember("yaml", (text, how), parse)

@@ -62,3 +62,23 @@ def assert_close_tree(ours, reference, tol=1e-12):
     bad = [(k, got[k], ref[k]) for k in ref if not math.isclose(got[k], ref[k], rel_tol=0, abs_tol=tol)]
     assert not bad, f"{len(bad)} values differ, e.g. {bad[:3]}"
     return len(ref)
+
+
+# A number as printed: 0.5561, -1.2e-05, 3, 0.5561112107719018. The seed's saved outputs were
+# printed on another machine, whose BLAS may sum in another order: the last digits of a 16-digit
+# float are not theirs to promise (design: the same numbers to 1e-12, identical at 4 decimals).
+PRINTED_NUMBER = __import__("re").compile(r"-?\d+(?:\.\d+)?(?:e[+-]?\d+)?")
+
+
+def same_printout(ours: str, saved: str, tol: float = 1e-12) -> bool:
+    """Whether two printed outputs are the same text, numbers compared to `tol` (absolute)."""
+    ours_text, saved_text = PRINTED_NUMBER.split(ours.rstrip()), PRINTED_NUMBER.split(saved.rstrip())
+    if ours_text != saved_text:
+        return False
+    return all(a == b or math.isclose(float(a), float(b), rel_tol=0, abs_tol=tol)
+               for a, b in zip(PRINTED_NUMBER.findall(ours), PRINTED_NUMBER.findall(saved)))
+
+
+def shown_within(number: str, text: str, shown: list[float], tol: float = 1e-12) -> bool:
+    """Whether a printed number is in `text` as printed, or (given `shown`, every number in it) to `tol`."""
+    return number in text or any(abs(float(number) - value) <= tol for value in shown)

@@ -140,9 +140,13 @@ def test_a_new_version_of_any_package_that_makes_bytes_changes_the_fingerprint(t
     from sitegen import memo, pipeline
     before = pipeline.fingerprint({"site.yaml": "0"}, tmp_path)
     real, env = memo.package_version, memo._environment()
-    monkeypatch.setattr(pipeline, "package_version", lambda name: "0.0.1" if name == package else real(name))
+    monkeypatch.setattr(memo, "package_version", lambda name: "0.0.1" if name == package else real(name))
     monkeypatch.setattr(memo, "_environment", lambda: tuple((k, "0.0.1" if k == package else v) for k, v in env))
-    assert pipeline.fingerprint({"site.yaml": "0"}, tmp_path) != before
+    memo.makers_digest.cache_clear()
+    try:
+        assert pipeline.fingerprint({"site.yaml": "0"}, tmp_path) != before
+    finally:
+        memo.makers_digest.cache_clear()
 
 
 def test_a_prose_edit_renders_only_the_pages_that_show_what_changed(tmp_path, monkeypatch):

@@ -15,7 +15,7 @@ def _key(root):
 
 
 @pytest.mark.parametrize("harness", ["compute.py", "artifacts.py", "labstore.py", "labrun.py", "labhost.py", "sandbox.py", "cells.py",
-                                     "labbackend.py", "figurefonts.py", "labkeys.py"])
+                                     "labbackend.py", "figurefonts.py", "labkeys.py", "labreads.py"])
 def test_the_lab_key_follows_each_file_of_the_harness(tmp_path, monkeypatch, harness):
     import shutil
 

@@ -133,3 +133,36 @@ def test_a_record_is_reused_only_if_made_of_the_same_and_its_entry_is_still_ther
     (tmp_path / "memo" / name).unlink()
     (tmp_path / "memo" / "pack").unlink()
     assert Memo(tmp_path / "memo").reused(records, "a.html", ("sha",)) is None      # its entry is gone
+
+
+def test_a_blob_changed_in_place_to_other_bytes_of_the_same_size_is_made_again(tmp_path):
+    memo = Memo(tmp_path / "memo")
+    kept = memo.keep("page", ("key",), b"0123456789")
+    memo.prune()
+    with open(kept.path, "r+b") as handle:           # as an editor that writes in place, or a disk error
+        handle.write(b"X")
+    again = Memo(tmp_path / "memo")
+    assert again.kept("page", ("key",)) is None
+    assert again.kept("page", ("key",), lambda: b"0123456789").read() == b"0123456789"
+
+
+def test_every_entry_and_record_is_keyed_on_the_generator_and_the_packages_that_make_bytes(tmp_path, monkeypatch):
+    """By construction: no phase names them in its key, and none can forget them."""
+    from sitegen import memo as memo_module
+    first = Memo(tmp_path / "memo")
+    first.put("page", ("key",), b"made by this generator")
+    first.record("phase", "context", {"item": ("made",)})
+    first.prune()
+    assert Memo(tmp_path / "memo").peek("page", ("key",)) == b"made by this generator"
+    for fake in ("generator_digest", "package_version"):
+        real = getattr(memo_module, fake)
+        monkeypatch.setattr(memo_module, fake, lambda *args, real=real: real(*args) + "-changed")
+        memo_module.makers_digest.cache_clear()
+        try:
+            later = Memo(tmp_path / "memo")
+            assert later.peek("page", ("key",)) is None, fake
+            assert later.recorded("phase", "context") == {}, fake
+        finally:
+            monkeypatch.undo()
+            memo_module.makers_digest.cache_clear()
+    assert Memo(tmp_path / "memo").recorded("phase", "context") == {"item": ("made",)}

@@ -1,0 +1,108 @@
+"""What a lab reads of the project (sitegen/labreads.py): recorded as it runs, and its results
+reused only while every file and folder it read is as it was: a data file beside its script, a
+module imported relatively inside a package, a package's __init__, a folder it lists; a frozen lab
+too. And the pages follow the lab's results, not only its provenance."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from support import computed, edit, run_build, tiny_site
+
+pytestmark = pytest.mark.slow       # builds, each running a lab
+
+
+def _site(tmp_path, setup: str):
+    """The fixture site whose lab's first cell also runs `setup`, which sets `extra`; its page shows it."""
+    root = tiny_site(tmp_path / "site")
+    edit(root / "compute/tiny.py", "print('x =', x)\n", f"print('x =', x)\n{setup}\nprint('extra =', extra)\n")
+    edit(root / "compute/tiny.py", "'total': float(x.sum())", "'total': float(x.sum()), 'extra': extra")
+    edit(root / "content/index.md", "总和是 {{ total }}。", "总和是 {{ total }}，另加 {{ extra }}。")
+    return root
+
+
+def _build(root, tmp_path, *args):
+    result = run_build(root, tmp_path / "dist", tmp_path / "cache", *args)
+    assert result.returncode == 0, result.stderr
+    return result
+
+
+def _shown(tmp_path) -> str:
+    return json.loads((tmp_path / "dist/materials/results.json").read_text(encoding="utf-8"))["extra"]
+
+
+READERS = {
+    "a data file beside the script":
+        ("from pathlib import Path\nextra = Path(__file__).with_name('tiny_data.txt').read_text().strip()",
+         {"compute/tiny_data.txt": "7\n"}, "compute/tiny_data.txt", "8\n"),
+    "a module imported relatively inside a package":
+        ("from pk.sub import VALUE as extra",
+         {"compute/pk/__init__.py": "", "compute/pk/sub.py": "from .core import VALUE\n",
+          "compute/pk/core.py": "VALUE = '7'\n"}, "compute/pk/core.py", "VALUE = '8'\n"),
+    "a package's __init__ when the lab imports a submodule":
+        ("import pk.sub\nextra = pk.FACTOR",
+         {"compute/pk/__init__.py": "FACTOR = '7'\n", "compute/pk/sub.py": "X = 1\n"},
+         "compute/pk/__init__.py", "FACTOR = '8'\n"),
+    "a folder it lists":
+        ("from pathlib import Path\nextra = str(len(list(Path(__file__).with_name('data').iterdir())))",
+         {"compute/data/a.txt": "a"}, "compute/data/b.txt", "b"),
+    "a data file outside the sources' folders":
+        ("from pathlib import Path\nextra = (Path(__file__).parents[1] / 'data' / 'n.txt').read_text().strip()",
+         {"data/n.txt": "7"}, "data/n.txt", "8"),
+}
+
+
+@pytest.mark.parametrize("case", list(READERS))
+def test_a_lab_is_computed_again_when_what_it_read_changed(tmp_path, case):
+    setup, files, changed, new = READERS[case]
+    root = _site(tmp_path, setup)
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    _build(root, tmp_path)
+    first = _shown(tmp_path)
+    assert "tiny" not in computed(_build(root, tmp_path))         # nothing changed: reused
+    (root / changed).parent.mkdir(parents=True, exist_ok=True)
+    (root / changed).write_text(new, encoding="utf-8")
+    assert "tiny" in computed(_build(root, tmp_path))
+    assert _shown(tmp_path) != first
+    page = (tmp_path / "dist/index.html").read_text(encoding="utf-8")
+    assert f"另加 {_shown(tmp_path)}" in page
+
+
+def test_what_a_lab_read_is_in_its_cache_entry_with_what_it_held(tmp_path):
+    root = _site(tmp_path, READERS["a data file beside the script"][0])
+    (root / "compute/tiny_data.txt").write_text("7\n", encoding="utf-8")
+    _build(root, tmp_path)
+    manifest = next((tmp_path / "cache/labs/tiny").glob("*/manifest.json"))
+    reads = json.loads(manifest.read_text(encoding="utf-8"))["reads"]
+    import hashlib
+    assert reads["compute/tiny_data.txt"] == hashlib.sha256(b"7\n").hexdigest()
+    assert not any(rel.startswith(("content/", "site.yaml", "templates/")) for rel in reads)
+
+
+def test_a_frozen_lab_whose_data_file_changed_fails_the_build_naming_the_file(tmp_path):
+    root = _site(tmp_path, READERS["a data file beside the script"][0])
+    (root / "compute/tiny_data.txt").write_text("7\n", encoding="utf-8")
+    _build(root, tmp_path, "freeze")
+    assert (root / "frozen/tiny/manifest.json").is_file()
+    (root / "compute/tiny_data.txt").write_text("8\n", encoding="utf-8")
+    result = run_build(root, tmp_path / "dist", tmp_path / "cache")
+    assert result.returncode == 1
+    assert "frozen/tiny: lab tiny is frozen, but compute/tiny_data.txt changed since" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_recomputed_lab_with_other_numbers_at_the_same_time_renders_its_page_anew(tmp_path):
+    """SOURCE_DATE_EPOCH fixes computed_at: the provenance alone cannot tell two runs apart."""
+    root = _site(tmp_path, "import os\nextra = os.environ.get('TINY_EXTRA', '7')")
+    _build(root, tmp_path)
+    import os
+    os.environ["TINY_EXTRA"] = "8"
+    try:
+        _build(root, tmp_path, "--no-cache")
+    finally:
+        del os.environ["TINY_EXTRA"]
+    assert _shown(tmp_path) == "8"
+    assert "另加 8" in (tmp_path / "dist/index.html").read_text(encoding="utf-8")
