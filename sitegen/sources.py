@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 
 from .errors import BuildError, Collector, Problem, SourcesChanged
-from .stored import file_state, settled_before
+from .stored import file_state, settled_before, settled_since
 
 SOURCES = ("site.yaml", "content", "compute", "templates", "static", "frozen")
 SKIPPED = {"__pycache__", ".ipynb_checkpoints"}
@@ -113,7 +113,7 @@ def snapshot(files: dict[str, str], known: dict[str, list] | None = None) -> tup
                     hashes[rel] = hashlib.sha256(handle.read()).hexdigest()
         except OSError as exc:
             raise BuildError(Problem(rel, 0, f"cannot read: {exc.strerror or exc}")) from None
-        if state[2] < before:           # settled (stored.settled): a later write would show
+        if settled_since(state[2], before):      # a later write would show
             states[rel] = [hashes[rel], *state]
     return hashes, states
 

@@ -6,7 +6,10 @@ written, checked against Pages' limits and compared with the last build's
 without its bytes ever being read. A file is unchanged while its size, times and
 inode are: writing to a file changes its ctime, which no program can set back;
 times are trusted only once they settled (the kernel's clock ticks in
-milliseconds, so a file written in the same tick could change unseen).
+milliseconds, so a file written in the same tick could change unseen). Some file
+systems keep whole seconds (ext4 with 128-byte inodes, HFS+, many network
+shares) or two (FAT): a time that is a whole second is taken to be one of
+those, and settles only two seconds later.
 """
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 SETTLED_NS = 100_000_000
+COARSE_NS = 2_000_000_000      # the coarsest time stamps kept (FAT's two seconds)
 
 
 class Stored(NamedTuple):
@@ -51,7 +55,13 @@ def settled(states) -> bool:
     """Whether files in these states (file_state tuples, after a name or not) last changed long
     enough ago that a write now would show in their times."""
     before = settled_before()
-    return all(state[-2] < before for state in states)
+    return all(settled_since(state[-2], before) for state in states)
+
+
+def settled_since(ctime_ns: int, before: int) -> bool:
+    """Whether a file whose ctime is `ctime_ns` has settled by `before` (settled_before()): a
+    whole-second time may stand for any moment of the next two seconds."""
+    return (ctime_ns + COARSE_NS if ctime_ns % 1_000_000_000 == 0 else ctime_ns) < before
 
 
 def settled_before() -> int:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from .errors import BuildError, Problem
 from .sources import SOURCES
-from .stored import Stored, file_state, settled_before, sha256_of
+from .stored import Stored, file_state, settled_before, settled_since, sha256_of
 
 MARK = ".sitegen-output"
 MARK_TEXT = (b"This folder is made by `python build.py`, which replaces it whole on every build.\n"
@@ -94,12 +94,12 @@ def recover(out: Path) -> None:
 
 def _intact(path, recorded, before: int) -> bool:
     """The file is as the last build left it: [sha256, *file_state] recorded after its last write,
-    in a state that settled (its ctime earlier than `before`, stored.settled_before())."""
+    in a state that settled by `before` (stored.settled_before())."""
     try:
         state = file_state(path)
     except OSError:
         return False
-    return state[2] < before and state == tuple(recorded[1:])
+    return settled_since(state[2], before) and state == tuple(recorded[1:])
 
 
 def output_intact(out: Path, recorded: dict) -> bool:
@@ -141,6 +141,19 @@ def _files_in(folder: Path) -> dict[str, str]:
                 elif not entry.is_symlink():
                     todo.append((entry.path, f"{prefix}{entry.name}/"))
     return found
+
+
+def _link(source: str, target: str) -> bool:
+    """A hard link to `source` at `target`, or, where the file system refuses links (FAT, some
+    network shares and containers' mounts), a copy: False then."""
+    try:
+        os.link(source, target)
+        return True
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.EXDEV, errno.EMLINK, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS):
+            raise
+    shutil.copyfile(source, target)
+    return False
 
 
 def write_site(files: dict[str, bytes | Stored], out: Path, last: dict | None = None,
@@ -205,8 +218,8 @@ def write_site(files: dict[str, bytes | Stored], out: Path, last: dict | None = 
                 os.makedirs(parent, exist_ok=True)
                 folders.add(parent)
             if rel in last and last[rel][0] == hashes[rel] and _intact(f"{out_at}/{rel}", last[rel], before):
-                os.link(f"{out_at}/{rel}", target)
-                linked.add(rel)
+                if _link(f"{out_at}/{rel}", target):
+                    linked.add(rel)
             elif isinstance(data, Stored):
                 shutil.copyfile(data.path, target)
             else:

@@ -22,3 +22,14 @@ def test_stored_and_bytes_answer_alike(tmp_path):
     (tmp_path / "a").write_bytes(b"abc")
     stored = Stored(tmp_path / "a", sha256_of(b"abc"), 3)
     assert (size_of(stored), sha256_of(stored), bytes_of(stored)) == (size_of(b"abc"), sha256_of(b"abc"), b"abc")
+
+
+def test_a_whole_second_time_settles_only_two_seconds_later():
+    """Some file systems keep whole seconds, FAT two: a write later in that second leaves the same time."""
+    from sitegen.stored import SETTLED_NS, settled_since
+    now = 1_790_000_010_000_000_000
+    before = now - SETTLED_NS
+    assert settled_since(now - 500_000_000 + 1, before)                # fine stamps: 0.1 s is enough
+    assert not settled_since(now - 1_000_000_000, before)              # a whole second: not after one
+    assert not settled_since(now - 2_000_000_000, before)
+    assert settled_since(now - 3_000_000_000, before)

@@ -189,3 +189,24 @@ def test_a_folder_of_the_authors_named_like_the_spare_is_left_alone(tmp_path):
     assert "又一句。" in (out / "index.html").read_text(encoding="utf-8")
     assert sorted(p.name for p in tmp_path.iterdir()) == [".dist.sitegen-spare", "cache", "dist", "site"]
 
+
+
+def test_where_the_file_system_refuses_hard_links_unchanged_files_are_copied(built, tmp_path, monkeypatch):
+    """FAT, some network shares and containers' mounts: os.link fails with EPERM or ENOTSUP."""
+    import errno
+    from sitegen.pipeline import build
+    root, out, cache = built
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1790000000")
+    refused = []
+
+    def no_links(source, target, *args, **kwargs):
+        refused.append(target)
+        raise OSError(errno.EPERM, "Operation not permitted", target)
+    monkeypatch.setattr(os, "link", no_links)
+    for _ in range(2):
+        add_sentence(root)
+        time.sleep(0.2)
+        build(root, out, cache=cache)
+    assert refused                                          # it tried, and copied instead
+    build(root, tmp_path / "clean", cache=tmp_path / "clean-cache")
+    assert tree_bytes(out) == tree_bytes(tmp_path / "clean")
