@@ -24,7 +24,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 PHASES = [("sitegen.pipeline", "snapshot"), ("sitegen.pipeline", "fingerprint"), ("sitegen.config", "load_config"),
           ("sitegen.compute", "LabScheduler"), ("sitegen.content", "load_pages"), ("sitegen.check", "check_site"),
-          ("sitegen.render", "render_site"), ("sitegen.check", "check_rendered"), ("sitegen.pipeline", "write_site")]
+          ("sitegen.render", "render_site"), ("sitegen.htmlcheck", "check_rendered"), ("sitegen.pipeline", "write_site")]
 MODULES = ["sitegen.pipeline", "sitegen.config", "sitegen.compute", "sitegen.content", "sitegen.check",
            "sitegen.render", "sitegen.write", "sitegen.search", "sitegen.notebook", "markdown.extensions.codehilite",
            "markdown.extensions.toc", "markdown.extensions.attr_list", "markdown.extensions.tables",

@@ -122,7 +122,8 @@ def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: 
     with labs:
         labs.start()
         # While labs compute in their own processes, do the rest of the reading here.
-        from .check import check_pages_limits, check_rendered, check_site
+        from .check import check_site
+        from .htmlcheck import check_pages_limits, check_rendered
         from .content import load_pages
         from .render import render_site, while_labs_run
         pages = load_pages(cfg.content_dir, sources, memo)
