@@ -3,6 +3,7 @@ font the site's formulas need (sitegen/mathfont.py), referenced from the stylesh
 from __future__ import annotations
 
 import hashlib
+import posixpath
 import re
 import time
 from typing import TYPE_CHECKING
@@ -17,7 +18,11 @@ if TYPE_CHECKING:
     from .content import Page
     from .memo import Memo
 
-JS_IMPORT = re.compile(r"""from\s*["']\./([\w.-]+\.js)["']""")
+# A module specifier that names a file of static/: in `import ... from`, `export ... from`, a bare
+# `import "..."` and a dynamic `import("...")`. Any other string naming a relative .js file is
+# something the build cannot rewrite, and an error (MODULE_LIKE).
+JS_IMPORT = re.compile(r"""(\b(?:from|import)\s*\(?\s*)(["'])(\.{1,2}/[\w./-]+\.js)\2""")
+MODULE_LIKE = re.compile(r"""(["'`])(\.{1,2}/[\w./-]+\.js)\1""")
 PAGE_SCRIPTS = ("copy.js", "search.js")       # every page loads these (static/)
 PREVIEW_SCRIPTS = ("live-reload.js",)           # and preview builds this one
 
@@ -26,6 +31,22 @@ def hashed_name(name: str, data: bytes) -> str:
     """style.css -> style.<10 hex digits of its SHA-256>.css: a name that changes with the bytes."""
     stem, dot, ext = name.rpartition(".")
     return f"{stem}.{hashlib.sha256(data).hexdigest()[:10]}.{ext}"
+
+
+def _imports(rel: str, code: str) -> dict[str, str]:
+    """The modules of static/ a module imports: specifier -> its path in static/; a relative .js
+    named any other way than an import is an error naming its line (it would be published
+    pointing at a file that does not exist: only imports are renamed to the hashed names)."""
+    found = {}
+    at = {m.start(2): m for m in JS_IMPORT.finditer(code)}
+    for m in MODULE_LIKE.finditer(code):
+        if m.start(1) not in at:
+            line = code.count("\n", 0, m.start()) + 1
+            raise BuildError(Problem(f"static/{rel}", line, f"names {m.group(2)} outside an import: the build "
+                                     "renames modules to their hashed names only in `import ... from`, "
+                                     "`export ... from`, `import \"...\"` and `import(\"...\")`"))
+        found[m.group(2)] = posixpath.normpath(posixpath.join(posixpath.dirname(rel), m.group(2)))
+    return found
 
 
 def publish_assets(cfg: SiteConfig, pages: list[Page], memo: Memo, out, preview: bool,
@@ -61,15 +82,21 @@ def publish_assets(cfg: SiteConfig, pages: list[Page], memo: Memo, out, preview:
         out.add(target, data, f"static/{rel}")
         published[rel] = target
     # An ES module's name is its hash, so a module is named after the modules it imports.
+    imports = {rel: _imports(rel, code) for rel, code in pending.items()}
     while pending:
-        ready = [rel for rel, code in pending.items()
-                 if all(dep in published for dep in JS_IMPORT.findall(code))]
+        ready = [rel for rel in pending if all(dep in published for dep in imports[rel].values())]
         if not ready:
-            raise BuildError(Problem(f"static/{next(iter(pending))}", 0,
-                                     "imports a module that static/ lacks, or modules import each other"))
+            rel = next(iter(pending))
+            missing = sorted({dep for dep in imports[rel].values() if dep not in pending and dep not in published})
+            raise BuildError(Problem(f"static/{rel}", 0, f"imports static/{missing[0]}, which static/ lacks"
+                                     if missing else "modules import each other, or a module imports itself"))
         for rel in ready:
-            code = JS_IMPORT.sub(lambda m: m.group(0).replace(m.group(1), published[m.group(1)][len("assets/"):]),
-                                 pending.pop(rel))
+            folder = posixpath.dirname(published.get(rel, "assets/" + rel))
+
+            def renamed(m, rel=rel, folder=folder):
+                target = published[imports[rel][m.group(3)]]
+                return f"{m.group(1)}{m.group(2)}./{posixpath.relpath(target, folder)}{m.group(2)}"
+            code = JS_IMPORT.sub(renamed, pending.pop(rel))
             target = "assets/" + hashed_name(rel, code.encode())
             out.add(target, code.encode(), f"static/{rel}")
             published[rel] = target

@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import html
 import json
+import re
 import struct
 from typing import NamedTuple
 
@@ -59,6 +60,9 @@ class PageContext(NamedTuple):
     next: dict | None
     provenance: Markup        # on lab pages: which script computed its numbers, when, with what ("" elsewhere)
     words: dict               # the interface's words (site.yaml's vocabulary over the generator's)
+
+
+PLACEHOLDER = re.compile("<!--block-[0-9]+-->|\ue000[0-9]+\ue001")     # see Renderer.page_body
 
 
 def png_size(data: bytes) -> tuple[int, int]:
@@ -219,8 +223,12 @@ class Renderer:
         md = self.markdown.reset()
         body = md.convert("\n".join(parts)).replace('class="heading-anchor"',
                                                       'class="heading-anchor" data-search-ignore')
-        for key, value in rendered.items():
-            body = body.replace(key, value)
+        # One pass over the page, not one per placeholder (a page of 10,000 formulas was quadratic);
+        # what a placeholder stands for may hold others (a figure's caption, its formulas).
+        def fill(match) -> str:
+            value = rendered.get(match.group(0))
+            return match.group(0) if value is None else PLACEHOLDER.sub(fill, value)
+        body = PLACEHOLDER.sub(fill, body)
         # Code and formulas scroll sideways in their own box on a phone: reachable by keyboard.
         body = body.replace("<pre>", '<pre tabindex="0">')
         toc = [{"id": t["id"], "name": html.unescape(t["name"]), "level": t["level"]}

@@ -104,3 +104,47 @@ def test_only_hash_named_files_are_cached_as_immutable(tmp_path):
     immutable = [block.splitlines()[0] for block in headers.split("\n\n") if "immutable" in block]
     assert immutable == ["/assets/*"]
     assert "/*\n" in headers and "Cache-Control: public, max-age=0, must-revalidate" in headers
+
+
+def _publish(tmp_path, modules: dict[str, str]) -> dict:
+    """static/ of these modules, published: output path -> text."""
+    from types import SimpleNamespace
+
+    from sitegen.assets import publish_assets
+    from sitegen.memo import Memo
+    from sitegen.render import Outputs
+    hashes = {}
+    for rel, code in modules.items():
+        (tmp_path / "static" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "static" / rel).write_text(code, encoding="utf-8")
+        hashes[f"static/{rel}"] = hashlib.sha256(code.encode()).hexdigest()
+    out = Outputs()
+    publish_assets(SimpleNamespace(static_dir=tmp_path / "static"), [], Memo(None), out, False, hashes)
+    return {path: data.decode() for path, data in out.items()}
+
+
+def test_every_form_of_module_specifier_is_renamed_to_the_hashed_module(tmp_path):
+    published = _publish(tmp_path, {
+        "util.js": "export const one = 1;\n",
+        "lib/deep.js": 'import { one } from "../util.js";\nexport const two = one + 1;\n',
+        "main.js": ('import { one } from "./util.js";\nimport "./lib/deep.js";\n'
+                    "export { two } from './lib/deep.js';\nconst later = await import(\"./util.js\");\n"),
+    })
+    names = {path.rsplit("/", 1)[-1].split(".")[0]: path for path in published}
+    main = published[names["main"]]
+    util, deep = names["util"][len("assets/"):], names["deep"][len("assets/"):]
+    assert f'from "./{util}"' in main and f'import "./{deep}"' in main
+    assert f"from './{deep}'" in main and f'import("./{util}")' in main
+    assert f'from "./../{util}"' in published[names["deep"]]
+    assert not re.search(r"""["']\.{1,2}/[\w/]+\.js["']""", main)       # nothing left pointing at a source name
+
+
+def test_a_module_named_outside_an_import_or_missing_is_an_error_naming_its_line(tmp_path):
+    from sitegen.errors import BuildError
+    import pytest
+    with pytest.raises(BuildError) as failed:
+        _publish(tmp_path / "a", {"w.js": "// worker\nnew Worker('./worker.js');\n", "worker.js": ""})
+    assert str(failed.value.problems[0]).startswith("static/w.js:2: names ./worker.js outside an import")
+    with pytest.raises(BuildError) as failed:
+        _publish(tmp_path / "b", {"m.js": 'import "./gone.js";\n'})
+    assert str(failed.value.problems[0]) == "static/m.js: imports static/gone.js, which static/ lacks"
