@@ -55,16 +55,60 @@ def emulator_command(root: Path, dist: Path, port: int) -> list[str]:
             "--inspector-port", str(free_port()), "--compatibility-date", COMPATIBILITY_DATE]
 
 
+def check_port_free(port: int) -> None:
+    """A port something already listens on (another `serve`, another project's preview) is an error
+    naming it: else the browser would show that other site while this one seemed to serve."""
+    import socket
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            raise BuildError(Problem("serve", 0, f"port {port} is in use (another `serve`, or another program): "
+                                                 f"stop it, or choose another with --port {port + 1}")) from None
+
+
+def _die_with_parent() -> None:
+    """In the emulator's process, before it runs: sent SIGTERM when serve ends in any way, even
+    killed outright (Linux's PR_SET_PDEATHSIG; elsewhere serve's own handlers stop it)."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)     # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def start_emulator(root: Path, dist: Path, port: int, workdir: Path, **popen) -> subprocess.Popen:
     """Start `wrangler pages dev`; its `.wrangler/` state goes to workdir, not the project.
 
     It runs in a process group of its own, so that stop_emulator() ends the
-    workerd processes it starts as well as wrangler itself.
+    workerd processes it starts as well as wrangler itself, and it is told to
+    stop when the process that started it dies.
     """
     command = emulator_command(root, dist, port)
     workdir.mkdir(parents=True, exist_ok=True)
     return subprocess.Popen(command, cwd=workdir, env={**os.environ, **EMULATOR_ENV}, start_new_session=True,
-                            **popen)
+                            preexec_fn=_die_with_parent, **popen)
+
+
+def wait_until_serving(process: subprocess.Popen, port: int, timeout: float = 90) -> None:
+    """Return once the emulator answers on the port; an error if it ended or never answered."""
+    import urllib.error
+    import urllib.request
+    deadline = time.time() + timeout
+    while True:
+        if process.poll() is not None:
+            raise BuildError(Problem("wrangler", 0, f"the Pages emulator ended (exit code {process.returncode}) "
+                                                    f"before it served port {port}; its output says why"))
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2)
+            return
+        except urllib.error.HTTPError:
+            return                            # it answers, even if not with 200
+        except OSError:
+            if time.time() > deadline:
+                raise BuildError(Problem("wrangler", 0, f"the Pages emulator did not start on port {port}"))
+            time.sleep(0.3)
 
 
 def stop_emulator(process: subprocess.Popen) -> None:
@@ -84,21 +128,10 @@ def stop_emulator(process: subprocess.Popen) -> None:
 @contextlib.contextmanager
 def serving(root: Path, dist: Path, port: int, workdir: Path, timeout: float = 90):
     """The emulator serving `dist` on 127.0.0.1:port, once it answers; stopped on exit."""
-    import urllib.error
-    import urllib.request
+    check_port_free(port)
     process = start_emulator(root, dist, port, workdir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.time() + timeout
-        while True:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2)
-                break
-            except urllib.error.HTTPError:
-                break                         # it answers, even if not with 200
-            except OSError:
-                if time.time() > deadline or process.poll() is not None:
-                    raise BuildError(Problem("wrangler", 0, f"the Pages emulator did not start on port {port}"))
-                time.sleep(0.3)
+        wait_until_serving(process, port, timeout)
         yield process
     finally:
         stop_emulator(process)
@@ -108,11 +141,15 @@ def serve(root: Path, out: Path, port: int, rebuild) -> int:
     from watchfiles import watch    # before anything else: a missing package is said at once
 
     wrangler(root)                   # say what is missing before building anything
-    signal.signal(signal.SIGTERM, signal.default_int_handler)     # stopped like Ctrl-C: the emulator too
+    check_port_free(port)
+    # Stopped like Ctrl-C, the emulator too: by SIGTERM, and by SIGHUP (the terminal closed).
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    signal.signal(signal.SIGHUP, signal.default_int_handler)
     rebuild()
     process = start_emulator(root, out, port, root / ".cache" / "wrangler")
-    print(f"serving {out} at http://127.0.0.1:{port}/ (Ctrl-C stops)", file=sys.stderr)
     try:
+        wait_until_serving(process, port)
+        print(f"serving {out} at http://127.0.0.1:{port}/ (Ctrl-C stops)", file=sys.stderr)
         for changes in watch(*(root / name for name in SOURCES if (root / name).exists())):
             names = sorted({Path(path).relative_to(root).as_posix() for _, path in changes})
             print(f"changed: {', '.join(names[:5])}{' ...' if len(names) > 5 else ''}", file=sys.stderr)

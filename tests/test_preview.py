@@ -2,34 +2,53 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
+
+import pytest
 
 from support import REPO, free_port, get, tiny_site
 from test_robustness import _processes_mentioning
 
 
-def test_edit_rebuilds_and_the_open_page_reloads(tmp_path, browser, emulator):
+def _project(tmp_path):
     root = tiny_site(tmp_path / "project")
     (root / "tools").mkdir()
     (root / "tools/node_modules").symlink_to(REPO / "tools/node_modules")
-    port = free_port()
-    log = (tmp_path / "serve.log").open("w")
+    return root
+
+
+def _serve(root, port, log):
     server = subprocess.Popen([sys.executable, str(REPO / "build.py"), "serve", "--root", str(root),
                                "--port", str(port)], stdout=log, stderr=subprocess.STDOUT,
                               env={**os.environ, "SOURCE_DATE_EPOCH": "1790000000"})
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        try:
+            if get(port, "/").status == 200:
+                return server
+        except OSError:
+            pass
+        time.sleep(0.5)
+    server.kill()
+    raise AssertionError(open(log.name).read()[-3000:])
+
+
+def _nothing_serves(port):
+    deadline = time.time() + 15
+    while (_listening(port) or _processes_mentioning(f"127.0.0.1:{port}")) and time.time() < deadline:
+        time.sleep(0.1)
+    return not _listening(port) and not _processes_mentioning(f"127.0.0.1:{port}")
+
+
+def test_edit_rebuilds_and_the_open_page_reloads(tmp_path, browser, emulator):
+    root = _project(tmp_path)
+    port = free_port()
+    log = (tmp_path / "serve.log").open("w")
+    server = _serve(root, port, log)
     try:
-        deadline = time.time() + 120
-        while time.time() < deadline:
-            try:
-                if get(port, "/").status == 200:
-                    break
-            except OSError:
-                pass
-            time.sleep(0.5)
-        else:
-            raise AssertionError(open(log.name).read()[-3000:])
         page = browser.new_page()
         page.goto(f"http://127.0.0.1:{port}/")
         assert page.locator("h1").inner_text() == "小实验"
@@ -44,10 +63,31 @@ def test_edit_rebuilds_and_the_open_page_reloads(tmp_path, browser, emulator):
         server.terminate()
         server.wait(timeout=30)
     # Stopping serve stops the emulator, workerd included: nothing serves the port any more.
-    deadline = time.time() + 10
-    while _listening(port) and time.time() < deadline:
-        time.sleep(0.1)
-    assert not _listening(port) and not _processes_mentioning(f"127.0.0.1:{port}")
+    assert _nothing_serves(port)
+
+
+@pytest.mark.parametrize("how", [signal.SIGHUP, signal.SIGKILL], ids=["terminal closed", "killed"])
+def test_the_emulator_ends_with_serve_however_serve_ends(tmp_path, emulator, how):
+    port = free_port()
+    log = (tmp_path / "serve.log").open("w")
+    server = _serve(_project(tmp_path), port, log)
+    server.send_signal(how)
+    server.wait(timeout=30)
+    assert _nothing_serves(port), open(log.name).read()[-2000:]
+
+
+def test_a_port_in_use_is_an_error_naming_it_not_another_site_served(tmp_path, emulator):
+    import socket
+    root = _project(tmp_path)
+    with socket.socket() as other:
+        other.bind(("127.0.0.1", 0))
+        other.listen()
+        port = other.getsockname()[1]
+        result = subprocess.run([sys.executable, str(REPO / "build.py"), "serve", "--root", str(root),
+                                 "--port", str(port)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    assert f"error: serve: port {port} is in use" in result.stderr and "serving" not in result.stderr
+    assert not (root / "dist").exists()
 
 
 def _listening(port: int) -> bool:
