@@ -46,6 +46,7 @@ class Artifacts:
     hashes: dict = None         # artifact name -> its SHA-256, as the manifest lists them
     sizes: dict = None          # artifact name -> its size in bytes, as found when read
     reads: dict = None          # what of the project it read, as it found it (labreads.py)
+    inputs: dict = None         # lab id -> SHA-256 of the results.json it was given of that lab
 
     # Pickled (what the last build found for every lab: labplan.py), the files are not given as
     # Paths, which cost more to unpickle than all the rest of two hundred labs: they are made again
@@ -137,4 +138,4 @@ def load_entry(lab: Lab, cells: tuple[Cell, ...], entry: Path, recomputed: bool,
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return Artifacts(lab, cells, outputs, files, manifest["provenance"], recomputed, entry, manifest["files"],
-                     {name: size for name, size, *_ in state}, manifest.get("reads", {}))
+                     {name: size for name, size, *_ in state}, manifest.get("reads", {}), manifest.get("inputs", {}))

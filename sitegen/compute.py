@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .artifacts import Artifacts, load_entry
+from .artifacts import Artifacts, load_entry, sha256
 from .cells import Cell, read_cells
 from .errors import BuildError, Collector, SourcesChanged
 from . import labplan, labreads
@@ -53,6 +53,9 @@ class _Job:
     given: dict[str, bytes] = field(default_factory=dict)   # inputs it got from previews, not yet confirmed
     early: bytes | None = None           # what its readers will get, held back while `given` is unconfirmed
     discarded: bool = False              # a preview gave it inputs the real run did not make: it runs again
+    cached: Artifacts | None = None      # its cache entry, current but for its inputs, which are still to run:
+    #                                      taken if they give it the same bytes it was made from (early cut-off)
+    read: dict[str, str] = field(default_factory=dict)    # lab id -> SHA-256 of the inputs it was given
 
     @property
     def result(self) -> Path:
@@ -98,6 +101,7 @@ class LabScheduler:
         self.cfg, self.cache_dir, self.host = cfg, Path(cache_dir).resolve(), host
         self.timeout, self.progress = timeout, progress
         self.computed: list[str] = []            # labs launched by this build
+        self.unconfined: list[str] = []          # those of them that ran where nothing confined them
         memo = memo or Memo(self.cache_dir / "memo")
         self.env = {**environment(), **font_files(cfg, memo)}
         self.workers = max(1, jobs or os.cpu_count() or 1)
@@ -133,8 +137,11 @@ class LabScheduler:
             found = load_entry(lab, cells, entry, False, memo) if use_cache else None
             if found is not None and labreads.stale(cfg.root, found.reads, self.hashes):
                 found = None                # a file it read is not as it was
-            if found is None:
-                self.todo.append(_Job(lab, cells, keys[lab.id], sources[lab.id], entry))
+            waits = found is not None and any(name not in self.artifacts for name in lab.inputs)
+            if found is not None and not waits and not self._made_from(found, self._inputs_of(lab)):
+                found = None                # the labs it reads gave other results than it was made from
+            if found is None or waits:
+                self.todo.append(_Job(lab, cells, keys[lab.id], sources[lab.id], entry, cached=found))
             else:
                 self.artifacts[lab.id] = found
         stale.raise_if_any()
@@ -170,6 +177,14 @@ class LabScheduler:
         self._launch_ready()
         return self
 
+    def _inputs_of(self, lab: Lab) -> dict[str, bytes | None]:
+        return {name: self._input(name) for name in lab.inputs}
+
+    @staticmethod
+    def _made_from(art: Artifacts, inputs: dict[str, bytes]) -> bool:
+        """Whether a lab's entry was made from exactly these inputs' bytes."""
+        return (art.inputs or {}) == {name: sha256(data) for name, data in inputs.items()}
+
     def _input(self, name: str) -> bytes | None:
         """What labs reading lab `name` get, once its results.json is final (None before)."""
         if name not in self.inputs and name in self.artifacts:
@@ -182,6 +197,16 @@ class LabScheduler:
 
     def _launch_ready(self) -> None:
         for job in list(self.todo):
+            if job.cached is not None:          # decided once its inputs are final, not on a preview's
+                inputs = self._inputs_of(job.lab)
+                if any(data is None for data in inputs.values()):
+                    continue
+                if self._made_from(job.cached, inputs):
+                    self.todo.remove(job)
+                    self.artifacts[job.lab.id] = job.cached       # reused: its inputs' bytes are as they were
+                    self._publish(job.lab.id, self._input(job.lab.id))
+                    return self._launch_ready()                   # which may decide its readers
+                job.cached = None                                 # they changed: it runs
             if self._busy() >= self.workers:
                 break
             inputs = {name: self._input(name) for name in job.lab.inputs}
@@ -203,6 +228,7 @@ class LabScheduler:
         job.staging = Path(tempfile.mkdtemp(prefix=TEMPORARY, dir=job.entry.parent))
         work = job.staging / "work"
         work.mkdir()
+        job.read = {name: sha256(data) for name, data in inputs.items()}
         for name, data in inputs.items():        # what this lab reads: inputs/<lab>/results.json
             (work / "inputs" / name).mkdir(parents=True)
             (work / "inputs" / name / "results.json").write_bytes(data)
@@ -322,6 +348,8 @@ class LabScheduler:
                        f"stopped after {self.limit(job.lab):g} s, its timeout, with everything it had "
                        f"started: make it faster, or raise its `timeout:` (seconds) in site.yaml")
             run = {"cells": [], "error": {"line": 0, "trace": "", "message": message}}
+        if not run.get("confined") and job.lab.id not in self.unconfined:
+            self.unconfined.append(job.lab.id)
         # What it read must be what the build's snapshot held when it started: else it ran on an edit
         # made meanwhile, and what it made must not be stored under a key made of the old text.
         edited = [rel for rel, seen in run.get("reads", {}).items()
@@ -332,7 +360,7 @@ class LabScheduler:
             return
         try:
             store(job.lab, job.key, job.source, self.env, str(job.lab.script.relative_to(self.cfg.root)),
-                   run, job.staging / "work", job.staging)
+                  {**run, "inputs": job.read}, job.staging / "work", job.staging)
             for old in job.entry.parent.iterdir():   # one entry per lab: drop stale keys
                 if old.name != job.staging.name and not old.name.startswith(TEMPORARY):
                     shutil.rmtree(old)

@@ -56,6 +56,7 @@ def run_lab(script: str, cells: tuple[Cell, ...], display: str, fonts: tuple[str
         confined = confine([staging, "/dev"])
         run = run_cells(script, cells, workdir, confined, display, finish=not preview,
                         cells_done=lambda: _hand_on_results(Path(workdir), Path(staging), announce))
+        run["confined"] = confined
     except BaseException as exc:  # noqa: BLE001 - a harness failure is reported like a lab's
         run = {"cells": [], "error": _failure(script, exc)}
     if recorder is not None:

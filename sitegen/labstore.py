@@ -89,7 +89,7 @@ def store(lab, key, source, env, rel_script, run, work, staging) -> None:
     results["provenance"] = provenance
     (out / "results.json").write_text(json.dumps(results, indent=2), encoding="utf-8")
     manifest = {"cells": [{**c, "figures": [Path(f).name for f in c["figures"]]} for c in run["cells"]],
-                "provenance": provenance, "reads": run.get("reads", {}),
+                "provenance": provenance, "reads": run.get("reads", {}), "inputs": run.get("inputs", {}),
                 "files": {name: sha256((out / name).read_bytes()) for name in sorted(files)}}
     (staging / "manifest.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False), encoding="utf-8")
     shutil.rmtree(work)

@@ -130,7 +130,9 @@ def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: 
         while_labs_run(cfg, memo, labs.pending, pages, sources)
         artifacts = labs.finish()
     if labs.computed and (touched := changed(sources, snapshot(source_files(root), source_states)[0])):
-        ran = ", ".join(labs.computed)
+        if not labs.unconfined:             # no lab could write there: the author saved it meanwhile
+            raise SourcesChanged(touched)
+        ran = ", ".join(labs.unconfined)
         raise BuildError([Problem(rel, 0, f"changed while lab {ran} ran: a lab may write only in its own working "
                                           "folder (if you edited the file meanwhile, build again)")
                           for rel in touched])

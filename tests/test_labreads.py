@@ -106,3 +106,26 @@ def test_a_recomputed_lab_with_other_numbers_at_the_same_time_renders_its_page_a
         del os.environ["TINY_EXTRA"]
     assert _shown(tmp_path) == "8"
     assert "另加 8" in (tmp_path / "dist/index.html").read_text(encoding="utf-8")
+
+
+def test_a_lab_that_reads_another_follows_the_bytes_it_was_given(tmp_path):
+    """The reader's entry records the SHA-256 of the results.json it was given: another result
+    computes it again, the same result (its producer ran again for nothing) reuses it."""
+    from test_incremental import READER
+    root = _site(tmp_path, "extra = 'same'")
+    edit(root / "compute/tiny.py", "x = np.arange(6, dtype=float).reshape(2, 3) / 4\n",
+         "x = np.arange(6, dtype=float).reshape(2, 3) / 4 * float(Path(__file__).with_name('tiny_data.txt').read_text())\n")
+    (root / "compute/tiny_data.txt").write_text("1\n", encoding="utf-8")
+    (root / "compute/reader.py").write_text(READER, encoding="utf-8")
+    (root / "content/reader.md").write_text("---\ntitle: 读取\nlab: reader\n---\n加倍：{{ doubled[0][1] }}。\n",
+                                            encoding="utf-8")
+    with open(root / "site.yaml", "a", encoding="utf-8") as config:
+        config.write("  - id: reader\n    title: 读取\n    script: compute/reader.py\n    inputs: [tiny]\n"
+                     "    images: reader/images\n    downloads: reader/materials\n    page: reader.md\n")
+    _build(root, tmp_path)
+    (root / "compute/tiny_data.txt").write_text("2\n", encoding="utf-8")
+    assert computed(_build(root, tmp_path)) == {"tiny", "reader"}
+    assert "加倍：1.0" in (tmp_path / "dist/reader.html").read_text(encoding="utf-8")
+    (root / "compute/tiny_data.txt").write_text("2.0\n", encoding="utf-8")     # read again, the same numbers
+    assert computed(_build(root, tmp_path)) == {"tiny"}
+    assert "加倍：1.0" in (tmp_path / "dist/reader.html").read_text(encoding="utf-8")

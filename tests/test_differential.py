@@ -1,0 +1,327 @@
+"""Reuse proved differentially: after every step of a random sequence of edits, the incremental
+build (its cache, its output brought up to date) equals a clean build (fresh cache, fresh output)
+byte for byte.
+
+The edits are what an author does (page bodies and titles, pages added and deleted, a template, the
+CSS, site.yaml, same-size edits with the times put back, reverts, touches, hand edits in dist/) and
+what a list of inputs written by hand would miss: a lab's data file, a module imported relatively
+inside a package, a package's __init__, a module of the generator itself, a newer version of a
+package that renders, an edit made while a build runs, two same-size edits in one second. The
+builds run the generator from a copy, so that its own code can be edited too.
+
+The fast tier runs one short sequence. The slow tier runs DIFFERENTIAL_SEEDS sequences of
+DIFFERENTIAL_STEPS steps (2 x 12 unless set), on a file system with whole-second times where one
+can be mounted (root). A long run: DIFFERENTIAL_SEEDS=40 DIFFERENTIAL_STEPS=25 pytest -m slow -k
+differential -n 2.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from support import EPOCH, REPO, edit, tiny_site, tree_bytes
+from test_incremental import READER
+
+LAB = """# %% setup
+import json
+from pathlib import Path
+import numpy as np
+import matplotlib.pyplot as plt
+import pk
+from pk.sub import VALUE
+out = Path('out')
+out.mkdir(exist_ok=True)
+data = Path(__file__).with_name('tiny_data.txt').read_text().strip()
+x = np.arange(6, dtype=float).reshape(2, 3) / 4 * float(data)
+print('x =', x, pk.NOTE, VALUE)
+fig, ax = plt.subplots(figsize=(4, 2))
+ax.plot(x[0])
+fig.savefig(out / 'line.png')
+
+# %% save
+(out / 'results.json').write_text(json.dumps({'x': x.tolist(), 'total': float(x.sum()),
+                                              'note': pk.NOTE, 'value': VALUE}))
+np.savez(out / 'tensors.npz', x=x)
+print('saved')
+"""
+SWAP = [("是", "为"), ("值", "数"), ("页", "篇")]      # same length in UTF-8: same-size edits
+
+
+class Sequence:
+    """One random sequence of edits on a site of its own, built by a generator of its own."""
+
+    def __init__(self, folder: Path, seed: int):
+        self.folder, self.rng, self.n = folder, random.Random(seed), 0
+        self.gen, self.root = folder / "gen", folder / "site"
+        self.fake = folder / "fake-versions"           # PYTHONPATH: .dist-info folders that fake a version
+        self.out, self.cache = folder / "dist", folder / "cache"
+        self.clean: dict[str, dict] = {}                # the whole tree's hash -> a clean build's bytes
+        self.history: dict[str, list[bytes]] = {}       # file -> its earlier contents (for reverts)
+        self.gen.mkdir(parents=True)
+        shutil.copy2(REPO / "build.py", self.gen / "build.py")
+        shutil.copytree(REPO / "sitegen", self.gen / "sitegen", ignore=shutil.ignore_patterns("__pycache__"))
+        self.fake.mkdir()
+        root = tiny_site(self.root)
+        (root / "compute/tiny.py").write_text(LAB, encoding="utf-8")
+        (root / "compute/tiny_data.txt").write_text("1\n", encoding="utf-8")
+        (root / "compute/pk").mkdir()
+        (root / "compute/pk/__init__.py").write_text("NOTE = 'n0'\n", encoding="utf-8")
+        (root / "compute/pk/sub.py").write_text("from .core import VALUE\n", encoding="utf-8")
+        (root / "compute/pk/core.py").write_text("VALUE = 'v0'\n", encoding="utf-8")
+        (root / "compute/reader.py").write_text(READER, encoding="utf-8")
+        (root / "content/reader.md").write_text("---\ntitle: 读取\nlab: reader\n---\n::: cell read\n\n"
+                                                "加倍：{{ doubled[0][1] }}。\n", encoding="utf-8")
+        (root / "content/guide.md").write_text("---\ntitle: 导读\n---\n公式 $x^2 + 1$ 与 [读取](reader.md)。"
+                                               "这一页是导读。\n", encoding="utf-8")
+        edit(root / "content/index.md", "总和是 {{ total }}。", "总和是 {{ total }}，记号 {{ note }} 与 {{ value }}。")
+        with open(root / "site.yaml", "a", encoding="utf-8") as config:
+            config.write("  - id: reader\n    title: 读取\n    script: compute/reader.py\n    inputs: [tiny]\n"
+                         "    images: reader/images\n    downloads: reader/materials\n    page: reader.md\n")
+        self.log: list[str] = []
+
+    # -- building ----------------------------------------------------------------
+    def env(self) -> dict:
+        return {**os.environ, "SOURCE_DATE_EPOCH": EPOCH, "PYTHONPATH": str(self.fake),
+                "PYTHONDONTWRITEBYTECODE": "1"}
+
+    def command(self, out: Path, cache: Path) -> list[str]:
+        return [sys.executable, str(self.gen / "build.py"), "--root", str(self.root), "--out", str(out),
+                "--cache", str(cache)]
+
+    def build(self) -> str:
+        done = subprocess.run(self.command(self.out, self.cache), capture_output=True, text=True,
+                              env=self.env(), timeout=300)
+        assert done.returncode == 0, f"{self.log}\n{done.stderr[-3000:]}"
+        return done.stdout
+
+    def tree_hash(self) -> str:
+        h = hashlib.sha256()
+        for top in (self.root, self.gen, self.fake):
+            for path in sorted(top.rglob("*")):
+                if "__pycache__" in path.parts:
+                    continue
+                h.update(str(path.relative_to(self.folder)).encode() + b"\0")
+                if path.is_file():
+                    h.update(path.read_bytes())
+        return h.hexdigest()
+
+    def clean_build(self) -> dict:
+        """A clean build's bytes (a tree built before is not built again: clean builds are
+        deterministic, which tests/test_incremental.py proves)."""
+        key = self.tree_hash()
+        if key not in self.clean:
+            out, cache = self.folder / "clean", self.folder / "clean-cache"
+            shutil.rmtree(out, ignore_errors=True)
+            shutil.rmtree(cache, ignore_errors=True)
+            done = subprocess.run(self.command(out, cache), capture_output=True, text=True, env=self.env(),
+                                  timeout=300)
+            assert done.returncode == 0, f"{self.log}\n{done.stderr[-3000:]}"
+            self.clean[key] = tree_bytes(out)
+        return self.clean[key]
+
+    def check(self) -> None:
+        ours, clean = tree_bytes(self.out), self.clean_build()
+        differ = sorted(rel for rel in ours.keys() | clean.keys() if ours.get(rel) != clean.get(rel))
+        assert not differ, f"after {self.log}: incremental differs from clean in {differ[:8]}"
+
+    # -- edits ---------------------------------------------------------------------
+    def write(self, rel: str, text: str, keep_times: bool = False) -> None:
+        path = self.root / rel
+        stat = path.stat() if keep_times and path.exists() else None
+        if path.exists():
+            self.history.setdefault(rel, []).append(path.read_bytes())
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        if stat is not None:
+            os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+
+    def pages(self) -> list[str]:
+        return sorted(p.relative_to(self.root).as_posix() for p in (self.root / "content").rglob("*.md")
+                      if p.name != "404.md")
+
+    def text(self, rel: str) -> str:
+        return (self.root / rel).read_text(encoding="utf-8")
+
+    def edit_page_body(self):
+        rel = self.rng.choice(self.pages())
+        self.write(rel, self.text(rel) + f"\n第 {self.n} 次修改的一句。\n")
+
+    def edit_page_title(self):
+        rel = self.rng.choice([p for p in self.pages() if p not in ("content/index.md", "content/reader.md")])
+        lines = self.text(rel).split("\n")
+        lines[1] = f"title: 标题 {self.n}"
+        self.write(rel, "\n".join(lines))
+
+    def add_page(self):
+        self.write(f"content/extra-{self.n}.md", f"---\ntitle: 附页 {self.n}\n---\n附页正文，见 [导读](guide.md)。\n")
+
+    def delete_page(self):
+        extra = [p for p in self.pages() if "/extra-" in p]
+        if not extra:
+            return self.add_page()
+        rel = self.rng.choice(extra)
+        self.history.setdefault(rel, []).append((self.root / rel).read_bytes())
+        (self.root / rel).unlink()
+
+    def edit_template(self):
+        text = self.text("templates/page.html")
+        self.write("templates/page.html", text.replace("</footer>", f"<!-- 第 {self.n} 版 --></footer>", 1))
+
+    def edit_css(self):
+        self.write("static/style.css", self.text("static/style.css") + f"\n.edit-{self.n} {{ color: #123; }}\n")
+
+    def edit_site_yaml(self):
+        text = self.text("site.yaml")
+        title = text.split("title: ", 1)[1].split("\n", 1)[0]
+        self.write("site.yaml", text.replace(f"title: {title}", f"title: 站点 {self.n}", 1))
+
+    def same_size_times_put_back(self):
+        for _ in range(10):
+            rel = self.rng.choice(self.pages())
+            text = self.text(rel)
+            pairs = [pair for pair in SWAP + [(b, a) for a, b in SWAP] if pair[0] in text.split("---", 2)[-1]]
+            if pairs:
+                old, new = self.rng.choice(pairs)
+                head, body = text.rsplit("---", 1)
+                self.write(rel, head + "---" + body.replace(old, new, 1), keep_times=True)
+                return
+        self.edit_page_body()
+
+    def revert(self):
+        choices = [rel for rel in self.history if self.history[rel]]
+        if not choices:
+            return self.edit_page_body()
+        rel = self.rng.choice(choices)
+        (self.root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (self.root / rel).write_bytes(self.rng.choice(self.history[rel]))
+
+    def touch(self):
+        files = [p for p in self.root.rglob("*") if p.is_file()]
+        os.utime(self.rng.choice(sorted(files)))
+
+    def hand_edit_output(self):
+        for folder in (self.out, self.out.with_name(f".{self.out.name}.sitegen-spare")):
+            files = sorted(p for p in folder.rglob("*") if p.is_file() and p.stat().st_size > 10) if folder.is_dir() else []
+            if files:
+                path = self.rng.choice(files)
+                data = bytearray(path.read_bytes())
+                data[len(data) // 2] ^= 1
+                with open(path, "r+b") as handle:       # in place, as an editor may
+                    handle.write(data)
+
+    def edit_data_file(self):
+        self.write("compute/tiny_data.txt", f"{self.rng.choice([1, 2, 3, 4])}\n")
+
+    def edit_relative_module(self):
+        self.write("compute/pk/core.py", f"VALUE = 'v{self.n}'\n")
+
+    def edit_package_init(self):
+        self.write("compute/pk/__init__.py", f"NOTE = 'n{self.n}'\n")
+
+    def edit_generator(self):
+        """A change to how pages are made (render.py), not to what labs run with."""
+        render = self.gen / "sitegen/render.py"
+        text = render.read_text(encoding="utf-8")
+        old = text.split('\'<pre tabindex="0"', 1)[1].split("'", 1)[0]
+        render.write_text(text.replace(f'\'<pre tabindex="0"{old}\'', f'\'<pre tabindex="0" data-v="{self.n}">\''),
+                          encoding="utf-8")
+        self.expect_change = True
+
+    def newer_package(self):
+        for old in self.fake.glob("latex2mathml-*.dist-info"):
+            old.rmdir()
+        (self.fake / f"latex2mathml-99.{self.n}.dist-info").mkdir()
+        self.expect_change = True
+
+    def edit_during_build(self):
+        edits = [self.edit_page_body, self.edit_template, self.edit_relative_module, self.edit_data_file]
+        change = self.rng.choice(edits)
+        build = subprocess.Popen(self.command(self.out, self.cache), stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True, env=self.env())
+        time.sleep(self.rng.uniform(0, 1.2))
+        before = {rel: len(kept) for rel, kept in self.history.items()}
+        change()
+        self.log.append(f"during a build: {change.__name__}")
+        if self.rng.random() < 0.5:                      # and undone, the build still running or not
+            time.sleep(self.rng.uniform(0, 0.5))
+            for rel, kept in self.history.items():
+                if len(kept) > before.get(rel, 0):
+                    (self.root / rel).write_bytes(kept[-1])
+            self.log.append("undone")
+        _, stderr = build.communicate(timeout=300)
+        assert build.returncode == 0, f"{self.log}\n{stderr[-3000:]}"
+
+    def same_second(self):
+        rel = "content/guide.md"
+        text = self.text(rel)
+        old, new = ("是导读", "为导读") if "是导读" in text else ("为导读", "是导读")
+        self.write(rel, text.replace(old, new, 1))
+        self.build()
+        self.write(rel, self.text(rel).replace(new, old, 1))     # same size, within the second if it can
+
+    EDITS = ("edit_page_body", "edit_page_title", "add_page", "delete_page", "edit_template", "edit_css",
+             "edit_site_yaml", "same_size_times_put_back", "revert", "touch", "hand_edit_output",
+             "edit_data_file", "edit_relative_module", "edit_package_init", "edit_generator", "newer_package",
+             "edit_during_build", "same_second")
+
+    def step(self) -> None:
+        self.n += 1
+        self.expect_change = False
+        name = self.rng.choice(self.EDITS)
+        self.log.append(name)
+        getattr(self, name)()
+        said = self.build()
+        if self.expect_change:
+            assert "nothing changed" not in said, f"{self.log}: {said}"
+        self.check()
+
+
+def run(folder: Path, seed: int, steps: int) -> list[str]:
+    sequence = Sequence(folder, seed)
+    sequence.build()
+    sequence.check()
+    for _ in range(steps):
+        sequence.step()
+    return sequence.log
+
+
+def test_a_short_random_sequence_of_edits_keeps_the_incremental_build_equal_to_a_clean_one(tmp_path):
+    log = run(tmp_path, seed=20260918, steps=3)
+    assert len(log) >= 3
+
+
+def _coarse_folder(tmp_path: Path):
+    """A folder on a loop-mounted ext4 with whole-second times, or None where none can be mounted."""
+    image, mount = tmp_path / "coarse.img", tmp_path / "coarse"
+    mount.mkdir()
+    if not (shutil.which("mkfs.ext4") and os.geteuid() == 0):
+        return None
+    for command in (["truncate", "-s", "256M", str(image)], ["mkfs.ext4", "-q", "-F", "-I", "128", str(image)],
+                    ["mount", "-o", "loop", str(image), str(mount)]):
+        if subprocess.run(command, capture_output=True).returncode != 0:
+            return None
+    return mount
+
+
+SEEDS = int(os.environ.get("DIFFERENTIAL_SEEDS", "2"))
+STEPS = int(os.environ.get("DIFFERENTIAL_STEPS", "12"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(SEEDS))
+def test_long_random_sequences_of_edits_keep_the_incremental_build_equal_to_a_clean_one(tmp_path, seed):
+    coarse = _coarse_folder(tmp_path) if seed % 2 == 0 else None     # every other one on whole seconds
+    try:
+        log = run((coarse or tmp_path) / "seq", seed=seed, steps=STEPS)
+        print(f"seed {seed}: {len(log)} edits on {'whole-second' if coarse else 'fine'} times: {log}")
+    finally:
+        if coarse:
+            subprocess.run(["umount", "-l", str(coarse)], capture_output=True)
