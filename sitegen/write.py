@@ -190,7 +190,8 @@ def write_site(files: dict[str, bytes | Stored], out: Path, last: dict | None = 
     linked = set()
     hashes, touched = {}, set(present.keys() - files.keys())    # touched: names whose files were replaced
     try:
-        if not (staging / MARK).is_file():
+        if not (staging / MARK).is_file() or (staging / MARK).read_bytes() != MARK_TEXT:   # (changed by hand)
+            (staging / MARK).unlink(missing_ok=True)                # (it may be a link to the live one)
             (staging / MARK).write_bytes(MARK_TEXT)
         for rel in touched:                             # what the new site no longer holds
             os.unlink(present[rel])
