@@ -224,6 +224,16 @@ def main() -> int:
                      timed(build_command(course), prepare=append(course / "content/labs/lab07.md", "\n句 {t}。\n"),
                            runs=quick), "≤ 0.2 s", ""))
         sizes = [search_per_page(course)]
+        # A page as large as a teacher may write one: 1 MB of prose with 10,000 formulas, built anew
+        # (its formulas' MathML made again: a fresh cache, the labs' entries kept).
+        (site / "content/course/formulas.md").write_text(
+            "---\ntitle: 公式很多的一页\n---\n" + "".join(
+                f"第 {i} 个：$x_{{{i}}}^2 + \\alpha = {i}$，以及一些说明文字让这一行更长一点点。\n" for i in range(10_000)),
+            encoding="utf-8")
+        rows.append(("a 1 MB page of 10,000 formulas, its memo cleared",
+                     timed(build_command(site), prepare=lambda i: shutil.rmtree(site / ".cache/memo", ignore_errors=True),
+                           runs=args.runs), "linear", ""))
+        (site / "content/course/formulas.md").unlink()
         if args.big:
             big = make_course(tmp / "big", args.big, notes=True)
             pages = len(list((big / "content").rglob("*.md")))

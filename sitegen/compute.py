@@ -332,6 +332,8 @@ class LabScheduler:
         self.held.clear()
         if self.failures:
             exc = self.failures
+            if any(isinstance(e, SourcesChanged) for e in exc):     # the build runs again: the rest may go
+                raise SourcesChanged(sorted({p.path for e in exc if isinstance(e, SourcesChanged) for p in e.problems}))
             raise exc[0] if len(exc) == 1 else BuildError([p for e in exc for p in e.problems])
         return {lab.id: self.artifacts[lab.id] for lab in self.cfg.labs}
 
@@ -352,8 +354,7 @@ class LabScheduler:
             self.unconfined.append(job.lab.id)
         # What it read must be what the build's snapshot held when it started: else it ran on an edit
         # made meanwhile, and what it made must not be stored under a key made of the old text.
-        edited = [rel for rel, seen in run.get("reads", {}).items()
-                  if labreads.current(str(self.cfg.root), rel, self.hashes) != seen]
+        edited = labreads.stale(self.cfg.root, run.get("reads", {}), self.hashes)
         if edited and not run["error"]:
             shutil.rmtree(job.staging, ignore_errors=True)
             self.failures.append(SourcesChanged(edited))
