@@ -147,6 +147,7 @@ def test_an_output_changed_by_hand_is_written_anew(built, times):
     assert results.stat().st_ino == inode and results.read_bytes() == good
 
 
+@pytest.mark.slow        # (tests/test_differential.py proves the same in the fast tier, on random edits)
 def test_a_site_brought_up_to_date_is_the_one_a_clean_build_makes(built, tmp_path):
     """Pages added, changed, removed, and a file that becomes a folder: after each build the
     output is byte for byte what a clean build makes, and the spare it was made from is the site
