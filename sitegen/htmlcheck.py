@@ -60,7 +60,6 @@ class _Reader(HTMLParser):
         self.heading: list | None = None     # [level, text parts] of the heading being read
         self.anchor = 0                       # depth inside a heading's own permalink
         self.ended: tuple[int, str] | None = None    # a heading just closed, nothing after it yet
-        self.in_script = False
 
     # -- elements ------------------------------------------------------------
     def handle_starttag(self, tag, attrs):
@@ -96,7 +95,6 @@ class _Reader(HTMLParser):
         if tag == "meta" and attributes.get("http-equiv", "").strip().lower() == "refresh":
             self.errors.append((attributes.get("content", "http-equiv"), f"{self.path} has <meta http-equiv=\"refresh\">, "
                                 "which sends readers to another address: link to it instead"))
-        self.in_script = tag == "script"
 
     def handle_endtag(self, tag):
         if self.heading is not None and tag == "a" and self.anchor:
@@ -108,7 +106,6 @@ class _Reader(HTMLParser):
             self._after_heading(0)
         else:
             self._after_heading(None)
-        self.in_script = False
 
     def handle_data(self, data):
         if self.heading is not None and not self.anchor:
