@@ -13,6 +13,7 @@ import ast
 import contextlib
 import io
 import json
+import math
 import os
 import pprint
 import re
@@ -74,7 +75,7 @@ def _draw_nothing() -> None:
 
 
 def _hand_on_results(workdir: Path, staging: Path, announce) -> None:
-    found = [p for p in workdir.rglob("results.json") if p.relative_to(workdir).parts[0] != "inputs"]
+    found = [p for p in workdir.rglob(RESULTS) if p.relative_to(workdir).parts[0] != "inputs"]
     if announce is None or len(found) != 1:
         return                              # the build reports what is wrong once the lab is done
     shutil.copyfile(found[0], staging / (EARLY_RESULTS + ".tmp"))
@@ -151,6 +152,9 @@ def run_cells(script: str, cells: tuple[Cell, ...], workdir: str, confined: bool
         for name in figures:
             data = (folder / name).read_bytes()
             encoding[name] = (data, threads.submit(_quantized, data))
+    if not any(p.relative_to(folder).parts[0] != "inputs" for p in folder.rglob(RESULTS)):
+        # A notebook rarely writes a results.json: its own top-level values are its results.
+        (folder / RESULTS).write_text(json.dumps(namespace_results(namespace), indent=1), encoding="utf-8")
     if cells_done:
         cells_done()
     if not finish:
@@ -172,6 +176,59 @@ def run_cells(script: str, cells: tuple[Cell, ...], workdir: str, confined: bool
             path.write_bytes(future.result() if snapshot == data else _quantized(data))
     threads.shutdown()
     return {"cells": results, "error": None}
+
+
+# -- a lab's results, when it writes none ----------------------------------------
+
+RESULTS = "results.json"
+MAX_ITEMS = 100_000     # an array or list larger than this is data for a download, not a value to quote
+
+
+class _NotPlain(Exception):
+    pass
+
+
+def namespace_results(namespace: dict) -> dict:
+    """The top-level names a page may quote, as JSON: numbers, strings, booleans, NumPy scalars and
+    numeric arrays, and lists, tuples and dicts of those; names starting with '_', and everything
+    else (modules, functions, figures, data frames, NaN), left out."""
+    found = {}
+    for name, value in namespace.items():
+        if name.startswith("_"):
+            continue
+        try:
+            found[name] = _plain(value, 0)
+        except (_NotPlain, RecursionError):
+            continue
+    return found
+
+
+def _plain(value, depth: int):
+    if depth > 20:
+        raise _NotPlain
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return value
+        raise _NotPlain
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and isinstance(value, numpy.generic):
+        return _plain(value.item(), depth + 1)
+    if numpy is not None and isinstance(value, numpy.ndarray):
+        if value.size > MAX_ITEMS or not (numpy.issubdtype(value.dtype, numpy.number) or value.dtype == bool) \
+                or numpy.iscomplexobj(value):
+            raise _NotPlain
+        return _plain(value.tolist(), depth + 1)
+    if isinstance(value, (list, tuple)):
+        if len(value) > MAX_ITEMS:
+            raise _NotPlain
+        return [_plain(item, depth + 1) for item in value]
+    if isinstance(value, dict) and all(isinstance(key, str) for key in value) and len(value) <= MAX_ITEMS:
+        return {key: _plain(item, depth + 1) for key, item in value.items()}
+    raise _NotPlain
 
 
 # -- as Jupyter shows a cell -----------------------------------------------------

@@ -212,3 +212,19 @@ def test_a_notebook_named_as_people_name_files_still_imports(tmp_path):
     from sitegen.config import load_config
     lab = load_config(root).lab("week-1-final")
     assert (lab.notebook, lab.page) == ("week-1-final/materials/week-1-final.ipynb", "week-1-final.md")
+
+
+def test_a_notebook_that_writes_no_results_json_imports_and_its_page_quotes_its_own_names(tmp_path):
+    """As real notebooks are: no results.json. Its top-level values are the lab's results."""
+    root = tiny_site(tmp_path / "site")
+    cells = [markdown("# 线性回归\n\n最后的损失是 {{ loss | .3f }}，共 {{ steps }} 步。"),
+             code("import numpy as np\nsteps = 40\nw = np.array([0.5, 2.0])\nloss = float(np.mean((w - 1) ** 2))\nloss")]
+    (tmp_path / "linreg.ipynb").write_text(notebook(cells), encoding="utf-8")
+    done = run_import(root, tmp_path / "linreg.ipynb", "--cache", str(tmp_path / "cache"))
+    assert done.returncode == 0, done.stderr
+    built = run_build(root, tmp_path / "dist", tmp_path / "cache", "--strict")
+    assert built.returncode == 0, built.stderr
+    page = text_of((tmp_path / "dist/linreg.html").read_text(encoding="utf-8"))
+    assert "最后的损失是 0.625，共 40 步。" in page
+    results = json.loads((tmp_path / "dist/linreg/materials/results.json").read_text(encoding="utf-8"))
+    assert {k: results[k] for k in ("steps", "w", "loss")} == {"steps": 40, "w": [0.5, 2.0], "loss": 0.625}

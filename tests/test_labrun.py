@@ -147,3 +147,27 @@ def test_a_marker_with_anything_but_tags_after_the_name_is_named():
     with pytest.raises(BuildError) as caught:
         parse_cells("# %% a title with words\n1\n", "l.py")
     assert caught.value.problems[0].line == 1 and "only its tags" in caught.value.problems[0].message
+
+
+def test_a_lab_that_writes_no_results_json_has_its_top_level_values_as_results(tmp_path):
+    """As a notebook: its numbers, strings, arrays and lists of them, NumPy scalars included; not
+    its modules, functions, figures, private names, NaN, or arrays too large to quote."""
+    import json
+    script = ("# %% fit\nimport numpy as np\nimport matplotlib.pyplot as plt\n"
+              "loss = np.float64(0.125)\nsteps = 40\nname = '线性回归'\nweights = np.array([[1.0, 2.5], [3.0, 4.0]])\n"
+              "history = [1.0, 0.5, 0.25]\nbest = {'lr': 0.1, 'ok': True}\n_private = 1\nbad = float('nan')\n"
+              "big = np.zeros(200_000)\nfig = plt.figure()\ndef f(x):\n    return x\n")
+    run = _run(tmp_path, script, "jupyter")
+    assert run["error"] is None
+    results = json.loads((tmp_path / "work/results.json").read_text(encoding="utf-8"))
+    assert results == {"loss": 0.125, "steps": 40, "name": "线性回归", "weights": [[1.0, 2.5], [3.0, 4.0]],
+                       "history": [1.0, 0.5, 0.25], "best": {"lr": 0.1, "ok": True}}
+
+
+def test_a_lab_that_writes_its_own_results_json_keeps_it_as_written(tmp_path):
+    import json
+    script = ("# %% save\nimport json\nfrom pathlib import Path\nloss = 0.5\nPath('out').mkdir()\n"
+              "Path('out/results.json').write_text(json.dumps({'mine': 1}))\n")
+    _run(tmp_path, script, "script")
+    assert not (tmp_path / "work/results.json").exists()
+    assert json.loads((tmp_path / "work/out/results.json").read_text(encoding="utf-8")) == {"mine": 1}
