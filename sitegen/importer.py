@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import base64
+import hashlib
 import json
 import posixpath
 import re
@@ -67,7 +68,8 @@ class Notebook:
 
 
 def slug(name: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "lab"
+    """A lab id from a file name: ASCII kept, lowercased; a name with none (线性回归) gets one from its hash."""
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or f"nb-{hashlib.sha256(name.encode()).hexdigest()[:6]}"
 
 
 def import_notebooks(root: Path, paths: list[Path], lab_id: str | None = None, page: str | None = None,
@@ -81,6 +83,10 @@ def import_notebooks(root: Path, paths: list[Path], lab_id: str | None = None, p
                                                    "several notebooks without them (ids follow the file names)"))
     cfg = load_config(root)
     ids = [lab_id or slug(path.stem) for path in paths]
+    for number, name in enumerate(ids):
+        if name in ids[:number]:
+            raise BuildError(Problem(str(paths[number]), 0, f"makes lab id {name!r}, as {paths[ids.index(name)]} "
+                                                            "does: import one of them with --id"))
     for name in ids:
         check_new_lab(cfg, name)
     books = [Notebook(path, name, page_path(page or name)) for path, name in zip(paths, ids)]

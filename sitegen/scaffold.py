@@ -7,8 +7,10 @@ is that discipline, for `import` too.
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
+import sys
 from pathlib import Path
 
 from .config import SLUG, load_config
@@ -105,6 +107,11 @@ def check_new_lab(cfg, lab_id: str) -> None:
         raise BuildError(Problem("site.yaml", 0, f"a lab id is lowercase ASCII letters, digits and '-', not {lab_id!r}"))
     if cfg.lab(lab_id):
         raise BuildError(Problem("site.yaml", cfg.lab(lab_id).line, f"lab {lab_id!r} exists already"))
+    module = lab_id.replace("-", "_")
+    if module in sys.stdlib_module_names or importlib.util.find_spec(module) is not None:
+        raise BuildError(Problem("site.yaml", 0, f"lab id {lab_id!r} would make compute/{module}.py, which every "
+                                                 f"lab would import instead of the module {module!r} it means: "
+                                                 f"choose another id (--id {lab_id}-lab)"))
 
 
 def new_lab(root: Path, lab_id: str, page: str | None = None) -> list[str]:

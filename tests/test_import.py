@@ -265,3 +265,20 @@ def test_a_notebook_nested_too_deeply_is_named(tmp_path):
     done = run_import(root, tmp_path / "nb.ipynb", "--cache", str(tmp_path / "cache"))
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "not a notebook: its JSON is nested far too deeply" in done.stderr
+
+
+def test_a_notebook_named_like_a_package_is_refused_and_chinese_names_get_ids_of_their_own(tmp_path):
+    root = tiny_site(tmp_path / "site")
+    cells = [code("x = 1")]
+    for name in ("sympy.ipynb", "json.ipynb", "线性回归.ipynb", "梯度下降.ipynb"):
+        (tmp_path / name).write_text(notebook(cells), encoding="utf-8")
+    for shadowing in ("json", "sympy" if __import__("importlib.util").util.find_spec("sympy") else "json"):
+        done = run_import(root, tmp_path / f"{shadowing}.ipynb", "--cache", str(tmp_path / "cache"))
+        assert done.returncode == 1 and "Traceback" not in done.stderr
+        assert (f"error: site.yaml: lab id '{shadowing}' would make compute/{shadowing}.py, which every lab "
+                f"would import instead of the module '{shadowing}'") in done.stderr
+    done = run_import(root, tmp_path / "线性回归.ipynb", tmp_path / "梯度下降.ipynb", "--cache", str(tmp_path / "cache"))
+    assert done.returncode == 0, done.stderr
+    from sitegen.config import load_config
+    ids = [lab.id for lab in load_config(root).labs if lab.id != "tiny"]
+    assert len(ids) == 2 and len(set(ids)) == 2 and all(i.startswith("nb-") for i in ids)
