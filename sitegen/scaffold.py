@@ -89,6 +89,13 @@ def new_page(root: Path, path: str) -> list[str]:
 def _with_lab_entry(text: str, entry: str) -> str:
     """site.yaml's text with `entry` added at the end of its top-level `labs:` list (or a new one)."""
     lines = text.splitlines(keepends=True)
+    for number, line in enumerate(lines):
+        if re.match(r"^labs:\s*\[\s*\]\s*(#.*)?$", line):          # `labs: []`: a block list from here
+            lines[number] = "labs:\n"
+        elif re.match(r"^labs:\s*\S", line) and not re.match(r"^labs:\s*#", line):
+            raise BuildError(Problem("site.yaml", number + 1, "labs: is written on one line: write it as a list "
+                                                              "of `- id: ...` entries, one per line, to add to it"))
+    text = "".join(lines)
     start = next((i for i, line in enumerate(lines) if re.match(r"^labs:\s*(#.*)?$", line)), None)
     if start is None:
         return text.rstrip("\n") + "\n\nlabs:\n" + entry

@@ -61,3 +61,16 @@ def test_nothing_is_overwritten_and_mistakes_are_named(tmp_path):
     assert "a lab id is lowercase ASCII letters" in new(root, "lab", "Week_3").stderr
     assert "error: content/index.md: exists already" in new(root, "page", "index").stderr
     assert (root / "site.yaml").read_bytes() == config
+
+
+def test_a_lab_is_added_to_an_empty_flow_list_of_labs_and_a_one_line_list_is_named():
+    from sitegen.errors import BuildError
+    from sitegen.scaffold import _with_lab_entry
+    import yaml
+    entry = "  - id: new\n    title: 新\n"
+    added = _with_lab_entry("site:\n  title: 课\nlabs: []   # none yet\nnav: []\n", entry)
+    assert yaml.safe_load(added)["labs"] == [{"id": "new", "title": "新"}] and added.count("labs:") == 1
+    import pytest
+    with pytest.raises(BuildError) as failed:
+        _with_lab_entry("site:\n  title: 课\nlabs: [{id: old}]\n", entry)
+    assert str(failed.value.problems[0]).startswith("site.yaml:3: labs: is written on one line")
