@@ -292,13 +292,19 @@ def _markdown(text: str, cell: dict, number: int, book: Notebook, pages: dict, w
                                    "load nothing from elsewhere: save it beside the notebook and link it as "
                                    "images/NAME.png")
             return match[0]
-        source = (book.path.parent / target.split("#")[0]).resolve()
+        home = book.path.parent.resolve()
+        source = (home / target.split("#")[0]).resolve()
         normal = posixpath.normpath(target)
+        if home not in source.parents:      # /etc/hostname, ../secret.png, a link out: not the notebook's to publish
+            problems.add(where, 0, f"cell {number}: the image {target} is outside the notebook's folder, and "
+                                   "nothing from elsewhere on this machine is published: copy it into the "
+                                   "notebook's folder (images/NAME.png) and link it from there")
+            return match[0]
         if not source.is_file():
             problems.add(where, 0, f"cell {number}: the image {target} is not beside the notebook "
                                    f"(looked for {source})")
             return match[0]
-        rel = normal if not normal.startswith("../") else f"images/{source.name}"
+        rel = normal
         book.images[str(folder / rel)] = source.read_bytes()
         return f"![{match['alt']}]({rel}{match['title'] or ''})"
 

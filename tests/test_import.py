@@ -177,6 +177,10 @@ def test_ipython_syntax_is_converted_where_python_has_a_meaning():
      "nb.ipynb: cell 2: links to other.ipynb, which is not imported with it: import them together"),
     ([markdown("![远处的图](https://example.com/a.png)"), code("x = 1")],
      "nb.ipynb: cell 1: the image https://example.com/a.png is loaded from another site"),
+    ([markdown("![主机名](/etc/hostname)"), code("x = 1")],
+     "nb.ipynb: cell 1: the image /etc/hostname is outside the notebook's folder"),
+    ([markdown("![秘密](../secret.png)"), code("x = 1")],
+     "nb.ipynb: cell 1: the image ../secret.png is outside the notebook's folder"),
     ([code("import json\njson.dump({}, open('results.json', 'w'))"), code("y = 1\nz = 1 / 0")],
      "nb.ipynb: cell 2, line 2: lab nb failed: ZeroDivisionError: division by zero (nothing was written)"),
 ])
