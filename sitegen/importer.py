@@ -27,6 +27,7 @@ from pathlib import Path, PurePosixPath
 
 from .cells import NAME, RAISES
 from .errors import BuildError, Collector, Problem
+from .needs import unlisted
 from .prose import is_external
 from .scaffold import NewFiles, check_new_lab, lab_entry, page_path
 
@@ -121,6 +122,9 @@ def import_notebooks(root: Path, paths: list[Path], lab_id: str | None = None, p
             (root / f"content/{book.page}.md").write_text(text, encoding="utf-8")
             notes += [f"content/{book.page}.md:{number}: say in its alt text what this figure shows"
                       for number in lines]
+            notes += [f"{book.script}:{line}: imports {module}, which requirements.txt does not list: add "
+                      f"`{dist}` to requirements.txt, or Cloudflare Pages' build will not have it"
+                      for line, module, dist in unlisted(root, root / book.script, _script(book))]
     except BaseException:
         files.undo()
         raise

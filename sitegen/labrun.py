@@ -96,6 +96,10 @@ def _failure(script: str, exc: BaseException, confined: bool = False) -> dict:
     message = f"{type(exc).__name__}: {exc}".rstrip(": ")
     if confined and isinstance(exc, PermissionError):
         message += f" ({WRITE_ONLY_HERE})"
+    if isinstance(exc, ModuleNotFoundError) and exc.name:
+        top = exc.name.split(".")[0]
+        message += (f" ({top} is not installed here: install the package that provides it in the project's "
+                    "virtualenv and add it to requirements.txt, which is all Cloudflare Pages' build installs)")
     if re.search(MISSING_GLYPH, message):
         message += f" ({NO_GLYPH})"
     return {"line": line, "message": message,

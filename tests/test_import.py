@@ -286,3 +286,24 @@ def test_a_notebook_named_like_a_package_is_refused_and_chinese_names_get_ids_of
     from sitegen.config import load_config
     ids = [lab.id for lab in load_config(root).labs if lab.id != "tiny"]
     assert len(ids) == 2 and len(set(ids)) == 2 and all(i.startswith("nb-") for i in ids)
+
+
+def test_what_a_notebook_imports_that_requirements_txt_does_not_list_is_said_with_the_line_to_add(tmp_path):
+    root = tiny_site(tmp_path / "site")
+    (root / "requirements.txt").write_text("numpy>=2\nmatplotlib  # figures\n", encoding="utf-8")
+    cells = [code("import json\nimport numpy as np\nimport yaml\nfrom matplotlib import pyplot\nx = 1")]
+    (tmp_path / "needs.ipynb").write_text(notebook(cells), encoding="utf-8")
+    done = run_import(root, tmp_path / "needs.ipynb", "--cache", str(tmp_path / "cache"))
+    assert done.returncode == 0, done.stderr
+    notes = [line for line in done.stderr.splitlines() if "requirements.txt" in line]
+    assert len(notes) == 1 and notes[0].startswith("note: compute/needs.py:")
+    assert "imports yaml, which requirements.txt does not list: add `PyYAML` to requirements.txt" in notes[0]
+
+
+def test_a_notebook_that_imports_what_is_not_installed_says_what_to_do(tmp_path):
+    root = tiny_site(tmp_path / "site")
+    (tmp_path / "nb.ipynb").write_text(notebook([code("import no_such_package_here\nx = 1")]), encoding="utf-8")
+    done = run_import(root, tmp_path / "nb.ipynb", "--cache", str(tmp_path / "cache"))
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "No module named 'no_such_package_here' (no_such_package_here is not installed here: install the " \
+           "package that provides it" in done.stderr

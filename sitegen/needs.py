@@ -1,0 +1,76 @@
+"""What a lab's code imports that the project's requirements.txt does not list.
+
+Cloudflare Pages' builder installs requirements.txt and nothing else: a
+notebook that imports pandas builds on the teacher's machine, where pandas
+happens to be installed, and fails on Pages. So the modules a script imports
+(absolute imports, at any depth of its code) are mapped to the distributions
+that provide them here (importlib.metadata), and each one that requirements.txt
+does not name is said with the line to add. The standard library, the
+project's own modules and what is not installed (the lab's run names that)
+are left out.
+"""
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from pathlib import Path
+
+REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def listed(root: Path) -> set[str]:
+    """The distributions requirements.txt names (canonical names; `-r` files followed)."""
+    names: set[str] = set()
+
+    def read(path: Path, depth: int = 0) -> None:
+        try:
+            lines = path.read_text(encoding="utf-8-sig").splitlines()
+        except OSError:
+            return
+        for line in lines:
+            line = line.split("#", 1)[0].strip()
+            if line.startswith(("-r ", "--requirement ")) and depth < 5:
+                read(path.parent / line.split(None, 1)[1], depth + 1)
+            elif (match := REQUIREMENT.match(line)) and not line.startswith("-"):
+                names.add(_canonical(match[1]))
+    read(root / "requirements.txt")
+    return names
+
+
+def imported(source: str) -> list[tuple[str, int]]:
+    """Top-level modules a script imports absolutely, with the line of the first import of each."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    found: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                found.setdefault(alias.name.split(".")[0], node.lineno)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.setdefault(node.module.split(".")[0], node.lineno)
+    return sorted(found.items(), key=lambda item: item[1])
+
+
+def unlisted(root: Path, script: Path, source: str) -> list[tuple[int, str, str]]:
+    """(line, module, distribution) for each installed package the script imports that
+    requirements.txt does not list."""
+    from importlib import metadata
+    provides = metadata.packages_distributions()
+    names = listed(root)
+    found = []
+    for module, line in imported(source):
+        if module in sys.stdlib_module_names or module in ("sitegen", "__future__"):
+            continue
+        if (script.parent / f"{module}.py").exists() or (script.parent / module).is_dir():
+            continue                            # the project's own
+        dists = provides.get(module)
+        if dists and not any(_canonical(dist) in names for dist in dists):
+            found.append((line, module, dists[0]))
+    return found
