@@ -86,7 +86,7 @@ def test_import_writes_a_script_a_page_and_an_entry_and_computes_at_once(importe
                                   "compute/second.py, content/second.md, site.yaml; computed")
     assert "lesson cached" in built.stdout and "second cached" in built.stdout     # computed by the import
     page = (root / "content/lesson.md").read_text(encoding="utf-8").splitlines()
-    notes = [line for line in done.stderr.splitlines() if line.startswith("note: ")]
+    notes = [line for line in done.stderr.splitlines() if line.startswith("note: content/")]
     assert [page[int(n.split(":")[2]) - 1] for n in notes] == [
         "![单元 cell-2 画出的第 1 张图](figure:cell-2-1.png)", "![单元 cell-2 画出的第 2 张图](figure:cell-2-2.png)"]
     from sitegen.cells import read_cells
