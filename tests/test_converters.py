@@ -63,3 +63,10 @@ def test_a_template_edited_after_the_build_s_snapshot_is_never_rendered(tmp_path
     with pytest.raises(SourcesChanged) as changed:
         template_environment(folder, None, snapshot).get_template("page.html")
     assert str(changed.value.problems[0]).startswith("templates/page.html: changed while the build")
+
+
+def test_an_aligned_markdown_table_gets_classes_not_the_style_attribute_the_csp_forbids():
+    md = markdown_converter({"heading_link": "链接到本节"})
+    html = md.convert("| 名 | 值 |\n|:-:|--:|\n| a | 1 |\n")
+    assert "style=" not in html
+    assert '<th class="align-center">名</th>' in html and '<td class="align-right">1</td>' in html
