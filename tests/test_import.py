@@ -234,43 +234,6 @@ def test_a_notebook_that_writes_no_results_json_imports_and_its_page_quotes_its_
     assert {k: results[k] for k in ("steps", "w", "loss")} == {"steps": 40, "w": [0.5, 2.0], "loss": 0.625}
 
 
-GOOD_CELL = {"cell_type": "code", "source": "x = 1\n", "metadata": {}, "outputs": [], "execution_count": None}
-
-
-@pytest.mark.parametrize("book, expected", [
-    ({"cells": [GOOD_CELL], "metadata": [], "nbformat": 4}, "nb.ipynb: metadata is list ('[]'), not dict"),
-    ({"cells": [GOOD_CELL], "metadata": {"kernelspec": "python3"}, "nbformat": 4},
-     "nb.ipynb: metadata.kernelspec is str ('python3'), not dict"),
-    ({"cells": [GOOD_CELL], "metadata": {}, "nbformat": "4"}, "nb.ipynb: nbformat is str ('4'), not int"),
-    ({"cells": [GOOD_CELL, 42], "metadata": {}, "nbformat": 4},
-     "nb.ipynb: cell 2: a cell is an object with cell_type and source, not '42'"),
-    ({"cells": [{**GOOD_CELL, "outputs": "oops"}], "metadata": {}, "nbformat": 4},
-     "nb.ipynb: cell 1: outputs is 'oops', not a list of outputs"),
-    ({"cells": [{**GOOD_CELL, "metadata": {"tags": "raises-exception"}}], "metadata": {}, "nbformat": 4},
-     "nb.ipynb: cell 1: metadata.tags is 'raises-exception', not a list of tags"),
-    ({"cells": [{**GOOD_CELL, "source": {"x": 1}}], "metadata": {}, "nbformat": 4},
-     "nb.ipynb: cell 1: source is dict, not text or a list of lines"),
-    ({"cells": [{**GOOD_CELL, "cell_type": "heading"}], "metadata": {}, "nbformat": 4},
-     "nb.ipynb: cell 1: cell_type 'heading' is none of markdown, code, raw"),
-    ({"worksheets": [{"cells": []}], "metadata": {}, "nbformat": 3}, "nb.ipynb: notebook format 3 is too old"),
-    ([GOOD_CELL], "nb.ipynb: not a notebook: a JSON object is expected, not list"),
-])
-def test_a_malformed_notebook_is_named_with_its_cell_never_a_traceback(tmp_path, book, expected):
-    root = tiny_site(tmp_path / "site")
-    (tmp_path / "nb.ipynb").write_text(json.dumps(book), encoding="utf-8")
-    done = run_import(root, tmp_path / "nb.ipynb", "--cache", str(tmp_path / "cache"))
-    assert done.returncode == 1 and "Traceback" not in done.stderr and "internal error" not in done.stderr
-    assert done.stderr.replace(str(tmp_path) + "/", "").startswith("error: " + expected), done.stderr
-
-
-def test_a_notebook_nested_too_deeply_is_named(tmp_path):
-    root = tiny_site(tmp_path / "site")
-    (tmp_path / "nb.ipynb").write_text('{"cells": ' + "[" * 100_000 + "]" * 100_000 + "}", encoding="utf-8")
-    done = run_import(root, tmp_path / "nb.ipynb", "--cache", str(tmp_path / "cache"))
-    assert done.returncode == 1 and "Traceback" not in done.stderr
-    assert "not a notebook: its JSON is nested far too deeply" in done.stderr
-
-
 def test_a_notebook_named_like_a_package_is_refused_and_chinese_names_get_ids_of_their_own(tmp_path):
     root = tiny_site(tmp_path / "site")
     cells = [code("x = 1")]
