@@ -16,7 +16,7 @@ fresh run only if what it read is what the build's snapshot held when it
 started: an edit made while the lab ran is never published under the old key.
 
 Imported in the lab's process before anything else of the lab, and in the
-build's: the standard library only.
+build's: the standard library and sources.py's names only.
 """
 from __future__ import annotations
 
@@ -24,8 +24,9 @@ import hashlib
 import os
 import sys
 
+from .sources import SKIPPED      # left out of a folder's listing, as the build's snapshot leaves them
+
 ABSENT = "absent"                # what a read found where no file was
-SKIPPED = {"__pycache__", ".ipynb_checkpoints"}    # left out of a folder's listing, as sources.py leaves them
 LISTING = "list:"               # a folder's record: LISTING + the SHA-256 of its sorted names
 
 

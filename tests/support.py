@@ -134,3 +134,18 @@ def computed(result) -> set[str]:
     """The labs a build reports it computed."""
     line = result.stdout.strip().splitlines()[-1]
     return set(re.findall(r"([\w-]+) computed", line))
+
+
+def coarse_mount(folder: Path) -> Path | None:
+    """A loop-mounted ext4 with whole-second file times (128-byte inodes) at folder/coarse, or None
+    where none can be mounted (root, mkfs.ext4 and a loop device are needed); unmount it with
+    `umount -l`."""
+    image, mount = folder / "coarse.img", folder / "coarse"
+    mount.mkdir()
+    if not (shutil.which("mkfs.ext4") and os.geteuid() == 0):
+        return None
+    for command in (["truncate", "-s", "256M", str(image)], ["mkfs.ext4", "-q", "-F", "-I", "128", str(image)],
+                    ["mount", "-o", "loop", str(image), str(mount)]):
+        if subprocess.run(command, capture_output=True).returncode != 0:
+            return None
+    return mount

@@ -3,27 +3,20 @@ network shares), two same-size edits in one second leave the same size, times an
 must still see the second. Made real: a loop-mounted ext4 image (root, as CI has)."""
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import time
 
 import pytest
 
-from support import EPOCH, edit, require, tiny_site, tree_bytes
+from support import EPOCH, coarse_mount, edit, require, tiny_site, tree_bytes
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
 def coarse(tmp_path):
-    image, mount = tmp_path / "coarse.img", tmp_path / "coarse"
-    mount.mkdir()
-    made = (shutil.which("mkfs.ext4") and os.geteuid() == 0
-            and subprocess.run(["truncate", "-s", "96M", str(image)]).returncode == 0
-            and subprocess.run(["mkfs.ext4", "-q", "-F", "-I", "128", str(image)], capture_output=True).returncode == 0
-            and subprocess.run(["mount", "-o", "loop", str(image), str(mount)], capture_output=True).returncode == 0)
-    require(bool(made), "a loop-mounted ext4 (root, mkfs.ext4, a loop device)", "run as root with e2fsprogs")
+    mount = coarse_mount(tmp_path)
+    require(mount is not None, "a loop-mounted ext4 (root, mkfs.ext4, a loop device)", "run as root with e2fsprogs")
     try:
         yield mount
     finally:

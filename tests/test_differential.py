@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from support import EPOCH, REPO, edit, tiny_site, tree_bytes
+from support import EPOCH, REPO, coarse_mount, edit, tiny_site, tree_bytes
 from test_incremental import READER
 
 LAB = """# %% setup
@@ -298,19 +298,6 @@ def test_a_short_random_sequence_of_edits_keeps_the_incremental_build_equal_to_a
     assert len(log) >= 3
 
 
-def _coarse_folder(tmp_path: Path):
-    """A folder on a loop-mounted ext4 with whole-second times, or None where none can be mounted."""
-    image, mount = tmp_path / "coarse.img", tmp_path / "coarse"
-    mount.mkdir()
-    if not (shutil.which("mkfs.ext4") and os.geteuid() == 0):
-        return None
-    for command in (["truncate", "-s", "256M", str(image)], ["mkfs.ext4", "-q", "-F", "-I", "128", str(image)],
-                    ["mount", "-o", "loop", str(image), str(mount)]):
-        if subprocess.run(command, capture_output=True).returncode != 0:
-            return None
-    return mount
-
-
 SEEDS = int(os.environ.get("DIFFERENTIAL_SEEDS", "2"))
 STEPS = int(os.environ.get("DIFFERENTIAL_STEPS", "12"))
 
@@ -318,7 +305,7 @@ STEPS = int(os.environ.get("DIFFERENTIAL_STEPS", "12"))
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", range(SEEDS))
 def test_long_random_sequences_of_edits_keep_the_incremental_build_equal_to_a_clean_one(tmp_path, seed):
-    coarse = _coarse_folder(tmp_path) if seed % 2 == 0 else None     # every other one on whole seconds
+    coarse = coarse_mount(tmp_path) if seed % 2 == 0 else None     # every other one on whole seconds
     try:
         log = run((coarse or tmp_path) / "seq", seed=seed, steps=STEPS)
         print(f"seed {seed}: {len(log)} edits on {'whole-second' if coarse else 'fine'} times: {log}")
