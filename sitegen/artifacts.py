@@ -32,6 +32,7 @@ class CellOutput(NamedTuple):
     figures: tuple[str, ...]    # artifact names of the PNGs this cell saved
     value: str | None = None    # its last expression as Jupyter shows it (labs with display: jupyter)
     error: str | None = None    # the error it raised, as meant (a cell tagged raises-exception)
+    outputs: tuple = ()         # display: jupyter: what it showed, as nbformat outputs (labipython.py)
 
 
 @dataclass(frozen=True)
@@ -131,7 +132,8 @@ def load_entry(lab: Lab, cells: tuple[Cell, ...], entry: Path, recomputed: bool,
                     return None
             if memo is not None and settled(state):
                 memo.put("intact", (str(entry), manifest["files"], state), b"ok")
-        outputs = {c["name"]: CellOutput(c["name"], c["stdout"], tuple(c["figures"]), c.get("value"), c.get("error"))
+        outputs = {c["name"]: CellOutput(c["name"], c["stdout"], tuple(c["figures"]), c.get("value"), c.get("error"),
+                                     tuple(c.get("outputs", ())))
                    for c in manifest["cells"]}
         if [c.name for c in cells] != list(outputs):
             return None

@@ -80,12 +80,44 @@ def _render_cell(r, page: Page, block: Block, art: Artifacts) -> str:
                 if art.lab.notebook else art.lab.title)
     source_line = word_html(r.words["cell_source"], notebook=notebook, number=number, name=code(cell.name))
     output = art.outputs[cell.name]
+    shown = _rich_outputs(r, page, block, art, cell, number) if output.outputs else None
     return r.render_template(
         "partials/cell.html", name=cell.name, code=highlighted(r.memo, cell.source), source_line=source_line,
         label=r.words["code_cell"].format(name=cell.name), stdout=output.stdout, value=output.value,
         error=output.error, value_label=r.words["cell_value"], error_label=r.words["cell_error"],
-        stamp=stamp(r.words, art.provenance), show_output=r.words["show_output"],
+        stamp=stamp(r.words, art.provenance), show_output=r.words["show_output"], outputs=shown,
         collapsed=block.options.get("output") == "collapsed")
+
+
+def _rich_outputs(r, page: Page, block: Block, art: Artifacts, cell, number: int) -> list[Markup]:
+    """What a cell of a lab with display: jupyter showed, in order (outputs.py); its figures too,
+    where the block says `figures=shown` (a notebook page), else the page places them itself."""
+    from .outputs import latex_text, render_outputs
+    from .prose import to_mathml
+    count = iter(range(1, 1000))
+
+    def figure(name: str) -> Markup:
+        if block.options.get("figures") != "shown":
+            return Markup("")
+        alt = r.words["figure_undescribed"].format(cell=number, n=next(count))
+        return Markup(r.figure_html(page, art, name, alt))
+
+    def file(name: str, mime: str) -> Markup:
+        if name in art.figures:
+            return figure(name)
+        if block.options.get("figures") != "shown":
+            return Markup("")
+        alt = r.words["figure_undescribed"].format(cell=number, n=next(count))
+        return Markup('<img class="output-image" src="{}" alt="{}" loading="lazy">').format(
+            relative_url(page.output, f"{art.lab.downloads}/{name}"), alt)
+
+    def latex(text: str) -> Markup:
+        tex, display = latex_text(text)
+        return Markup(f'<div class="math" tabindex="0">{to_mathml(tex, display, r.memo)}</div>')
+
+    def markdown(text: str) -> Markup:
+        return Markup(r.output_markdown(text))
+    return render_outputs(art.outputs[cell.name].outputs, figure, file, markdown, latex, r.words)
 
 
 # -- ::: table PATH axes=a,b caption="..." [columns=PATH] ---------------------------
@@ -277,7 +309,7 @@ def _render_check(r, page: Page, block: Block, art: Artifacts) -> str:
 
 
 KINDS = {
-    "cell": Kind(1, {"output": ("shown", "collapsed")}, _check_cell, _render_cell),
+    "cell": Kind(1, {"output": ("shown", "collapsed"), "figures": ("shown",)}, _check_cell, _render_cell),
     "table": Kind(1, {"axes": None, "caption": None, "columns": None}, _check_table, _render_table),
     "downloads": Kind(0, {}, _nothing_to_check, _render_downloads),
     "widget": Kind(1, {"view": None}, _check_widget, _render_widget,

@@ -26,10 +26,17 @@ class Cell(NamedTuple):
     source: str        # the cell's code, without the marker and trailing blank lines
     first_line: int    # 1-based line of the source's first line in the script
     tags: tuple[str, ...] = ()
+    number: int = 0    # its number among a notebook's cells (0 in a script)
+    may_fail: bool = False      # its error is shown, as Jupyter does, if it raises one (allow_errors)
 
     @property
     def raises(self) -> bool:
         return RAISES in self.tags
+
+    @property
+    def label(self) -> str:
+        """How the author finds it: its number in the notebook, or its name in the script."""
+        return str(self.number) if self.number else self.name
 
 
 def parse_cells(text: str, path: str) -> tuple[Cell, ...]:

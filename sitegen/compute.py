@@ -29,6 +29,7 @@ from .freeze import FROZEN, load_frozen
 from .labkeys import font_files, lab_key, source_key
 from .labstore import input_bytes, read_results, store
 from .memo import TEMPORARY, Memo, environment
+from .sources import read_bytes
 
 if TYPE_CHECKING:
     from .config import Lab, SiteConfig
@@ -125,7 +126,7 @@ class LabScheduler:
         sources: dict[str, str] = {}
         stale, imports = Collector(), {}
         for lab in _in_dependency_order(cfg.labs):
-            cells = read_cells(lab.script, cfg.root, memo, self.hashes)
+            cells = lab_cells(cfg, lab, memo, self.hashes)
             sources[lab.id] = source_key(cfg, lab, [sources[name] for name in lab.inputs], memo, imports)
             if lab.id not in refreeze and (frozen := load_frozen(cfg, lab, cells, sources[lab.id], stale,
                                                                   self.hashes)):
@@ -229,6 +230,9 @@ class LabScheduler:
         work = job.staging / "work"
         work.mkdir()
         job.read = {name: sha256(data) for name, data in inputs.items()}
+        for name, rel in job.lab.data:           # files beside a notebook that it reads (nbpage.py)
+            (work / name).parent.mkdir(parents=True, exist_ok=True)
+            (work / name).write_bytes(read_bytes(self.cfg.root / rel, rel, self.hashes or None))
         for name, data in inputs.items():        # what this lab reads: inputs/<lab>/results.json
             (work / "inputs" / name).mkdir(parents=True)
             (work / "inputs" / name / "results.json").write_bytes(data)
@@ -373,6 +377,14 @@ class LabScheduler:
             shutil.rmtree(job.staging, ignore_errors=True)
         if job.lab.id not in self.inputs and job.lab.id in self.artifacts:   # it never said so before
             self._publish(job.lab.id, self._input(job.lab.id))
+
+
+def lab_cells(cfg: SiteConfig, lab: Lab, memo: Memo | None, hashes: dict[str, str] | None) -> tuple[Cell, ...]:
+    """A lab's cells: its script's, or a notebook page's code cells (nbpage.py)."""
+    if lab.script.suffix == ".ipynb":
+        from .nbpage import cells_of, load
+        return cells_of(load(cfg.root, str(lab.script.relative_to(cfg.root)), hashes, memo))
+    return read_cells(lab.script, cfg.root, memo, hashes)
 
 
 def _in_dependency_order(labs) -> list[Lab]:

@@ -41,6 +41,7 @@ class Lab(NamedTuple):
     describe: dict = {}   # download file name -> what it is (never changed: one dict for all)
     widget: dict | None = None    # {"script": a module in static/, "needs": results.json keys it reads}
     display: str = "script"       # "jupyter": a cell also shows its last expression and open figures
+    data: tuple = ()              # (name in its folder, project path) of files copied in before it runs
 
 
 class Vocabulary(NamedTuple):
@@ -143,9 +144,10 @@ def _real_path(path: str) -> str:
 
 
 def _content_page(content: str, page: str) -> bool:
-    """A Markdown file inside content/ (`content`: its real path; a path that climbs out does not count)."""
+    """A page inside content/, Markdown or a notebook (`content`: its real path; a path that climbs out
+    does not count)."""
     path = _real_path(os.path.join(content, page))      # (pathlib's resolve and parents cost more)
-    return page.endswith(".md") and path.startswith(content + os.sep) and os.path.isfile(path)
+    return page.endswith((".md", ".ipynb")) and path.startswith(content + os.sep) and os.path.isfile(path)
 
 
 def _has_cycle(labs: list[Lab]) -> bool:
@@ -263,6 +265,7 @@ def load_config(root: Path, memo=None, hashes: dict[str, str] | None = None) -> 
                              f"labs[{i}].{key} {values[key]!r} must be a relative ASCII path (letters, digits, . _ - /)")
         labs.append(Lab(id=lab_id, script=script_path, line=f.line, inputs=tuple(map(str, inputs)),
                         timeout=timeout, describe=dict(describe), widget=widget, display=display, **values))
+    labs += _notebook_labs(root, hashes, memo, seen_ids, problems)
     ids = {lab.id for lab in labs}
     for lab in labs:
         for name in lab.inputs:
@@ -278,6 +281,33 @@ def load_config(root: Path, memo=None, hashes: dict[str, str] | None = None) -> 
                       base_url=base_url.rstrip("/"), language=language, figure_fonts=tuple(figure_fonts), nav=tuple(nav),
                       sequence=tuple(map(str, sequence)), labs=tuple(labs), vocabulary=vocabulary,
                       digest=hashlib.sha256(raw).hexdigest())
+
+
+def _notebook_labs(root: Path, hashes, memo, seen_ids: dict, problems: Collector) -> list[Lab]:
+    """The lab of each notebook page (nbpage.py): its code cells, published beside its page."""
+    from . import nbpage
+    labs = []
+    for rel in nbpage.notebooks(root, hashes):
+        try:
+            source = nbpage.load(root, rel, hashes, memo)
+        except BuildError as exc:
+            problems.problems.extend(exc.problems)
+            continue
+        folder = nbpage.output_folder(rel)
+        if source.lab_id in seen_ids:
+            problems.add(rel, 1, f"its lab id {source.lab_id!r} is taken by the lab at site.yaml:"
+                                 f"{seen_ids[source.lab_id]}: rename the notebook or that lab")
+            continue
+        seen_ids[source.lab_id] = 0
+        for name, path in nbpage.data_sources(source).items():
+            if not (root / path).is_file():
+                problems.add(rel, source.meta_lines.get("data", 1), f"data: no file {name} beside the notebook "
+                                                                    f"(looked for {path})")
+        labs.append(Lab(id=source.lab_id, title=source.meta["title"], script=root / rel, images=folder,
+                        downloads=folder, notebook=f"{folder}/{nbpage.download_name(rel)}",
+                        page=rel[len("content/"):], inputs=(), line=0, timeout=source.timeout,
+                        display="jupyter", data=tuple(nbpage.data_sources(source).items())))
+    return labs
 
 
 DEFAULT_VOCABULARY = Path(__file__).with_name("vocabulary.yaml")

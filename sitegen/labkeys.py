@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 # How a lab is run and what is kept of it: a change to any of these may change a byte of its artifacts.
 HARNESS = ("compute.py", "labkeys.py", "artifacts.py", "labstore.py", "labrun.py", "labhost.py", "sandbox.py", "cells.py",
-           "labbackend.py", "figurefonts.py", "labreads.py")
+           "labbackend.py", "figurefonts.py", "labreads.py", "labipython.py", "nbpage.py")
 
 
 def _statements(tree: ast.AST):
@@ -74,7 +74,7 @@ def _local_imports(script: Path, root: Path, seen: set[Path], memo: Memo, found:
         return
     seen.add(script)
     found = {} if found is None else found
-    for name in _imported_names(script.read_bytes(), memo):
+    for name in _imported_names(_code(script, root, memo, python=True), memo):
         for base in (str(script.parent), str(root)):
             if (base, name) not in found:
                 found[base, name] = find_module(base, name)
@@ -92,8 +92,20 @@ def source_key(cfg: SiteConfig, lab: Lab, input_keys=(), memo: Memo | None = Non
     if lab.display != "script":
         digest.update(f"display={lab.display}\0".encode())
     for path in sorted(files):
-        digest.update(str(path.relative_to(cfg.root)).encode() + b"\0" + path.read_bytes() + b"\0")
+        digest.update(str(path.relative_to(cfg.root)).encode() + b"\0" + _code(path, cfg.root, memo) + b"\0")
+    for name, rel in lab.data:                  # files copied into its folder before it runs
+        digest.update(f"data={name}\0".encode() + (cfg.root / rel).read_bytes() + b"\0")
     return digest.hexdigest()
+
+
+def _code(path: Path, root: Path, memo: Memo | None, python: bool = False) -> bytes:
+    """What of a lab's file its artifacts follow from: a script's bytes, or a notebook page's code
+    cells (its prose and saved outputs are not the lab's); with `python`, the code to find imports in."""
+    if path.suffix != ".ipynb":
+        return path.read_bytes()
+    from .nbpage import load, python_of
+    source = load(root, str(path.relative_to(root)), None, memo)
+    return python_of(source) if python else source.code()
 
 
 def lab_key(cfg: SiteConfig, lab: Lab, env: dict | None = None, input_keys=(), source: str | None = None) -> str:

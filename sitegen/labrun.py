@@ -9,21 +9,19 @@ Nothing here runs in the build's own process.
 """
 from __future__ import annotations
 
-import ast
 import contextlib
 import io
 import json
 import math
 import os
-import pprint
 import re
 import shutil
 import sys
-import tokenize
 import traceback
 from pathlib import Path
 
 from .cells import RAISES, Cell, cell_code
+from .labipython import figure_outputs
 from .figurefonts import MISSING_GLYPH, NO_GLYPH, use
 from .labreads import Recorder
 
@@ -88,12 +86,24 @@ def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
             for p in folder.rglob("*") if p.is_file()}
 
 
-def _failure(script: str, exc: BaseException, confined: bool = False) -> dict:
+def _failure(script: str, exc: BaseException, confined: bool = False, cell: Cell | None = None,
+             code_name: str = "") -> dict:
+    """A failure as the build reports it: the script's line (for a cell IPython ran, whose code is
+    named from `code_name` on, the line in the cell, counted from the cell's first line), and what to do."""
     line = getattr(exc, "lineno", 0) if isinstance(exc, SyntaxError) else 0
+    if cell is not None:
+        line = cell.first_line + (line or 1) - 1
     for frame in traceback.extract_tb(exc.__traceback__):
         if frame.filename == script:
             line = frame.lineno or line
-    message = f"{type(exc).__name__}: {exc}".rstrip(": ")
+        elif cell is not None and code_name and frame.filename.startswith(code_name):
+            line = cell.first_line + (frame.lineno or 1) - 1
+    message = f"{type(exc).__name__}: {exc}".rstrip(": ") if type(exc).__name__ != "ShellRefused" else str(exc)
+    if cell is not None and cell.number:
+        message = f"cell {cell.number}: {message}"
+    if isinstance(exc, FileNotFoundError) and script.endswith(".ipynb") and exc.filename:
+        message += (f" (a file beside the notebook is not in the lab's folder unless the notebook declares it: "
+                    f"add `data: [{exc.filename}]` to its front matter, a raw cell at its top)")
     if confined and isinstance(exc, PermissionError):
         message += f" ({WRITE_ONLY_HERE})"
     if isinstance(exc, ModuleNotFoundError) and exc.name:
@@ -109,56 +119,69 @@ def _failure(script: str, exc: BaseException, confined: bool = False) -> dict:
 def run_cells(script: str, cells: tuple[Cell, ...], workdir: str, confined: bool = False,
               display: str = "script", cells_done=None, finish: bool = True) -> dict:
     """Execute cells in order in `workdir`: what each printed and which PNGs it saved, and with
-    display "jupyter" also its last expression's value and the figures it left open, as Jupyter
-    shows them. A cell tagged raises-exception must raise; its error is what it shows. Then, if
-    `finish`, normalise what the lab wrote (figures, .npz files)."""
+    display "jupyter" what each showed, as IPython in Jupyter shows it (labipython.py). A cell tagged
+    raises-exception must raise; its error is what it shows; one that `may_fail` shows its error if
+    it raises one. Then, if `finish`, normalise what the lab wrote (figures, .npz files)."""
     os.chdir(workdir)
     os.environ["MPLBACKEND"] = LAB_BACKEND
     sys.path.insert(0, str(Path(script).parent))
     import warnings
     from concurrent.futures import ThreadPoolExecutor
     warnings.filterwarnings("ignore", message=".*non-interactive.*")
-    namespace = {"__name__": "__main__", "__file__": script}
     folder, results = Path(workdir), []
-    shown = _OpenFigures(folder) if display == "jupyter" else None
+    jupyter = _Jupyter(folder, script) if display == "jupyter" else None
+    namespace = jupyter.namespace if jupyter else {"__name__": "__main__", "__file__": script}
     # Figures are re-encoded in threads while the next cells run (Pillow and zlib
     # release the GIL), from a snapshot of their bytes: a file the lab writes
     # again later is re-encoded again at the end.
     threads, encoding = ThreadPoolExecutor(2), {}
+
+    def failed(error: dict) -> dict:
+        threads.shutdown(cancel_futures=True)
+        return {"cells": results, "error": error}
     for cell in cells:
         before = _snapshot(folder)
         stdout = io.StringIO()
         value = error = None
-        try:
-            with contextlib.redirect_stdout(stdout):
-                value = _execute(cell, script, namespace, last_value=shown is not None)
-        except Exception as exc:  # noqa: BLE001 - every failure is reported
-            if not cell.raises:
-                threads.shutdown(cancel_futures=True)
-                return {"cells": results, "error": _failure(script, exc, confined)}
-            error = "".join(traceback.format_exception_only(exc)).replace(script, Path(script).name).rstrip()
-        except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt: never meant
-            threads.shutdown(cancel_futures=True)
-            return {"cells": results, "error": _failure(script, exc, confined)}
+        outputs: list[dict] = []
+        if jupyter:
+            outputs, exc = jupyter.run(cell)
+            stdout.write("".join(o["text"] for o in outputs if o.get("name") == "stdout"))
+            value = next((o["data"].get("text/plain") for o in outputs if o["output_type"] == "execute_result"), None)
+            if exc is not None:
+                if isinstance(exc, Exception) and (cell.raises or cell.may_fail):
+                    error = "".join(traceback.format_exception_only(exc)).rstrip()
+                else:
+                    return failed(_failure(script, exc, confined, cell, jupyter.shell.code_name))
         else:
-            if cell.raises:
-                threads.shutdown(cancel_futures=True)
-                return {"cells": results, "error": {"line": cell.first_line - 1, "trace": "", "message":
-                        f"cell {cell.name} is tagged {RAISES} but raised nothing: make it raise the error "
-                        "it is meant to show, or remove the tag"}}
-        if shown:
-            shown.flush(cell.name)
+            try:
+                with contextlib.redirect_stdout(stdout):
+                    exec(compile(cell_code(cell), script, "exec"), namespace)
+            except Exception as exc:  # noqa: BLE001 - every failure is reported
+                if not (cell.raises or cell.may_fail):
+                    return failed(_failure(script, exc, confined))
+                error = "".join(traceback.format_exception_only(exc)).replace(script, Path(script).name).rstrip()
+            except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt: never meant
+                return failed(_failure(script, exc, confined))
+        if cell.raises and error is None:
+            return failed({"line": cell.first_line - 1, "trace": "", "message":
+                           f"cell {cell.label} is tagged {RAISES} but raised nothing: make it raise the error "
+                           "it is meant to show, or remove the tag"})
         after = _snapshot(folder)
         figures = sorted(p for p, stamp in after.items()
                          if p.endswith(".png") and before.get(p) != stamp)
+        if jupyter:         # in the order the cell showed them; then the ones it saved itself
+            shown = figure_outputs(outputs)
+            figures = [p for p in shown if p.endswith(".png")] + [p for p in figures if p not in shown]
         results.append({"name": cell.name, "stdout": stdout.getvalue(), "figures": figures,
-                        "value": value, "error": error})
+                        "value": value, "error": error, **({"outputs": outputs} if jupyter else {})})
         for name in figures:
             data = (folder / name).read_bytes()
             encoding[name] = (data, threads.submit(_quantized, data))
     if not any(p.relative_to(folder).parts[0] != "inputs" for p in folder.rglob(RESULTS)):
         # A notebook rarely writes a results.json: its own top-level values are its results.
-        (folder / RESULTS).write_text(json.dumps(namespace_results(namespace), indent=1), encoding="utf-8")
+        hidden = jupyter.hidden if jupyter else ()
+        (folder / RESULTS).write_text(json.dumps(namespace_results(namespace, hidden), indent=1), encoding="utf-8")
     if cells_done:
         cells_done()
     if not finish:
@@ -170,9 +193,8 @@ def run_cells(script: str, cells: tuple[Cell, ...], workdir: str, confined: bool
             _normalize_zip(path)
             bad = _non_finite_arrays(path)
             if bad:
-                threads.shutdown(cancel_futures=True)
-                return {"cells": results, "error": {"line": 0, "trace": "", "message":
-                        f"non-finite values (NaN or inf) in {path.name}: {', '.join(bad)}"}}
+                return failed({"line": 0, "trace": "", "message":
+                               f"non-finite values (NaN or inf) in {path.name}: {', '.join(bad)}"})
     for path in files:
         if path.suffix == ".png":
             data = path.read_bytes()
@@ -192,13 +214,14 @@ class _NotPlain(Exception):
     pass
 
 
-def namespace_results(namespace: dict) -> dict:
+def namespace_results(namespace: dict, hidden=()) -> dict:
     """The top-level names a page may quote, as JSON: numbers, strings, booleans, NumPy scalars and
-    numeric arrays, and lists, tuples and dicts of those; names starting with '_', and everything
-    else (modules, functions, figures, data frames, NaN), left out."""
+    numeric arrays, and lists, tuples and dicts of those; names starting with '_', IPython's own
+    (`hidden`: In, Out, exit, ...), and everything else (modules, functions, figures, data frames,
+    NaN), left out."""
     found = {}
     for name, value in namespace.items():
-        if name.startswith("_"):
+        if name.startswith("_") or name in hidden:
             continue
         try:
             found[name] = _plain(value, 0)
@@ -237,62 +260,60 @@ def _plain(value, depth: int):
 
 # -- as Jupyter shows a cell -----------------------------------------------------
 
-def _execute(cell: Cell, script: str, namespace: dict, last_value: bool) -> str | None:
-    """Run a cell; with `last_value`, its last expression's value as Jupyter shows it (None for none)."""
-    code = cell_code(cell)
-    if not last_value:
-        exec(compile(code, script, "exec"), namespace)
-        return None
-    tree = ast.parse(code, script)
-    last = tree.body[-1] if tree.body else None
-    if not isinstance(last, ast.Expr) or _silenced(cell.source):
-        exec(compile(tree, script, "exec"), namespace)
-        return None
-    tree.body.pop()
-    exec(compile(tree, script, "exec"), namespace)
-    value = eval(compile(ast.Expression(last.value), script, "eval"), namespace)
-    if value is None:
-        return None
-    namespace["_"] = value
-    text = pprint.pformat(value, width=79, sort_dicts=False) if type(value) in PRETTY else repr(value)
-    return ADDRESS.sub("", text)        # an object's address differs every run: it is not shown
+class _Jupyter:
+    """A lab's cells run as Jupyter runs them (labipython.py), with its inline figures: a figure
+    still open when a cell ends, or when it calls plt.show(), is saved as CELL-1.png, CELL-2.png,
+    ... (at twice its size, as the retina format does), shown where it came, and closed. A figure
+    the cell saved itself, or displayed, is not shown again."""
 
-
-PRETTY = (dict, list, tuple, set, frozenset)     # wrapped at 79 columns, as IPython does
-ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
-
-
-def _silenced(source: str) -> bool:
-    """A cell whose code ends with ';' shows no value (Jupyter's convention)."""
-    meaningful = [t for t in tokenize.generate_tokens(io.StringIO(source + "\n").readline)
-                  if t.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER,
-                                    tokenize.INDENT, tokenize.DEDENT)]
-    return bool(meaningful) and meaningful[-1].string == ";"
-
-
-class _OpenFigures:
-    """Jupyter's inline figures: after each cell, every figure still open is saved as
-    CELL-1.png, CELL-2.png, ... (at twice its size, as the retina format does) and closed.
-    A figure the cell saved itself is shown as that file, not twice."""
-
-    def __init__(self, folder: Path):
-        import matplotlib.figure
-        self.folder, self.saved = folder, set()
+    def __init__(self, folder: Path, script: str):
+        from .labipython import NotebookShell
+        self.folder, self.script, self.saved = folder, script, set()
+        self.shell = NotebookShell(folder, self._save)
+        if not script.endswith(".ipynb"):
+            self.shell.namespace["__file__"] = script
+        try:
+            import matplotlib.figure
+            import matplotlib.pyplot as plt
+        except ImportError:
+            return                  # the lab reports what it misses
         original = matplotlib.figure.Figure.savefig
 
         def savefig(figure, *args, **kwargs):
             self.saved.add(id(figure))
             return original(figure, *args, **kwargs)
         matplotlib.figure.Figure.savefig = savefig
+        plt.show = lambda *args, **kwargs: self._flush()
 
-    def flush(self, cell: str) -> None:
-        import matplotlib.pyplot as plt
-        figures = [plt.figure(number) for number in plt.get_fignums()]
-        unsaved = [figure for figure in figures if id(figure) not in self.saved]
-        for n, figure in enumerate(unsaved, 1):
-            figure.savefig(self.folder / f"{cell}-{n}.png", dpi=2 * figure.dpi, bbox_inches="tight")
+    @property
+    def namespace(self) -> dict:
+        return self.shell.namespace
+
+    @property
+    def hidden(self) -> set:
+        """The names IPython itself puts in the namespace (In, Out, get_ipython, exit, ...)."""
+        return set(self.shell.shell.user_ns_hidden)
+
+    def _save(self, figure, path: Path) -> None:
+        figure.savefig(path, dpi=2 * figure.dpi, bbox_inches="tight")
+
+    def _flush(self) -> None:
+        plt = sys.modules.get("matplotlib.pyplot")
+        if plt is None:
+            return
+        for number in plt.get_fignums():
+            figure = plt.figure(number)
+            if id(figure) not in self.saved and id(figure) not in self.shell.figures_shown:
+                self.shell.output({"output_type": "display_data", "metadata": {},
+                                   "data": {"image/png": self.shell._figure(figure)}})
         plt.close("all")
+
+    def run(self, cell: Cell) -> tuple[list[dict], BaseException | None]:
         self.saved.clear()
+        outputs, error = self.shell.run(cell.source, cell.name)
+        self.shell.outputs = outputs
+        self._flush()
+        return self.shell.outputs, error
 
 
 def _non_finite_arrays(path: Path) -> list[str]:

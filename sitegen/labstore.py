@@ -81,7 +81,7 @@ def store(lab, key, source, env, rel_script, run, work, staging) -> None:
         if name != "results.json":
             shutil.move(path, out / name)
     provenance = {"lab": lab.id, "script": rel_script,
-                  "script_sha256": sha256(lab.script.read_bytes()),
+                  "script_sha256": sha256(lab.script.read_bytes()) if lab.script.suffix != ".ipynb" else None,
                   "seed": results.get("seed"), **env, "computed_at": computed_at(),
                   "cache_key": key, "source_key": source,
                   "artifacts": {name: sha256((out / name).read_bytes())

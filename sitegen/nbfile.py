@@ -16,11 +16,17 @@ from .errors import BuildError, Collector, Problem
 
 def read_notebook(path: Path) -> dict:
     """A notebook file's JSON, checked to have the shape the import reads (see the module's text)."""
-    rel = str(path)
     try:
-        data = json.loads(path.read_bytes().decode("utf-8-sig"))
+        data = path.read_bytes()
     except OSError as exc:
-        raise BuildError(Problem(rel, 0, f"cannot read: {exc.strerror or exc}")) from None
+        raise BuildError(Problem(str(path), 0, f"cannot read: {exc.strerror or exc}")) from None
+    return parse_notebook(data, str(path))
+
+
+def parse_notebook(raw: bytes, rel: str) -> dict:
+    """A notebook's bytes as JSON, checked as read_notebook does (`rel` names it in problems)."""
+    try:
+        data = json.loads(raw.decode("utf-8-sig"))
     except UnicodeDecodeError as exc:
         raise BuildError(Problem(rel, 0, f"not UTF-8 text ({exc.reason}): is it a notebook?")) from None
     except ValueError as exc:

@@ -114,3 +114,51 @@ def build_notebook(cfg: SiteConfig, page: Page, art: Artifacts, sitemap: SiteMap
         "provenance": {k: art.provenance[k] for k in ("lab", "seed", "python", "numpy", "matplotlib",
                                                       "computed_at")},
     }})
+
+
+def computed_notebook(cfg: SiteConfig, page: Page, art: Artifacts, sitemap: SiteMap, data: bytes) -> bytes:
+    """A notebook page's download: the teacher's notebook (`data`), its code cells' outputs those this
+    build computed, with every representation; its Markdown with values filled in and links made
+    absolute to the published site."""
+    notebook = json.loads(data.decode("utf-8-sig"))
+
+    def href(target: str) -> str:
+        if is_external(target):
+            return target
+        output, fragment = resolve_target(page, target, sitemap)
+        return f"{cfg.base_url}/{pretty_url(output)}" + (f"#{fragment}" if fragment else "")
+    cells, ran, count = [], iter(art.cells), 0
+    for number, cell in enumerate(notebook.get("cells", [])):
+        source = "".join(cell.get("source") or "") if isinstance(cell.get("source"), list) else cell.get("source") or ""
+        cell = {**cell, "source": source, "id": cell.get("id") or f"cell-{number:02d}"}
+        if cell.get("cell_type") == "markdown":
+            cell["source"] = transform_prose(source, art.results, href, figure_block=lambda *a: "")
+        elif cell.get("cell_type") == "code":
+            outputs = []
+            if source.strip():
+                count += 1
+                outputs = [_nbformat_output(out, art, count) for out in art.outputs[next(ran).name].outputs]
+            cell.update(execution_count=count if source.strip() else None, outputs=outputs)
+        cells.append(cell)
+    return notebook_json({**notebook, "nbformat": 4, "nbformat_minor": max(5, notebook.get("nbformat_minor", 5)),
+                          "cells": cells})
+
+
+def _nbformat_output(out: dict, art: Artifacts, count: int) -> dict:
+    """An output as nbformat keeps it: a figure or image the build saved as a file, inline again."""
+    if "data" not in out:
+        return out
+    data = {}
+    for mime, value in out["data"].items():
+        if mime == "figure":
+            data["image/png"] = base64.b64encode(art.files[value].read_bytes()).decode("ascii")
+            data.setdefault("text/plain", "<Figure>")
+        elif isinstance(value, dict) and "file" in value:
+            raw = art.files[value["file"]].read_bytes()
+            data[mime] = raw.decode("utf-8") if mime == "image/svg+xml" else base64.b64encode(raw).decode("ascii")
+        else:
+            data[mime] = value
+    shaped = {**out, "data": data, "metadata": out.get("metadata", {})}
+    if out["output_type"] == "execute_result":
+        shaped["execution_count"] = count
+    return shaped

@@ -102,7 +102,7 @@ def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: 
     # works out which must. After an edit elsewhere (a page, a template), only if one must.
     edited = changed(last.get("sources", {}), sources) if last and use_cache else None
     host = None
-    if edited is None or any(rel.startswith(LAB_SOURCES) for rel in edited):
+    if edited is None or any(rel.startswith(LAB_SOURCES) or rel.endswith(".ipynb") for rel in edited):
         from .labhost import LabHost
         host = LabHost()
     try:
@@ -126,7 +126,9 @@ def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: 
         from .htmlcheck import check_pages_limits, check_rendered
         from .content import load_pages
         from .render import render_site, while_labs_run
-        pages = load_pages(cfg.content_dir, sources, memo)
+        from .nbpage import notebook_pages
+        pages = sorted(load_pages(cfg.content_dir, sources, memo) + notebook_pages(root, sources, memo),
+                       key=lambda page: page.source.split("/"))
         while_labs_run(cfg, memo, labs.pending, pages, sources)
         artifacts = labs.finish()
     if labs.computed and (touched := changed(sources, snapshot(source_files(root), source_states)[0])):

@@ -129,24 +129,30 @@ class SiteMap(frozenset):
         return digest(json.dumps([sorted(self), sorted(self.pages.items()), sorted(self.images)]))
 
 
+SOURCES = (".md", ".ipynb")       # a link to a page's source file
+
+
 def resolve_target(page: Page, target: str, sitemap: SiteMap) -> tuple[str, str]:
     """An internal link as (output path, fragment); raises Unresolved.
 
-    A link to a page's source (`guide.md`) is relative to the linking page's source file and goes
-    wherever that page is published; any other relative link is relative to the published page.
+    A link to a page's source (`guide.md`, or a notebook page's `chapter 2.ipynb`, spaces written
+    as %20 or not) is relative to the linking page's source file and goes wherever that page is
+    published; any other relative link is relative to the published page.
     """
+    from urllib.parse import unquote
     path, _, fragment = target.partition("#")
+    path = unquote(path) if path.endswith(SOURCES) else path
     if not path:
         return page.output, fragment
     if path.startswith("/"):
         candidates = [path.strip("/"), path.strip("/") + ".html",
                       (path.strip("/") + "/index.html").lstrip("/")]
     else:
-        base = posixpath.dirname(page.content_path if path.endswith(".md") else page.output)
+        base = posixpath.dirname(page.content_path if path.endswith(SOURCES) else page.output)
         normal = posixpath.normpath(posixpath.join(base, path))
         if normal == ".." or normal.startswith("../"):
             raise Unresolved(f"link '{target}' leaves the site")
-        candidates = [sitemap.pages.get(normal, "")] if normal.endswith(".md") else [normal]
+        candidates = [sitemap.pages.get(normal, "")] if normal.endswith(SOURCES) else [normal]
     for candidate in candidates:
         if candidate in sitemap:
             return candidate, fragment

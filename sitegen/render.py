@@ -20,7 +20,7 @@ from .converters import markdown_converter, template_environment, template_line
 from .artifacts import Artifacts, artifacts_digest
 from .config import SiteConfig
 from .content import Page
-from .prose import (SiteMap, Unresolved, is_external, pretty_url, relative_url, resolve_target, to_mathml,
+from .prose import (SiteMap, Unresolved, is_external, math_spans, pretty_url, relative_url, resolve_target, to_mathml,
                     transform_prose)
 from .errors import BuildError, Problem
 from .deploy import add_deploy_files
@@ -138,7 +138,6 @@ class Renderer:
 
     # -- labs ---------------------------------------------------------------
     def lab_files(self, art: Artifacts, page: Page) -> None:
-        from .notebook import build_notebook
         for name in art.figures:
             self.out.add(art.figure_path(name), art.stored(name), str(art.lab.script))
         for name in art.hashes:
@@ -153,12 +152,20 @@ class Renderer:
             if notebook is None:
                 key = (page.source, page.digest, made[2], self.notebook_site_key)
                 memo = self.memo if page.digest else Memo(None)  # (a page not read from its file has no digest)
-                notebook = memo.kept("notebook", key, lambda: build_notebook(self.cfg, page, art, self.sitemap,
-                                                                             self.solutions))
+                notebook = memo.kept("notebook", key, lambda: self.notebook(page, art))
                 seen = (*made, memo.name("notebook", key))
             if seen[3] is not None:
                 self.notebook_records[art.lab.id] = seen
             self.out.add(art.lab.notebook, notebook, page.source)
+
+    def notebook(self, page: Page, art: Artifacts) -> bytes:
+        """A lab's notebook download: a notebook page's own notebook with this build's outputs, or one
+        made of its page's prose and its cells (notebook.py)."""
+        from .notebook import build_notebook, computed_notebook
+        if art.lab.script.suffix == ".ipynb":
+            rel = page.source
+            return computed_notebook(self.cfg, page, art, self.sitemap, read_bytes(self.cfg.root / rel, rel, self.hashes))
+        return build_notebook(self.cfg, page, art, self.sitemap, self.solutions)
 
     @functools.cached_property
     def by_output(self) -> dict[str, Page]:
@@ -170,6 +177,33 @@ class Renderer:
         return digest(self.cfg.digest, self.cfg.base_url, self.sitemap.digest, self.solutions)
 
     # -- pages --------------------------------------------------------------
+    def output_markdown(self, text: str) -> str:
+        """Markdown a cell displayed (text/markdown), with its math, as the page's prose is made."""
+        formulas: dict[str, str] = {}
+        lines = []
+        for line in text.splitlines():
+            for start, end, tex, display in reversed(math_spans(line)):
+                key = f"\ue000m{len(formulas)}\ue001"
+                formulas[key] = to_mathml(tex, display, self.memo)
+                line = line[:start] + key + line[end:]
+            lines.append(line)
+        body = self.output_converter.reset().convert("\n".join(lines))
+        return re.sub("\ue000m\\d+\ue001", lambda m: formulas[m.group(0)], body)
+
+    @functools.cached_property
+    def output_converter(self):
+        return markdown_converter(self.words)
+
+    def figure_html(self, page: Page, art: Artifacts, name: str, alt: str, caption: str = "") -> str:
+        """A lab's figure on `page`, with its narrow variant for phones if it has one."""
+        def shown(figure: str) -> dict:         # saved at twice the size it is shown at
+            width, height = png_size(art.files[figure].read_bytes())
+            return {"src": relative_url(page.output, art.figure_path(figure)),
+                    "width": (width + 1) // 2, "height": (height + 1) // 2}
+        narrow = art.narrow(name)
+        return self.render_template("partials/figure.html", figure=shown(name), narrow=shown(narrow) if narrow else None,
+                                    alt=alt, caption=caption, words=self.words)
+
     def page_body(self, page: Page) -> tuple[str, list, list[str]]:
         """The page's HTML, its table of contents, and the extra scripts its blocks need."""
         art = self.artifacts.get(page.lab) if page.lab else None
@@ -191,14 +225,7 @@ class Renderer:
             return relative_url(page.output, output, fragment)
 
         def figure_block(name: str, alt: str, caption: str) -> str:
-            def shown(figure: str) -> dict:         # saved at twice the size it is shown at
-                width, height = png_size(art.files[figure].read_bytes())
-                return {"src": relative_url(page.output, art.figure_path(figure)),
-                        "width": (width + 1) // 2, "height": (height + 1) // 2}
-            narrow = art.narrow(name)
-            return placeholder(self.render_template(
-                "partials/figure.html", figure=shown(name), narrow=shown(narrow) if narrow else None,
-                alt=alt, caption=caption, words=self.words))
+            return placeholder(self.figure_html(page, art, name, alt, caption))
 
         def math(tex: str, display: bool) -> str:
             mathml = to_mathml(tex, display, self.memo)

@@ -1,0 +1,173 @@
+"""A notebook in content/ is a page and its lab (sitegen/nbpage.py), built as a teacher would build it:
+rich outputs as Jupyter shows them, the notebook's own names quoted, data beside it, edits picked up."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from helpers import Elements
+from support import run_build, tiny_site
+
+nbformat = pytest.importorskip("nbformat")
+new_code, new_markdown, new_raw = nbformat.v4.new_code_cell, nbformat.v4.new_markdown_cell, nbformat.v4.new_raw_cell
+
+LESSON = [
+    new_raw("---\ndata: [points.csv]\n---"),
+    new_markdown("# 线性回归\n\n斜率是 {{ slope | .4f }}，一共 {{ n }} 个点。\n\n下一章：[梯度下降](gradient%20descent.ipynb)。"),
+    new_code("import numpy as np\nimport matplotlib.pyplot as plt\n"
+             "data = np.loadtxt('points.csv', delimiter=',', skiprows=1)\nn = len(data)\n"
+             "slope, icept = np.polyfit(data[:, 0], data[:, 1], 1)\nprint('first')\n"
+             "import sys; print('to stderr', file=sys.stderr)\nprint('second')\nslope"),
+    new_code("fig, ax = plt.subplots(figsize=(3, 2))\nax.plot(data[:, 0], data[:, 1], 'o')\nfig"),
+    new_code("from IPython.display import display, Math, HTML, Markdown\n"
+             "display(Math(r'\\hat y = %.3f x' % slope))\ndisplay(Markdown('**粗体** 与 $x^2$'))\n"
+             "HTML('<table><tr><th style=\"color:red\">a</th><td onclick=\"steal()\">1</td></tr></table>'\n"
+             "     '<script>steal()</script><img src=\"https://tracker.example/p.png\">')"),
+    new_code("%timeit -n1 -r1 sum(range(10))\n%precision 3\nget_ipython().__class__.__name__"),
+    new_code("_ = plt.plot([1, 2]); plt.show()\nprint('after the figure')"),
+]
+SEQUEL = [new_markdown("# 梯度下降\n\n回到[线性回归](linreg.ipynb)。"),
+          new_code("w = 0.0\nfor _ in range(50):\n    w -= 0.1 * 2 * (w - 3)\nround(w, 6)")]
+
+
+def write(path, cells):
+    notebook = nbformat.v4.new_notebook()
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    notebook.cells = cells
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(notebook, path)
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    root = tiny_site(tmp_path_factory.mktemp("nbpage") / "site")
+    (root / "content/lessons").mkdir()
+    (root / "content/lessons/points.csv").write_text("x,y\n1,2\n2,4\n3,6.5\n", encoding="utf-8")
+    write(root / "content/lessons/linreg.ipynb", LESSON)
+    write(root / "content/lessons/gradient descent.ipynb", SEQUEL)
+    result = run_build(root, root / "dist", root / ".cache", "--strict")
+    assert result.returncode == 0, result.stderr + result.stdout
+    return root
+
+
+def page(root, name="lessons/linreg.html") -> Elements:
+    return Elements((root / "dist" / name).read_text(encoding="utf-8"))
+
+
+def test_the_notebook_is_a_page_whose_prose_quotes_its_own_names(course):
+    found = page(course)
+    assert [h[2] for h in found.find("h1")] == ["线性回归"]
+    prose = " ".join(p[2] for p in found.find("p"))
+    results = json.loads((course / "dist/lessons/linreg/results.json").read_text())
+    assert f"斜率是 {results['slope']:.4f}，一共 3 个点" in prose
+    assert [a[1]["href"] for a in found.find("a") if a[2] == "梯度下降"] == ["gradient-descent"]
+    assert [a[1]["href"] for a in page(course, "lessons/gradient-descent.html").find("a")
+            if a[2] == "线性回归"] == ["linreg"]
+
+
+def test_every_output_is_shown_in_the_order_jupyter_shows_it(course):
+    found = page(course)
+    first = [e for e in found.find("pre") if "cell-stdout" in e[1].get("class", "")
+             or "cell-stderr" in e[1].get("class", "")]
+    assert [e[2] for e in first[:3]] == ["first\n", "to stderr\n", "second\n"]
+    assert first[1][1]["class"] == "cell-stderr"
+    values = [e[2] for e in found.find("pre", **{"class": "cell-value"})]
+    assert values[0].startswith("np.float64(2.2")
+    assert "'InteractiveShell'" in values                       # get_ipython() is there
+    timing = [e[2] for e in found.find("pre", **{"class": "cell-stdout"}) if "per loop" in e[2]]
+    assert len(timing) == 1 and "±" in timing[0]               # %timeit measured and printed as IPython does
+    assert found.find("math")                                   # display(Math(...)) as MathML
+    assert [e[2] for e in found.find("strong")] == ["粗体"]    # display(Markdown(...))
+    assert len(found.find("img", alt="单元 2 画出的第 1 张图")) == 1     # `fig` as a last line: the figure
+    after = [e for e in found.elements if e[0] == "figure" or e[0] == "pre" and "after the figure" in e[2]
+             and e[1].get("class") == "cell-stdout"]
+    assert len(after) == 3 and after[-1][0] == "pre"           # plt.show() shows it where it stands
+
+
+def test_html_outputs_are_reduced_to_what_a_page_may_hold(course):
+    found = page(course)
+    tables = found.find("div", **{"class": "output-html"})
+    assert len(tables) == 1 and tables[0][2].replace("\n", "") == "a1"        # the table, and only it
+    assert not [e for e in found.elements if {"onclick", "style"} & set(e[1])]
+    assert not [e for e in found.find("script") if "src" not in e[1]]
+    assert not [e for e in found.find("img") if "tracker.example" in e[1].get("src", "")]
+
+
+def test_data_beside_the_notebook_is_read_and_published_and_the_download_keeps_every_output(course):
+    assert (course / "dist/lessons/linreg/points.csv").read_bytes() == \
+        (course / "content/lessons/points.csv").read_bytes()
+    download = nbformat.reads((course / "dist/lessons/linreg/linreg.ipynb").read_text(encoding="utf-8"), 4)
+    nbformat.validate(download)
+    kinds = [set(out.get("data", {})) | {out["output_type"]} for cell in download.cells if cell.cell_type == "code"
+             for out in cell.outputs]
+    assert any("image/png" in k for k in kinds) and any("text/latex" in k for k in kinds)
+    assert any("text/html" in k for k in kinds) and any("stream" in k for k in kinds)
+    markdown = [cell.source for cell in download.cells if cell.cell_type == "markdown"]
+    assert "{{" not in "".join(markdown) and "https://example.pages.dev/lessons/gradient-descent" in "".join(markdown)
+
+
+def test_a_prose_edit_reuses_the_lab_and_a_code_edit_runs_it(course, tmp_path):
+    root = tmp_path / "site"
+    shutil.copytree(course, root, symlinks=True)
+    notebook = root / "content/lessons/linreg.ipynb"
+    data = nbformat.read(notebook, 4)
+    data.cells[1].source = data.cells[1].source.replace("一共", "总共")
+    nbformat.write(data, notebook)
+    result = run_build(root, root / "dist", root / ".cache")
+    assert result.returncode == 0 and "lessons-linreg cached" in result.stdout, result.stdout + result.stderr
+    assert "总共 3 个点" in (root / "dist/lessons/linreg.html").read_text(encoding="utf-8")
+    data.cells[6].source = data.cells[6].source.replace("after the figure", "edited in Jupyter")
+    nbformat.write(data, notebook)
+    result = run_build(root, root / "dist", root / ".cache")
+    assert result.returncode == 0 and "lessons-linreg" in result.stdout.split("[")[-1], result.stdout
+    assert "edited in Jupyter" in (root / "dist/lessons/linreg.html").read_text(encoding="utf-8")
+    (root / "content/lessons/points.csv").write_text("x,y\n1,2\n2,4\n3,6.5\n4,8\n", encoding="utf-8")
+    result = run_build(root, root / "dist", root / ".cache")
+    assert result.returncode == 0, result.stderr
+    assert "一共 4 个点" not in (root / "dist/lessons/linreg.html").read_text(encoding="utf-8")
+    assert "总共 4 个点" in (root / "dist/lessons/linreg.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("cells, expected", [
+    ([new_markdown("# 出错"), new_code("x = 1"), new_code("y = 1\n[1, 2].shape")],
+     ":{line}: lab lessons-broken failed: cell 3: AttributeError: 'list' object has no attribute 'shape'"),
+    ([new_code("!ls -l")], ":{line}: lab lessons-broken failed: cell 1: shell commands (!ls -l) do not run"),
+    ([new_code("open('missing.txt').read()")], "add `data: [missing.txt]` to its front matter"),
+    ([new_raw("---\ndata: [../secret.txt]\n---"), new_code("1")], "must be a file inside the notebook's folder"),
+    ([new_markdown("only prose")], "has no code cells"),
+])
+def test_a_mistake_in_a_notebook_is_named_at_its_line_in_the_file(tmp_path, cells, expected):
+    root = tiny_site(tmp_path / "site")
+    write(root / "content/lessons/broken.ipynb", cells)
+    result = run_build(root, root / "dist", root / ".cache")
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    text = (root / "content/lessons/broken.ipynb").read_text(encoding="utf-8").splitlines()
+    line = next((n for n, t in enumerate(text, 1) if "[1, 2].shape" in t or "!ls" in t), 0)
+    assert "content/lessons/broken.ipynb" + expected.format(line=line) in result.stderr \
+        if expected.startswith(":") else expected in result.stderr, result.stderr
+
+
+def test_allow_errors_shows_the_error_as_jupyter_does_and_runs_on(tmp_path):
+    root = tiny_site(tmp_path / "site")
+    write(root / "content/lessons/errors.ipynb", [
+        new_raw("---\nallow_errors: true\n---"), new_code("import matplotlib.style\nmatplotlib.style.use('seaborn')"),
+        new_code("print('the rest runs')")])
+    result = run_build(root, root / "dist", root / ".cache", "--strict")
+    assert result.returncode == 0, result.stderr
+    found = page(root, "lessons/errors.html")
+    errors = found.find("pre", **{"class": "cell-error"})
+    assert len(errors) == 1 and "OSError" in errors[0][2] and "seaborn" in errors[0][2]
+    assert "the rest runs\n" in [e[2] for e in found.find("pre", **{"class": "cell-stdout"})]
+
+
+def test_source_lines_are_found_however_the_notebook_was_written():
+    from sitegen.nbpage import _source_lines
+    one_line = json.dumps({"cells": [{"cell_type": "markdown", "source": "a\nb"},
+                                     {"cell_type": "code", "source": ["x = 1\n", "y"], "outputs": []}],
+                           "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    assert _source_lines(one_line) == [[1], [1, 1]]
+    spread = json.dumps(json.loads(one_line), indent=1)
+    lines = spread.splitlines()
+    assert _source_lines(spread)[1] == [n for n, t in enumerate(lines, 1) if t.strip() in ('"x = 1\\n",', '"y"')]
