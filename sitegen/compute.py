@@ -57,6 +57,7 @@ class _Job:
     cached: Artifacts | None = None      # its cache entry, current but for its inputs, which are still to run:
     #                                      taken if they give it the same bytes it was made from (early cut-off)
     read: dict[str, str] = field(default_factory=dict)    # lab id -> SHA-256 of the inputs it was given
+    links: list = field(default_factory=list)             # a notebook's neighbours laid beside it (nbpage.py)
 
     @property
     def result(self) -> Path:
@@ -230,14 +231,20 @@ class LabScheduler:
         work = job.staging / "work"
         work.mkdir()
         job.read = {name: sha256(data) for name, data in inputs.items()}
-        for name, rel in job.lab.data:           # files beside a notebook that it reads (nbpage.py)
-            (work / name).parent.mkdir(parents=True, exist_ok=True)
-            (work / name).write_bytes(read_bytes(self.cfg.root / rel, rel, self.hashes or None))
+        here, watch = work, (str(self.cfg.root), str(self.cache_dir))
+        if job.lab.script.suffix == ".ipynb":    # a notebook page runs beside its neighbours (nbpage.py)
+            from .nbpage import lay_folder
+            here, job.links, mirrors = lay_folder(self.cfg.root, str(job.lab.script.relative_to(self.cfg.root)), work)
+            watch = (*watch, mirrors)
+        for name, rel in job.lab.data:           # files it declares: copied, to be published with it
+            (here / name).unlink(missing_ok=True)
+            (here / name).parent.mkdir(parents=True, exist_ok=True)
+            (here / name).write_bytes(read_bytes(self.cfg.root / rel, rel, self.hashes or None))
         for name, data in inputs.items():        # what this lab reads: inputs/<lab>/results.json
             (work / "inputs" / name).mkdir(parents=True)
             (work / "inputs" / name / "results.json").write_bytes(data)
         self.host.run(job.name, str(job.lab.script), job.cells, job.lab.display, self.cfg.figure_fonts,
-                      job.staging, work, job.result, job.preview, (str(self.cfg.root), str(self.cache_dir)))
+                      job.staging, here, job.result, job.preview, watch)
         job.started = time.monotonic()
         self.running[job.name] = job
 
@@ -363,6 +370,9 @@ class LabScheduler:
             shutil.rmtree(job.staging, ignore_errors=True)
             self.failures.append(SourcesChanged(edited))
             return
+        for link in job.links:                   # its neighbours are the project's, not what it made
+            if link.is_symlink():
+                link.unlink()
         try:
             store(job.lab, job.key, job.source, self.env, str(job.lab.script.relative_to(self.cfg.root)),
                   {**run, "inputs": job.read}, job.staging / "work", job.staging)

@@ -49,14 +49,30 @@ def listing_record(path: str) -> str:
     return LISTING + hashlib.sha256("\0".join(names).encode("utf-8", "surrogateescape")).hexdigest()
 
 
+_PAUSED = [0]          # while above 0, the harness itself is looking (labrun's snapshots of the lab's folder)
+
+
+class unrecorded:
+    """`with unrecorded():` what the harness reads is not the lab's reading."""
+
+    def __enter__(self):
+        _PAUSED[0] += 1
+
+    def __exit__(self, *exc):
+        _PAUSED[0] -= 1
+
+
 class Recorder:
     """Installed in a lab's process (`install`): every file under `root` it opens for reading and
     every folder it lists there, not under `ignored` (its own working folder, the cache), by path
     relative to `root`, with what it held when first read (`reads`)."""
 
-    def __init__(self, root: str, ignored: tuple[str, ...]):
+    def __init__(self, root: str, ignored: tuple[str, ...], mirrors: dict[str, str] | None = None):
+        """`mirrors`: folders laid out to stand for the project's (nbpage.lay_folder): a listing of
+        one is the listing of the folder it stands for."""
         self.root = os.path.realpath(root) + os.sep
         self.ignored = tuple(os.path.realpath(folder) + os.sep for folder in ignored)
+        self.mirrors = {os.path.realpath(k): os.path.realpath(v) for k, v in (mirrors or {}).items()}
         self.reads: dict[str, str] = {}
         self.busy = False
 
@@ -65,7 +81,7 @@ class Recorder:
         return self
 
     def _hook(self, event: str, args: tuple) -> None:
-        if self.busy or event not in ("open", "os.listdir", "os.scandir"):
+        if self.busy or _PAUSED[0] or event not in ("open", "os.listdir", "os.scandir"):
             return
         if event != "open" and sys._getframe(1).f_code.co_filename.startswith("<frozen importlib"):
             return      # the import system's look at a folder of sys.path: what it imports is opened
@@ -87,6 +103,8 @@ class Recorder:
             self.busy = False
 
     def _seen(self, real: str, listing: bool) -> None:
+        if listing and real in self.mirrors:
+            real = self.mirrors[real]
         if not real.startswith(self.root) or real.startswith(self.ignored):
             return
         if real.endswith(".pyc") and f"{os.sep}__pycache__{os.sep}" in real:

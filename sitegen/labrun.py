@@ -23,7 +23,7 @@ from pathlib import Path
 from .cells import RAISES, Cell, cell_code
 from .labipython import figure_outputs
 from .figurefonts import MISSING_GLYPH, NO_GLYPH, use
-from .labreads import Recorder
+from .labreads import Recorder, unrecorded
 
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 WRITE_ONLY_HERE = "labs may write only in their own working folder, where they run"
@@ -41,10 +41,10 @@ def run_lab(script: str, cells: tuple[Cell, ...], display: str, fonts: tuple[str
     it runs beside the lab's real run only so that labs reading it can start sooner. The build
     keeps what they make only if the real run's results.json turns out the same (compute.py).
 
-    `watch`: (the project, the cache): every file and folder of the project the lab reads, outside
+    `watch`: (the project, the cache[, folders laid out to stand for the project's]): every file and folder of the project the lab reads, outside
     the cache, is recorded with what it held (labreads.py) and reported as the run's `reads`."""
     from .sandbox import confine
-    recorder = Recorder(watch[0], (watch[1], staging)).install() if watch else None
+    recorder = Recorder(watch[0], (watch[1], staging), *watch[2:]).install() if watch else None
     try:
         use(fonts)
         if preview:
@@ -73,7 +73,7 @@ def _draw_nothing() -> None:
 
 
 def _hand_on_results(workdir: Path, staging: Path, announce) -> None:
-    found = [p for p in workdir.rglob(RESULTS) if p.relative_to(workdir).parts[0] != "inputs"]
+    found = [p for p in _files(workdir, RESULTS) if p.relative_to(workdir).parts[0] != "inputs"]
     if announce is None or len(found) != 1:
         return                              # the build reports what is wrong once the lab is done
     shutil.copyfile(found[0], staging / (EARLY_RESULTS + ".tmp"))
@@ -81,9 +81,16 @@ def _hand_on_results(workdir: Path, staging: Path, announce) -> None:
     announce()
 
 
+def _files(folder: Path, pattern: str = "*") -> list[Path]:
+    """What the lab wrote in its folder (a notebook's neighbours there are links to the project's),
+    looked at by the harness: not the lab's reading (labreads.py)."""
+    with unrecorded():
+        return sorted(p for p in folder.rglob(pattern) if not p.is_symlink())
+
+
 def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
     return {str(p.relative_to(folder)): (p.stat().st_mtime_ns, p.stat().st_size)
-            for p in folder.rglob("*") if p.is_file()}
+            for p in _files(folder) if p.is_file()}
 
 
 def _failure(script: str, exc: BaseException, confined: bool = False, cell: Cell | None = None,
@@ -178,7 +185,7 @@ def run_cells(script: str, cells: tuple[Cell, ...], workdir: str, confined: bool
         for name in figures:
             data = (folder / name).read_bytes()
             encoding[name] = (data, threads.submit(_quantized, data))
-    if not any(p.relative_to(folder).parts[0] != "inputs" for p in folder.rglob(RESULTS)):
+    if not any(p.relative_to(folder).parts[0] != "inputs" for p in _files(folder, RESULTS)):
         # A notebook rarely writes a results.json: its own top-level values are its results.
         hidden = jupyter.hidden if jupyter else ()
         (folder / RESULTS).write_text(json.dumps(namespace_results(namespace, hidden), indent=1), encoding="utf-8")
@@ -187,7 +194,7 @@ def run_cells(script: str, cells: tuple[Cell, ...], workdir: str, confined: bool
     if not finish:
         threads.shutdown(cancel_futures=True)
         return {"cells": results, "error": None}
-    files = sorted(folder.rglob("*"))
+    files = _files(folder)
     for path in files:                  # first what needs no figure, while the last ones are encoded
         if path.suffix == ".npz":
             _normalize_zip(path)

@@ -373,3 +373,29 @@ def notebook_pages(root, hashes: dict[str, str], memo=None) -> list:
 def _page(root, rel: str, output: str, hashes, memo):
     import dataclasses
     return dataclasses.replace(page_of(load(root, rel, hashes, memo), output, memo), digest=hashes[rel])
+
+
+def lay_folder(root, rel: str, work) -> tuple:
+    """The folder a notebook page's lab runs in, laid out in `work` as Jupyter's would be: the
+    notebook's folder, with its neighbours (the files and folders beside it, and beside each folder
+    above it up to content/) there as links, so that `open('points.csv')` and `../data/x.csv` read
+    what they read in Jupyter; what the lab reads through them is recorded (labreads.py). Returns
+    (the folder it runs in, the links laid, {folder laid: the project folder it stands for})."""
+    import os
+    from pathlib import Path
+    from .sources import SKIPPED
+    parts = PurePosixPath(rel).parent.parts          # ("content", "x", ...)
+    project, here, links, mirrors = Path(root), Path(work), [], {}
+    for depth, part in enumerate(parts):
+        project = project / part
+        if depth:
+            here = here / part
+            here.mkdir(exist_ok=True)
+        mirrors[str(here)] = str(project)
+        below = parts[depth + 1] if depth + 1 < len(parts) else None
+        for entry in sorted(os.scandir(project), key=lambda e: e.name):
+            if entry.name in SKIPPED or entry.name == below or (here / entry.name).exists():
+                continue
+            os.symlink(entry.path, here / entry.name)
+            links.append(here / entry.name)
+    return here, links, mirrors

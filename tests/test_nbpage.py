@@ -171,3 +171,29 @@ def test_source_lines_are_found_however_the_notebook_was_written():
     spread = json.dumps(json.loads(one_line), indent=1)
     lines = spread.splitlines()
     assert _source_lines(spread)[1] == [n for n, t in enumerate(lines, 1) if t.strip() in ('"x = 1\\n",', '"y"')]
+
+
+def test_a_notebook_reads_its_neighbours_as_in_jupyter_and_a_new_one_runs_it_again(tmp_path):
+    """Undeclared: read where they are (as Jupyter's working folder has them), recorded, never published."""
+    root = tiny_site(tmp_path / "site")
+    (root / "content/data").mkdir()
+    (root / "content/data/shared.txt").write_text("7", encoding="utf-8")
+    (root / "content/lessons").mkdir()
+    (root / "content/lessons/a.csv").write_text("1", encoding="utf-8")
+    write(root / "content/lessons/reads.ipynb", [
+        new_code("import os\nshared = int(open('../data/shared.txt').read())\n"
+                 "csvs = sorted(p for p in os.listdir('.') if p.endswith('.csv'))\ncsvs"),
+        new_code("import matplotlib.pyplot as plt\nplt.plot([1, 2]); plt.savefig('mine.png')")])
+    assert run_build(root, root / "dist", root / ".cache", "--strict").returncode == 0
+    results = json.loads((root / "dist/lessons/reads/results.json").read_text())
+    assert (results["shared"], results["csvs"]) == (7, ["a.csv"])
+    assert sorted(p.name for p in (root / "dist/lessons/reads").iterdir()) == ["figure-01.png", "reads.ipynb",
+                                                                                "results.json"]
+    (root / "content/lessons/b.csv").write_text("2", encoding="utf-8")        # a new file in the folder it listed
+    result = run_build(root, root / "dist", root / ".cache")
+    assert result.returncode == 0 and "lessons-reads computed" in result.stdout, result.stdout
+    assert json.loads((root / "dist/lessons/reads/results.json").read_text())["csvs"] == ["a.csv", "b.csv"]
+    (root / "content/data/shared.txt").write_text("8", encoding="utf-8")      # a file it read, elsewhere
+    assert run_build(root, root / "dist", root / ".cache").returncode == 0
+    assert json.loads((root / "dist/lessons/reads/results.json").read_text())["shared"] == 8
+    assert (root / "content/lessons/a.csv").read_text() == "1" and not (root / "content/lessons/mine.png").exists()
