@@ -294,6 +294,8 @@ def _notebook_labs(root: Path, hashes, memo, seen_ids: dict, problems: Collector
             problems.problems.extend(exc.problems)
             continue
         folder = nbpage.output_folder(rel)
+        if "lab" not in source.meta:
+            continue            # prose only: a page, without a lab
         if source.lab_id in seen_ids:
             problems.add(rel, 1, f"its lab id {source.lab_id!r} is taken by the lab at site.yaml:"
                                  f"{seen_ids[source.lab_id]}: rename the notebook or that lab")

@@ -95,12 +95,21 @@ class Recorder:
         if event == "open":
             mode, flags = args[1], args[2]
             if (mode and any(c in mode for c in "wax+")) or (not mode and flags & (os.O_WRONLY | os.O_RDWR)):
+                self._written(path)
                 return                      # a write: the sandbox keeps it in the lab's own folder
         self.busy = True
         try:
             self._seen(os.path.realpath(path), listing=event != "open")
         finally:
             self.busy = False
+
+    def _written(self, path: str) -> None:
+        """A file the lab writes where a link to the project's file lies (a notebook's neighbour, laid
+        beside it): the link goes, and the lab writes its own file there, as in Jupyter it would
+        write over the one in its folder; the project's is never touched."""
+        absolute = os.path.abspath(path)
+        if self.mirrors and os.path.realpath(os.path.dirname(absolute)) in self.mirrors and os.path.islink(absolute):
+            os.unlink(absolute)
 
     def _seen(self, real: str, listing: bool) -> None:
         if listing and real in self.mirrors:

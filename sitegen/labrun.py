@@ -108,9 +108,9 @@ def _failure(script: str, exc: BaseException, confined: bool = False, cell: Cell
     message = f"{type(exc).__name__}: {exc}".rstrip(": ") if type(exc).__name__ != "ShellRefused" else str(exc)
     if cell is not None and cell.number:
         message = f"cell {cell.number}: {message}"
-    if isinstance(exc, FileNotFoundError) and script.endswith(".ipynb") and exc.filename:
-        message += (f" (a file beside the notebook is not in the lab's folder unless the notebook declares it: "
-                    f"add `data: [{exc.filename}]` to its front matter, a raw cell at its top)")
+    if isinstance(exc, FileNotFoundError) and script.endswith(".ipynb") and isinstance(exc.filename, str):
+        where = os.path.normpath(os.path.join(os.path.dirname(script), exc.filename))
+        message += f" (it runs in its own folder, as in Jupyter: there is no {where})"
     if confined and isinstance(exc, PermissionError):
         message += f" ({WRITE_ONLY_HERE})"
     if isinstance(exc, ModuleNotFoundError) and exc.name:
@@ -319,7 +319,14 @@ class _Jupyter:
         self.saved.clear()
         outputs, error = self.shell.run(cell.source, cell.name)
         self.shell.outputs = outputs
-        self._flush()
+        try:
+            self._flush()
+        except Exception as exc:  # noqa: BLE001 - drawing the figure it left open failed: the cell's error
+            import matplotlib.pyplot as plt
+            plt.close("all")
+            self.shell.output({"output_type": "error", "ename": type(exc).__name__, "evalue": str(exc),
+                               "traceback": traceback.format_exception_only(exc)})
+            error = error or exc
         return self.shell.outputs, error
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import json
+import posixpath
 import re
 from pathlib import PurePosixPath
 from typing import NamedTuple
@@ -32,6 +33,7 @@ from typing import NamedTuple
 from .cells import NAME, Cell
 from .errors import BuildError, Collector, Problem
 from .nbfile import parse_notebook
+from .prose import LINK
 
 SUFFIX = ".ipynb"
 LAB_KEYS = {"data": list, "allow_errors": bool, "timeout": (int, float)}
@@ -235,11 +237,9 @@ def read(data: bytes, rel: str) -> NotebookSource:
             cells = [c._replace(text=rest, lines=c.lines[1:] or c.lines) if c is first else c for c in cells]
         meta["title"] = title or PurePosixPath(rel).stem
         meta_lines["title"] = 1
-    if not any(c.kind == "code" and c.text.strip() for c in cells):
-        problems.add(rel, 1, "has no code cells: a notebook page computes something (a page without code "
-                             "is a Markdown page: save it as .md)")
     problems.raise_if_any()
-    meta["lab"] = lab_id(rel)
+    if any(c.kind == "code" and c.text.strip() for c in cells):       # (a notebook of prose only has no lab)
+        meta["lab"] = lab_id(rel)
     return NotebookSource(rel, meta, meta_lines, tuple(cells), data, bool(lab.get("allow_errors", False)),
                           lab.get("timeout") if isinstance(lab.get("timeout"), (int, float)) else None)
 
@@ -282,10 +282,24 @@ def python_of(source: NotebookSource) -> bytes:
 
 # -- the page ---------------------------------------------------------------------------
 
-def page_text(source: NotebookSource) -> tuple[str, list[int]]:
-    """The page as the site's Markdown (front matter, prose, `::: cell` blocks, downloads) and, for
-    each of its lines, the notebook file's line it came from."""
-    lines, where = ["---"], [1]
+def page_text(source: NotebookSource, pages: frozenset = frozenset()) -> tuple[str, list[int], list]:
+    """The page as the site's Markdown (front matter, prose, `::: cell` blocks, downloads), for each
+    of its lines the notebook file's line it came from, and notes for the author. A link to a
+    notebook that is not among the site's `pages` (content paths; a book's next chapter, left
+    behind) is shown as its text, with a note."""
+    lines, where, notes = ["---"], [1], []
+    folder = PurePosixPath(source.rel[len("content/"):]).parent
+
+    def unlinked(match, line: int) -> str:
+        from urllib.parse import unquote
+        target = match["target"].partition("#")[0]
+        if not target.endswith(SUFFIX) or "://" in target:
+            return match[0]
+        if posixpath.normpath(str(folder / unquote(target))) in pages:
+            return match[0]
+        notes.append((line, f"links to {target}, which is no page of this site: shown as its text; add that "
+                            "notebook to content/, or link the address it is published at"))
+        return match["text"]
     for key, value in source.meta.items():
         lines.append(f"{key}: {json.dumps(value, ensure_ascii=False)}")
         where.append(source.meta_lines.get(key, 1))
@@ -295,22 +309,24 @@ def page_text(source: NotebookSource) -> tuple[str, list[int]]:
     for cell in source.cells:
         if cell.kind == "markdown" and cell.text.strip():
             body = cell.text.split("\n")
-            lines += body + [""]
-            where += [_line(cell.lines, k) for k in range(1, len(body) + 1)] + [cell.lines[-1] if cell.lines else 0]
+            numbers = [_line(cell.lines, k) for k in range(1, len(body) + 1)]
+            lines += [LINK.sub(lambda m, n=n: unlinked(m, n), text) for text, n in zip(body, numbers)] + [""]
+            where += numbers + [cell.lines[-1] if cell.lines else 0]
             has_downloads = has_downloads or any(line.strip() == "::: downloads" for line in body)
         elif cell.kind == "code" and cell.text.strip():
             lines += [f"::: cell {cell.name} figures=shown", ""]
             where += [cell.lines[0] if cell.lines else 0] * 2
-    if not has_downloads:
+    if not has_downloads and "lab" in source.meta:
         lines.append("::: downloads")
         where.append(where[-1])
-    return "\n".join(lines) + "\n", where
+    return "\n".join(lines) + "\n", where, notes
 
 
-def page_of(source: NotebookSource, output: str, memo=None):
-    """The notebook's Page: its Markdown cells parsed as a page's body is, lines the file's own."""
+def page_of(source: NotebookSource, output: str, memo=None, pages: frozenset = frozenset()):
+    """The notebook's Page: its Markdown cells parsed as a page's body is, lines the file's own
+    (`pages`: the site's, by content path, which its links to other notebooks may name)."""
     from .content import parse_page
-    text, where = page_text(source)
+    text, where, notes = page_text(source, pages)
 
     def line(number: int) -> int:
         return where[number - 1] if 0 < number <= len(where) else 0
@@ -321,7 +337,7 @@ def page_of(source: NotebookSource, output: str, memo=None):
                           for p in exc.problems]) from None
     import dataclasses
     return dataclasses.replace(page, blocks=tuple(b._replace(line=line(b.line)) for b in page.blocks),
-                               meta_line=1)
+                               meta_line=1, notes=tuple(notes))
 
 
 def data_sources(source: NotebookSource) -> dict[str, str]:
@@ -359,10 +375,13 @@ def notebook_pages(root, hashes: dict[str, str], memo=None) -> list:
     from .memo import Memo
     memo = memo or Memo(None)
     pages, problems = [], []
+    known = frozenset(rel[len("content/"):] for rel in hashes if rel.startswith("content/") and rel.endswith((".md", SUFFIX)))
+    site = hashlib.sha256("\0".join(sorted(known)).encode()).hexdigest()
     for rel in notebooks(root, hashes):
         output = page_output(rel)
         try:
-            pages.append(memo.remember("notebook-page", (rel, hashes[rel]), lambda: _page(root, rel, output, hashes, memo)))
+            pages.append(memo.remember("notebook-page", (rel, hashes[rel], site),
+                                       lambda: _page(root, rel, output, hashes, memo, known)))
         except BuildError as exc:
             problems.extend(exc.problems)
     if problems:
@@ -370,9 +389,9 @@ def notebook_pages(root, hashes: dict[str, str], memo=None) -> list:
     return pages
 
 
-def _page(root, rel: str, output: str, hashes, memo):
+def _page(root, rel: str, output: str, hashes, memo, known: frozenset):
     import dataclasses
-    return dataclasses.replace(page_of(load(root, rel, hashes, memo), output, memo), digest=hashes[rel])
+    return dataclasses.replace(page_of(load(root, rel, hashes, memo), output, memo, known), digest=hashes[rel])
 
 
 def lay_folder(root, rel: str, work) -> tuple:

@@ -15,7 +15,7 @@ from .artifacts import NARROW, Artifacts
 from .blocks import hidden_blocks, practice_markdown
 from .config import SiteConfig
 from .content import Page
-from .prose import SiteMap, is_external, pretty_url, resolve_target, transform_prose
+from .prose import SiteMap, Unresolved, is_external, pretty_url, resolve_target, transform_prose
 from .figurefonts import setup_code
 
 ATTR_LIST = re.compile(r"\s*\{[#.][^}]*\}\s*$")
@@ -125,7 +125,10 @@ def computed_notebook(cfg: SiteConfig, page: Page, art: Artifacts, sitemap: Site
     def href(target: str) -> str:
         if is_external(target):
             return target
-        output, fragment = resolve_target(page, target, sitemap)
+        try:
+            output, fragment = resolve_target(page, target, sitemap)
+        except Unresolved:          # a notebook the site lacks (the page shows the link's text): as written
+            return target
         return f"{cfg.base_url}/{pretty_url(output)}" + (f"#{fragment}" if fragment else "")
     cells, ran, count = [], iter(art.cells), 0
     for number, cell in enumerate(notebook.get("cells", [])):

@@ -140,7 +140,8 @@ def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: 
                           for rel in touched])
     sitemap = check_site(cfg, pages, artifacts, sources, memo)
     files = render_site(cfg, pages, artifacts, sitemap, sources, preview=preview, memo=memo, solutions=solutions)
-    warnings = check_rendered(cfg, pages, files, memo)
+    warnings = [Problem(page.source, line, message) for page in pages for line, message in page.notes] \
+        + list(check_rendered(cfg, pages, files, memo))
     if strict and warnings:
         raise BuildError([Problem(w.path, w.line, w.message + " (a warning; --strict makes it an error)")
                           for w in warnings])

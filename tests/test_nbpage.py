@@ -134,9 +134,8 @@ def test_a_prose_edit_reuses_the_lab_and_a_code_edit_runs_it(course, tmp_path):
     ([new_markdown("# 出错"), new_code("x = 1"), new_code("y = 1\n[1, 2].shape")],
      ":{line}: lab lessons-broken failed: cell 3: AttributeError: 'list' object has no attribute 'shape'"),
     ([new_code("!ls -l")], ":{line}: lab lessons-broken failed: cell 1: shell commands (!ls -l) do not run"),
-    ([new_code("open('missing.txt').read()")], "add `data: [missing.txt]` to its front matter"),
+    ([new_code("open('missing.txt').read()")], "it runs in its own folder, as in Jupyter: there is no /"),
     ([new_raw("---\ndata: [../secret.txt]\n---"), new_code("1")], "must be a file inside the notebook's folder"),
-    ([new_markdown("only prose")], "has no code cells"),
 ])
 def test_a_mistake_in_a_notebook_is_named_at_its_line_in_the_file(tmp_path, cells, expected):
     root = tiny_site(tmp_path / "site")
@@ -183,12 +182,14 @@ def test_a_notebook_reads_its_neighbours_as_in_jupyter_and_a_new_one_runs_it_aga
     write(root / "content/lessons/reads.ipynb", [
         new_code("import os\nshared = int(open('../data/shared.txt').read())\n"
                  "csvs = sorted(p for p in os.listdir('.') if p.endswith('.csv'))\ncsvs"),
-        new_code("import matplotlib.pyplot as plt\nplt.plot([1, 2]); plt.savefig('mine.png')")])
+        new_code("import matplotlib.pyplot as plt\nplt.plot([1, 2]); plt.savefig('mine.png')"),
+        new_code("open('a.csv', 'w').write('written over, as in Jupyter')")])
     assert run_build(root, root / "dist", root / ".cache", "--strict").returncode == 0
     results = json.loads((root / "dist/lessons/reads/results.json").read_text())
     assert (results["shared"], results["csvs"]) == (7, ["a.csv"])
-    assert sorted(p.name for p in (root / "dist/lessons/reads").iterdir()) == ["figure-01.png", "reads.ipynb",
-                                                                                "results.json"]
+    assert sorted(p.name for p in (root / "dist/lessons/reads").iterdir()) == ["a.csv", "figure-01.png",
+                                                                                "reads.ipynb", "results.json"]
+    assert (root / "dist/lessons/reads/a.csv").read_text() == "written over, as in Jupyter"
     (root / "content/lessons/b.csv").write_text("2", encoding="utf-8")        # a new file in the folder it listed
     result = run_build(root, root / "dist", root / ".cache")
     assert result.returncode == 0 and "lessons-reads computed" in result.stdout, result.stdout
@@ -197,3 +198,23 @@ def test_a_notebook_reads_its_neighbours_as_in_jupyter_and_a_new_one_runs_it_aga
     assert run_build(root, root / "dist", root / ".cache").returncode == 0
     assert json.loads((root / "dist/lessons/reads/results.json").read_text())["shared"] == 8
     assert (root / "content/lessons/a.csv").read_text() == "1" and not (root / "content/lessons/mine.png").exists()
+
+
+def test_a_link_to_a_notebook_the_site_lacks_is_its_text_with_a_note(tmp_path):
+    root = tiny_site(tmp_path / "site")
+    write(root / "content/ch1.ipynb", [new_markdown("# 第一章\n\n下一章：[第二章](02%20Next.ipynb)"), new_code("1")])
+    result = run_build(root, root / "dist", root / ".cache")
+    assert result.returncode == 0, result.stderr
+    assert "content/ch1.ipynb:" in result.stderr and "links to 02%20Next.ipynb, which is no page" in result.stderr
+    assert "下一章：第二章" in [p[2] for p in page(root, "ch1.html").find("p")]
+    write(root / "content/02 Next.ipynb", [new_markdown("# 第二章"), new_code("2")])      # it arrives
+    assert run_build(root, root / "dist", root / ".cache", "--strict").returncode == 0
+    assert [a[1]["href"] for a in page(root, "ch1.html").find("a") if a[2] == "第二章"] == ["02-next"]
+
+
+def test_a_notebook_of_prose_only_is_a_page_without_a_lab(tmp_path):
+    root = tiny_site(tmp_path / "site")
+    write(root / "content/prose.ipynb", [new_markdown("# 只有文字\n\n$x^2$ 与 `代码`。")])
+    assert run_build(root, root / "dist", root / ".cache", "--strict").returncode == 0
+    found = page(root, "prose.html")
+    assert [h[2] for h in found.find("h1")] == ["只有文字"] and found.find("math") and not found.find("section")

@@ -66,6 +66,40 @@ def test_edit_rebuilds_and_the_open_page_reloads(tmp_path, browser, emulator):
     assert _nothing_serves(port)
 
 
+def test_a_notebook_saved_in_jupyter_reloads_the_open_page_with_its_code_and_prose(tmp_path, browser, emulator):
+    """The teacher's loop: edit a notebook page's prose and code, save (as Jupyter writes it), and the
+    open page shows both; the time each save took to reach the page is printed (not asserted)."""
+    import nbformat
+    root = _project(tmp_path)
+    notebook = root / "content/loop.ipynb"
+    book = nbformat.v4.new_notebook()
+    book.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    book.cells = [nbformat.v4.new_markdown_cell("# 循环\n\n第 0 版。"), nbformat.v4.new_code_cell("print('run', 0)")]
+    nbformat.write(book, notebook)
+    port = free_port()
+    log = (tmp_path / "serve.log").open("w")
+    server = _serve(root, port, log)
+    try:
+        page = browser.new_page()
+        page.goto(f"http://127.0.0.1:{port}/loop")
+        page.locator("pre.cell-stdout", has_text="run 0").wait_for(timeout=30_000)
+        took = []
+        for version in (1, 2, 3):
+            book.cells[0].source = f"# 循环\n\n第 {version} 版。"
+            book.cells[1].source = f"print('run', {version})"
+            saved = time.monotonic()
+            nbformat.write(book, notebook)
+            page.locator("pre.cell-stdout", has_text=f"run {version}").wait_for(timeout=60_000)
+            page.locator("p", has_text=f"第 {version} 版").wait_for(timeout=5_000)
+            took.append(time.monotonic() - saved)
+        print("notebook saved -> page shows code and prose: " + ", ".join(f"{t:.2f} s" for t in took))
+        page.close()
+    finally:
+        server.send_signal(signal.SIGINT)
+        server.wait(timeout=30)
+        log.close()
+
+
 @pytest.mark.parametrize("how", [signal.SIGHUP, signal.SIGKILL], ids=["terminal closed", "killed"])
 def test_the_emulator_ends_with_serve_however_serve_ends(tmp_path, emulator, how):
     port = free_port()
