@@ -233,11 +233,12 @@ def _directive(match, source, number, problems) -> Block | None:
     return Block(kind, number, args=args, options=options)
 
 
-IMAGES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".svg")
+IMAGES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".svg",
+          ".mp4", ".m4v", ".webm", ".mp3", ".ogg", ".wav")      # and the videos and sounds a page plays
 
 
 def content_images(content_dir: Path, hashes: dict[str, str]) -> dict[str, Path]:
-    """Images kept beside the pages (content/x/images/a.png), published at the same place
+    """Images (and videos, sounds) kept beside the pages (content/x/images/a.png), published at the same place
     (x/images/a.png), so that a page's relative links to them work as written: among the
     sources the build's snapshot took (`hashes`), as the pages are."""
     images = [rel[len("content/"):] for rel in hashes

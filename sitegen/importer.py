@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import ast
 import base64
-import hashlib
 import json
 import posixpath
 import re
@@ -29,14 +28,11 @@ from .cells import NAME, RAISES
 from .errors import BuildError, Collector, Problem
 from .needs import unlisted
 from .nbfile import read_notebook
+from .nbpage import IMAGE, pasted_output, slug
 from .prose import is_external
 from .scaffold import NewFiles, check_new_lab, lab_entry, page_path
 
-FENCE = re.compile(r"^\s*(```|~~~)\s*(?P<info>\S*)")
-OUTPUT_FENCES = ("", "text", "txt", "output", "plaintext", "console")   # how a pasted output is fenced
-IMAGE = re.compile(r"!\[(?P<alt>[^\]]*)\]\((?P<target>[^)\s]+)(?P<title>\s+\"[^\"]*\")?\)")
 LINK = re.compile(r"(?<!!)\[(?P<text>[^\]]*)\]\((?P<target>[^)\s]+)(?P<title>\s+\"[^\"]*\")?\)")
-EMPHASIS_LINE = re.compile(r"^\s*(\*\*|__|\*|_)[^*_].*\1\s*$")
 DEEPNOTE_HEADINGS = {"text-cell-h1": "# ", "text-cell-h2": "## ", "text-cell-h3": "### ", "text-cell-bullet": "- "}
 # IPython lines that mean nothing to a plain Python run: kept as comments.
 INERT = re.compile(r"^%(matplotlib|config|load_ext|reload_ext|autoreload|precision)\b")
@@ -67,11 +63,6 @@ class Notebook:
         """The notebook download's file name: the notebook's own, where it is a plain ASCII name."""
         return self.path.name if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*\.ipynb", self.path.name) \
             else f"{self.lab_id}.ipynb"
-
-
-def slug(name: str) -> str:
-    """A lab id from a file name: ASCII kept, lowercased; a name with none (线性回归) gets one from its hash."""
-    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or f"nb-{hashlib.sha256(name.encode()).hexdigest()[:6]}"
 
 
 def import_notebooks(root: Path, paths: list[Path], lab_id: str | None = None, page: str | None = None,
@@ -154,7 +145,7 @@ def _convert(book: Notebook, data: dict, pages: dict, problems: Collector) -> No
             text = prefix + text.strip() if prefix and not text.lstrip().startswith(prefix.strip()) else text.strip()
             if not text:
                 continue
-            if last_code and _pasted_output(text):
+            if last_code and pasted_output(text):
                 book.alts.setdefault(last_code, []).extend(m["alt"] for m in IMAGE.finditer(text) if m["alt"])
                 continue
             last_code = None
@@ -181,19 +172,6 @@ def _convert(book: Notebook, data: dict, pages: dict, problems: Collector) -> No
     book.title = book.title or book.path.stem
     if not any(c[0] == "code" for c in book.cells):
         problems.add(where, 0, "has no code cells: a lab computes something")
-
-
-def _pasted_output(text: str) -> bool:
-    """A Markdown cell that only pastes a code cell's output: fenced text, images, one emphasised line."""
-    rest, fence, fenced = [], False, False
-    for line in text.splitlines():
-        if match := FENCE.match(line):
-            if not fence and match["info"] not in OUTPUT_FENCES:
-                return False                    # code shown as an example, not an output
-            fence, fenced = not fence, True
-        elif not fence and line.strip() and not IMAGE.fullmatch(line.strip()):
-            rest.append(line)
-    return (fenced or bool(IMAGE.search(text))) and (not rest or (len(rest) == 1 and bool(EMPHASIS_LINE.match(rest[0]))))
 
 
 def _markdown(text: str, cell: dict, number: int, book: Notebook, pages: dict, where: str,

@@ -100,6 +100,9 @@ class NotebookShell:
         self.shell.system = self.shell.getoutput = self._refuse
         self.shell.enable_matplotlib = lambda gui=None: ("inline", os.environ.get("MPLBACKEND"))
         self.shell.user_ns["__name__"] = "__main__"
+        # A cell's code is named as IPython names it in a traceback (In[3]), never by a hash of it:
+        # `SyntaxError: ... (In[3], line 2)`, and warnings say `In[3]:2:`.
+        self.shell.compile.get_code_name = lambda raw, transformed, number: f"In[{number}]"
         try:
             import matplotlib.figure
             formatters = self.shell.display_formatter.formatters
@@ -167,8 +170,7 @@ class NotebookShell:
     def run(self, code: str, cell: str) -> tuple[list[dict], BaseException | None]:
         """Run one cell's code: what it showed, in order, and the error it raised (None if none)."""
         self.outputs, self.cell, self.error, self.figures_shown, self.shown = [], cell, None, set(), 0
-        # (what IPython names the cell's code in tracebacks: "<ipython-input-COUNT-HASH>")
-        self.code_name = f"<ipython-input-{self.shell.execution_count}-"
+        self.code_name = f"In[{self.shell.execution_count}]"
         streams = sys.stdout, sys.stderr
         sys.stdout, sys.stderr = _Stream("stdout", self), _Stream("stderr", self)
         try:

@@ -96,14 +96,14 @@ def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
 def _failure(script: str, exc: BaseException, confined: bool = False, cell: Cell | None = None,
              code_name: str = "") -> dict:
     """A failure as the build reports it: the script's line (for a cell IPython ran, whose code is
-    named from `code_name` on, the line in the cell, counted from the cell's first line), and what to do."""
+    named `code_name`, the line in the cell, counted from the cell's first line), and what to do."""
     line = getattr(exc, "lineno", 0) if isinstance(exc, SyntaxError) else 0
     if cell is not None:
         line = cell.first_line + (line or 1) - 1
     for frame in traceback.extract_tb(exc.__traceback__):
         if frame.filename == script:
             line = frame.lineno or line
-        elif cell is not None and code_name and frame.filename.startswith(code_name):
+        elif cell is not None and code_name and frame.filename == code_name:
             line = cell.first_line + (frame.lineno or 1) - 1
     message = f"{type(exc).__name__}: {exc}".rstrip(": ") if type(exc).__name__ != "ShellRefused" else str(exc)
     if cell is not None and cell.number:
@@ -267,15 +267,20 @@ def _plain(value, depth: int):
 
 # -- as Jupyter shows a cell -----------------------------------------------------
 
+# Backends that draw in a live notebook (a page has none): figures are shown inline instead.
+INTERACTIVE_BACKENDS = {"nbagg", "notebook", "widget", "ipympl", "inline", "module://matplotlib_inline.backend_inline",
+                        "module://ipympl.backend_nbagg"}
+
 class _Jupyter:
     """A lab's cells run as Jupyter runs them (labipython.py), with its inline figures: a figure
-    still open when a cell ends, or when it calls plt.show(), is saved as CELL-1.png, CELL-2.png,
-    ... (at twice its size, as the retina format does), shown where it came, and closed. A figure
-    the cell saved itself, or displayed, is not shown again."""
+    still open when a cell ends, or when it calls plt.show(), is shown where it came (saved as
+    CELL-1.png, CELL-2.png, ... at twice its size, as the retina format does), and closed. A figure
+    the cell displayed is not shown again; one it saved as a PNG in its folder is shown as that file."""
 
     def __init__(self, folder: Path, script: str):
         from .labipython import NotebookShell
-        self.folder, self.script, self.saved = folder, script, set()
+        self.folder, self.script = folder, script
+        self.saved: dict[int, str | None] = {}      # figure -> the PNG it was saved as in the lab's folder
         self.shell = NotebookShell(folder, self._save)
         if not script.endswith(".ipynb"):
             self.shell.namespace["__file__"] = script
@@ -287,10 +292,21 @@ class _Jupyter:
         original = matplotlib.figure.Figure.savefig
 
         def savefig(figure, *args, **kwargs):
-            self.saved.add(id(figure))
+            target = args[0] if args else kwargs.get("fname")
+            if isinstance(target, (str, os.PathLike)) and str(target).endswith(".png"):
+                where = Path(os.path.abspath(target))
+                self.saved[id(figure)] = str(where.relative_to(folder)) if where.is_relative_to(folder) else None
+            else:
+                self.saved.setdefault(id(figure), None)
             return original(figure, *args, **kwargs)
         matplotlib.figure.Figure.savefig = savefig
         plt.show = lambda *args, **kwargs: self._flush()
+        chosen = matplotlib.use
+
+        def use(backend, *args, **kwargs):      # an interactive notebook backend: a page's figures are inline
+            if str(backend).lower() not in INTERACTIVE_BACKENDS:
+                chosen(backend, *args, **kwargs)
+        matplotlib.use = use
 
     @property
     def namespace(self) -> dict:
@@ -310,9 +326,12 @@ class _Jupyter:
             return
         for number in plt.get_fignums():
             figure = plt.figure(number)
-            if id(figure) not in self.saved and id(figure) not in self.shell.figures_shown:
-                self.shell.output({"output_type": "display_data", "metadata": {},
-                                   "data": {"image/png": self.shell._figure(figure)}})
+            if id(figure) in self.shell.figures_shown:
+                continue
+            saved = self.saved.get(id(figure))
+            self.shell.output({"output_type": "display_data", "metadata": {},
+                               "data": {"figure": saved} if saved else {"image/png": self.shell._figure(figure)}})
+            self.shell.figures_shown.add(id(figure))
         plt.close("all")
 
     def run(self, cell: Cell) -> tuple[list[dict], BaseException | None]:

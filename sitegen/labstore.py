@@ -88,8 +88,20 @@ def store(lab, key, source, env, rel_script, run, work, staging) -> None:
                                 for name in sorted(files) if name != "results.json"}}
     results["provenance"] = provenance
     (out / "results.json").write_text(json.dumps(results, indent=2), encoding="utf-8")
-    manifest = {"cells": [{**c, "figures": [Path(f).name for f in c["figures"]]} for c in run["cells"]],
+    manifest = {"cells": [{**c, "figures": [Path(f).name for f in c["figures"]],
+                           **({"outputs": [_flat(o) for o in c["outputs"]]} if "outputs" in c else {})}
+                          for c in run["cells"]],
                 "provenance": provenance, "reads": run.get("reads", {}), "inputs": run.get("inputs", {}),
                 "files": {name: sha256((out / name).read_bytes()) for name in sorted(files)}}
     (staging / "manifest.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False), encoding="utf-8")
     shutil.rmtree(work)
+
+
+def _flat(output: dict) -> dict:
+    """An output naming a file the lab wrote (a figure, an image) by its artifact name, as files/ keeps it."""
+    if "data" not in output:
+        return output
+    data = {mime: Path(value).name if mime == "figure" else
+            {**value, "file": Path(value["file"]).name} if isinstance(value, dict) and "file" in value else value
+            for mime, value in output["data"].items()}
+    return {**output, "data": data}

@@ -38,6 +38,10 @@ from .prose import LINK
 SUFFIX = ".ipynb"
 LAB_KEYS = {"data": list, "allow_errors": bool, "timeout": (int, float)}
 FRONT_RAW = re.compile(r"^\s*---\s*$")
+FENCE = re.compile(r"^\s*(```|~~~)\s*(?P<info>\S*)")
+OUTPUT_FENCES = ("", "text", "txt", "output", "plaintext", "console")   # how a pasted output is fenced
+IMAGE = re.compile(r"!\[(?P<alt>[^\]]*)\]\((?P<target>[^)\s]+)(?P<title>\s+\"[^\"]*\")?\)")
+EMPHASIS_LINE = re.compile(r"^\s*(\*\*|__|\*|_)[^*_].*\1\s*$")
 
 
 class NotebookCell(NamedTuple):
@@ -47,6 +51,7 @@ class NotebookCell(NamedTuple):
     lines: tuple[int, ...]      # the file's line of each line of its source
     name: str = ""              # code cells: its name on the page (#cell-NAME)
     tags: tuple[str, ...] = ()
+    attachments: tuple = ()     # Markdown cells: (name, "data:" URI) of the images pasted into it
 
 
 class NotebookSource(NamedTuple):
@@ -195,7 +200,7 @@ def read(data: bytes, rel: str) -> NotebookSource:
         if kind == "code":
             name = _name(raw, metadata, number, names)
             names.add(name)
-        cells.append(NotebookCell(kind, source, number, lines, name, tags))
+        cells.append(NotebookCell(kind, source, number, lines, name, tags, _attachments(raw)))
     meta, meta_lines = {}, {}
     if cells and cells[0].kind == "raw" and FRONT_RAW.match(cells[0].text.split("\n", 1)[0]):
         front = cells[0]
@@ -244,6 +249,19 @@ def read(data: bytes, rel: str) -> NotebookSource:
                           lab.get("timeout") if isinstance(lab.get("timeout"), (int, float)) else None)
 
 
+def _attachments(raw: dict) -> tuple:
+    """A Markdown cell's pasted images as data: URIs (a page's images may be; nothing else of it)."""
+    found = []
+    for name, data in (raw.get("attachments") or {}).items():
+        mime = next((m for m in data if m in ("image/png", "image/jpeg", "image/gif", "image/webp")), None)
+        value = data.get(mime) if mime else None
+        if isinstance(value, list):
+            value = "".join(value)
+        if isinstance(value, str) and re.fullmatch(r"[A-Za-z0-9+/=\s]*", value):
+            found.append((name, f"data:{mime};base64," + re.sub(r"\s", "", value)))
+    return tuple(found)
+
+
 def _line(lines: tuple[int, ...], k: int) -> int:
     """The file's line of line k (1-based) of a cell's source."""
     return lines[min(max(k, 1), len(lines)) - 1] if lines else 0
@@ -282,6 +300,20 @@ def python_of(source: NotebookSource) -> bytes:
 
 # -- the page ---------------------------------------------------------------------------
 
+def pasted_output(text: str) -> bool:
+    """A Markdown cell that only pastes a code cell's output: fenced text, images, one emphasised line."""
+    rest, fence, fenced = [], False, False
+    for line in text.splitlines():
+        if match := FENCE.match(line):
+            if not fence and match["info"] not in OUTPUT_FENCES:
+                return False                    # code shown as an example, not an output
+            fence, fenced = not fence, True
+        elif not fence and line.strip() and not IMAGE.fullmatch(line.strip()):
+            rest.append(line)
+    return (fenced or bool(IMAGE.search(text))) and (not rest or (len(rest) == 1 and bool(EMPHASIS_LINE.match(rest[0]))))
+
+
+
 def page_text(source: NotebookSource, pages: frozenset = frozenset()) -> tuple[str, list[int], list]:
     """The page as the site's Markdown (front matter, prose, `::: cell` blocks, downloads), for each
     of its lines the notebook file's line it came from, and notes for the author. A link to a
@@ -305,11 +337,19 @@ def page_text(source: NotebookSource, pages: frozenset = frozenset()) -> tuple[s
         where.append(source.meta_lines.get(key, 1))
     lines.append("---")
     where.append(1)
-    has_downloads = False
+    has_downloads, after_code = False, False
     for cell in source.cells:
+        if cell.kind == "markdown" and after_code and pasted_output(cell.text):
+            notes.append((cell.lines[0] if cell.lines else 0, "this Markdown cell only pastes the output of the cell "
+                          "above (saved text or images): not shown, as the page shows what the build computed; "
+                          "delete it from the notebook"))
+            continue
+        after_code = cell.kind == "code" and bool(cell.text.strip())
         if cell.kind == "markdown" and cell.text.strip():
             body = cell.text.split("\n")
             numbers = [_line(cell.lines, k) for k in range(1, len(body) + 1)]
+            for name, uri in cell.attachments:          # ![logo](attachment:logo.png), as Jupyter shows it
+                body = [text.replace(f"attachment:{name}", uri) for text in body]
             lines += [LINK.sub(lambda m, n=n: unlinked(m, n), text) for text, n in zip(body, numbers)] + [""]
             where += numbers + [cell.lines[-1] if cell.lines else 0]
             has_downloads = has_downloads or any(line.strip() == "::: downloads" for line in body)

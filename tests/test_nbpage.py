@@ -218,3 +218,19 @@ def test_a_notebook_of_prose_only_is_a_page_without_a_lab(tmp_path):
     assert run_build(root, root / "dist", root / ".cache", "--strict").returncode == 0
     found = page(root, "prose.html")
     assert [h[2] for h in found.find("h1")] == ["只有文字"] and found.find("math") and not found.find("section")
+
+
+def test_pasted_images_and_an_interactive_backend_are_shown_as_jupyter_shows_them(tmp_path):
+    import base64
+    pixel = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+    root = tiny_site(tmp_path / "site")
+    pasted = new_markdown("# 贴图\n\n![标志](attachment:logo.png)")
+    pasted.attachments = {"logo.png": {"image/png": pixel}}
+    write(root / "content/pasted.ipynb", [pasted, new_code(
+        "import matplotlib\nmatplotlib.use('nbagg')\nimport matplotlib.pyplot as plt\nplt.plot([1, 3])\n"
+        "print(matplotlib.get_backend() != 'nbagg')")])
+    assert run_build(root, root / "dist", root / ".cache", "--strict").returncode == 0
+    found = page(root, "pasted.html")
+    assert [i[1]["src"] for i in found.find("img", alt="标志")] == [f"data:image/png;base64,{pixel}"]
+    assert base64.b64decode(pixel).startswith(b"\x89PNG")
+    assert len(found.find("figure")) == 1 and "True\n" in [e[2] for e in found.find("pre")]

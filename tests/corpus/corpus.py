@@ -166,6 +166,7 @@ RICH = ("text/html", "text/markdown", "text/latex", "image/svg+xml",
         "application/vnd.jupyter.widget-view+json", "application/javascript")
 VARIES = re.compile(r"per loop|Wall time|CPU times|\d+(\.\d+)? ?[nµμm]?s ±|random|rand", re.I)
 ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+CODE_NAME = re.compile(r"\((?:\d+\.py|In\[\d+\]), line")      # ipykernel names a cell's code by its hash, we as In[N]
 
 
 def _text(outputs: list[dict]) -> str:
@@ -178,7 +179,7 @@ def _text(outputs: list[dict]) -> str:
             parts.append(plain if isinstance(plain, str) else "".join(plain))
         elif out.get("output_type") == "error":
             parts.append(f"{out.get('ename')}: {out.get('evalue')}")
-    return ADDRESS.sub("", "\n".join(p.rstrip() for p in parts)).strip()
+    return CODE_NAME.sub("(CELL, line", ADDRESS.sub("", "\n".join(p.rstrip() for p in parts))).strip()
 
 
 def _images(outputs: list[dict]) -> int:
@@ -190,8 +191,9 @@ def _shown(data: dict) -> str | None:
     return "figure" if "figure" in data else choose(data)
 
 
-def compare(reference: list[list[dict]], ours: list[list[dict]], source: list[str]) -> dict:
-    """The figures of one notebook (see the module's text)."""
+def compare(reference: list[list[dict]], ours: list[list[dict]], source: list[str], differing=None) -> dict:
+    """The figures of one notebook (see the module's text); `differing`, a list, gets each code cell whose
+    text is not the kernel's, as (cell, the kernel's, ours)."""
     text = [0, 0]
     images = [0, 0]
     rich = [0, 0]
@@ -201,6 +203,8 @@ def compare(reference: list[list[dict]], ours: list[list[dict]], source: list[st
         if expected and not VARIES.search(expected + source[k]):
             text[1] += 1
             text[0] += _text(mine) == expected
+            if differing is not None and _text(mine) != expected:
+                differing.append((k + 1, expected, _text(mine)))
         wanted = _images(ref)
         images[1] += wanted
         images[0] += min(wanted, _images(mine))
@@ -218,24 +222,32 @@ def measure(tree: Path, notebook: Path, work: Path) -> dict:
     reference = kernel_outputs(notebook)
     code, said, ours = build_page(tree, notebook, work / "as-received")
     row = {"name": f"{tree.name.split('+')[0]}/{notebook.stem}", "as_received": code == 0,
+           "kernel_errors": sum(o.get("output_type") == "error" for cell in reference for o in cell),
            "said": said.strip().splitlines()[-3:]}
     if code != 0:
         code, said, ours = build_page(tree, notebook, work / "allowed", allow_errors=True)
         row["said_allowed"] = said.strip().splitlines()[-3:]
     row["allowed"] = code == 0
-    row.update(compare(reference, ours, source) if code == 0 else {"text": [0, 0], "images": [0, 0], "rich": [0, 0]})
+    differing: list = []
+    row.update(compare(reference, ours, source, differing) if code == 0 else
+               {"text": [0, 0], "images": [0, 0], "rich": [0, 0]})
+    row["differing"] = differing
     return row
 
 
 def report(rows: list[dict]) -> str:
-    lines = [f"{'notebook':58} received allowed  text      figures   rich", ""]
+    lines = [f"{'notebook':52} kernel received allowed  text      figures   rich", ""]
     for row in rows:
-        lines.append(f"{row['name'][:58]:58} {'yes' if row['as_received'] else 'no':8} "
+        kernel = f"{row['kernel_errors']} err" if row["kernel_errors"] else "clean"
+        lines.append(f"{row['name'][:52]:52} {kernel:6} {'yes' if row['as_received'] else 'no':8} "
                      f"{'yes' if row['allowed'] else 'no':8} "
                      + "  ".join(f"{row[k][0]:>3}/{row[k][1]:<4}" for k in ("text", "images", "rich")))
     total = {k: [sum(r[k][i] for r in rows) for i in (0, 1)] for k in ("text", "images", "rich")}
     received = sum(r["as_received"] for r in rows)
     allowed = sum(r["allowed"] for r in rows)
+    clean = [r for r in rows if not r["kernel_errors"]]
+    lines.append(f"{len(clean)} run in a kernel without an error: {sum(r['as_received'] for r in clean)} of them built "
+                 f"as received; the others raise in the kernel too, so they build only with allow_errors")
     lines.append(f"{len(rows)} notebooks: {received} built as received ({received / len(rows):.0%}), {allowed} with "
                  f"allow_errors ({allowed / len(rows):.0%}); "
                  + ", ".join(f"{k} {v[0]}/{v[1]} ({v[0] / max(v[1], 1):.0%})" for k, v in total.items()))
@@ -256,7 +268,9 @@ if __name__ == "__main__":
                 continue
             with tempfile.TemporaryDirectory() as work:
                 rows.append(measure(tree, notebook, Path(work)))
-            print(json.dumps(rows[-1], ensure_ascii=False), flush=True)
+            print(json.dumps({k: v for k, v in rows[-1].items() if k != "differing"}, ensure_ascii=False), flush=True)
+            for cell, theirs, mine in rows[-1]["differing"]:
+                print(f"  cell {cell}: kernel {theirs[:300]!r}\n           ours   {mine[:300]!r}", flush=True)
         print(report(rows))
     else:
         sys.exit(__doc__)
