@@ -183,9 +183,11 @@ def _render_downloads(r, page: Page, block: Block, art: Artifacts) -> str:
     vocabulary, lab = r.cfg.vocabulary, art.lab
     items = []
     if lab.notebook:
+        from .needs import needed
         name = lab.notebook.rsplit("/", 1)[-1]
+        needs = needed(lab.script.parent, [cell.source for cell in art.cells])
         items.append({"href": relative_url(page.output, lab.notebook), "name": name,
-                      "note": vocabulary.download_note(lab, name), "size": None})
+                      "note": vocabulary.download_note(lab, name, needs), "size": None})
     for name, size in art.sizes.items():
         if not name.endswith(".png"):
             items.append({"href": relative_url(page.output, f"{lab.downloads}/{name}"), "name": name,

@@ -50,9 +50,11 @@ class Vocabulary(NamedTuple):
     downloads: dict       # file type (or "*") -> what such a download is
     words: dict           # the interface's words, with {names} filled in by the build
 
-    def download_note(self, lab: "Lab", name: str) -> str:
-        """What a lab's download is: the lab's own description, else its type's, else any file's."""
-        return lab.describe.get(name) or self.downloads.get(name.rsplit(".", 1)[-1]) or self.downloads["*"]
+    def download_note(self, lab: "Lab", name: str, needs: list[str] | tuple = ()) -> str:
+        """What a lab's download is: the lab's own description, else its type's, else any file's; a
+        notebook's says what it `needs` installed ({needs})."""
+        text = lab.describe.get(name) or self.downloads.get(name.rsplit(".", 1)[-1]) or self.downloads["*"]
+        return text.replace("{needs}", "、".join(needs) if needs else self.words["needs_nothing"])
 
 
 class NavItem(NamedTuple):

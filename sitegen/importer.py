@@ -18,17 +18,18 @@ from __future__ import annotations
 
 import ast
 import base64
+import hashlib
 import json
 import posixpath
 import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from .cells import NAME, RAISES
+from .cells import RAISES
 from .errors import BuildError, Collector, Problem
 from .needs import unlisted
 from .nbfile import read_notebook
-from .nbpage import IMAGE, pasted_output, slug
+from .nbpage import IMAGE, cell_name, pasted_output, slug
 from .prose import is_external
 from .scaffold import NewFiles, check_new_lab, lab_entry, page_path
 
@@ -53,6 +54,8 @@ class Notebook:
     alts: dict = field(default_factory=dict)       # code cell name -> alt texts of its pasted figures
     numbers: dict = field(default_factory=dict)    # code cell name -> its number in the notebook
     images: dict = field(default_factory=dict)     # path beside the page -> bytes
+    again: bool = False                            # imported before: its lab is updated in place
+    guessed: set = field(default_factory=set)      # cells tagged raises-exception for their saved error
 
     @property
     def script(self) -> str:
@@ -70,7 +73,6 @@ def import_notebooks(root: Path, paths: list[Path], lab_id: str | None = None, p
     """Write the labs of `paths` (see the module's text), computed into `cache` (the build's by
     default); returns (files written, notes for the author)."""
     from .config import load_config
-    from .pipeline import compute_only
     if len(paths) > 1 and (lab_id or page):
         raise BuildError(Problem(str(paths[0]), 0, "--id and --page name one notebook's lab: import "
                                                    "several notebooks without them (ids follow the file names)"))
@@ -81,8 +83,12 @@ def import_notebooks(root: Path, paths: list[Path], lab_id: str | None = None, p
             raise BuildError(Problem(str(paths[number]), 0, f"makes lab id {name!r}, as {paths[ids.index(name)]} "
                                                             "does: import one of them with --id"))
     for name in ids:
-        check_new_lab(cfg, name)
+        if not cfg.lab(name):
+            check_new_lab(cfg, name)
     books = [Notebook(path, name, page_path(page or name)) for path, name in zip(paths, ids)]
+    for book in books:
+        if cfg.lab(book.lab_id):
+            _again(root, cfg.lab(book.lab_id), book)
     problems = Collector()
     pages = {book.path.resolve(): book for book in books}
     for book in books:
@@ -95,20 +101,25 @@ def import_notebooks(root: Path, paths: list[Path], lab_id: str | None = None, p
     files = NewFiles(root)
     try:
         for book in books:
+            if book.again:          # imported before: its script is the notebook's again, its page is the teacher's
+                files.replace(book.script, _script(book))
+                for rel, data in book.images.items():
+                    if not (root / "content" / rel).is_file() or (root / "content" / rel).read_bytes() != data:
+                        files.replace(f"content/{rel}", data)
+                continue
             files.create(book.script, _script(book))
             files.create(f"content/{book.page}.md", _page(book, {})[0])     # its figures once computed
             for rel, data in book.images.items():
                 files.create(f"content/{rel}", data)
         files.add_labs([lab_entry(book.lab_id, book.title, book.script, f"{book.page}.md", book.download,
-                                  display="jupyter") for book in books])
+                                  display="jupyter") for book in books if not book.again])
         load_config(root)
-        try:
-            artifacts = compute_only(root, [book.lab_id for book in books], cache)
-        except BuildError as exc:
-            raise BuildError([_in_notebook(problem, books) for problem in exc.problems]) from None
-        notes = []
+        artifacts, notes = _computed(root, books, files, cache)
         undescribed = load_config(root).vocabulary.words["figure_undescribed"]
         for book in books:
+            if book.again:
+                notes += _page_against_cells(root, book)
+                continue
             text, lines = _page(book, {name: out.figures for name, out in artifacts[book.lab_id].outputs.items()},
                                 undescribed)
             (root / f"content/{book.page}.md").write_text(text, encoding="utf-8")
@@ -120,7 +131,7 @@ def import_notebooks(root: Path, paths: list[Path], lab_id: str | None = None, p
     except BaseException:
         files.undo()
         raise
-    return files.made + ["site.yaml"], notes
+    return files.made + (["site.yaml"] if not all(book.again for book in books) else []), notes
 
 
 # -- reading ---------------------------------------------------------------------
@@ -159,13 +170,12 @@ def _convert(book: Notebook, data: dict, pages: dict, problems: Collector) -> No
         elif kind == "code":
             if not text.strip():
                 continue
-            name = metadata.get("name") if isinstance(metadata.get("name"), str) else ""
-            if not NAME.match(name) or name in names:
-                name = f"cell-{sum(1 for c in book.cells if c[0] == 'code') + 1}"
+            name = cell_name(cell, metadata, f"cell-{sum(1 for c in book.cells if c[0] == 'code') + 1}", names)
             names.add(name)
             tags = [t for t in metadata.get("tags") or [] if isinstance(t, str)]
             if any(o.get("output_type") == "error" for o in cell.get("outputs") or []) and RAISES not in tags:
-                tags.append(RAISES)
+                tags.append(RAISES)             # its saved output was an error: meant, until it raises none
+                book.guessed.add(name)
             book.cells.append(("code", name, _python(text, number, where, problems), tuple(tags)))
             book.numbers[name] = number
             last_code = name
@@ -279,8 +289,72 @@ def _script(book: Notebook) -> str:
             _, name, source, tags = cell
             marker = f"# %% {name}" + (f" tags={json.dumps(list(tags))}" if tags else "")
             cells.append(f"{marker}\n{source}\n")
-    return header + f"# Lab {book.lab_id}, imported from {book.path.name}: its page is content/{book.page}.md\n\n" \
-        + "\n".join(cells)
+    body = "\n".join(cells)
+    return header + f"{IMPORTED.format(lab=book.lab_id, name=book.path.name)}: its page is content/{book.page}.md\n" \
+        + f"{AS_IMPORTED}{hashlib.sha256(body.encode()).hexdigest()}\n\n" + body
+
+
+IMPORTED = "# Lab {lab}, imported from {name}"
+AS_IMPORTED = "# As imported (python build.py import again overwrites the cells below only while this holds): "
+
+
+def _again(root: Path, lab, book: Notebook) -> None:
+    """A notebook imported before, imported again: its lab is updated in place, if its script is the
+    one the import wrote for this notebook, unchanged since; else what would be overwritten is said."""
+    rel = lab.script.relative_to(root).as_posix()
+    text = lab.script.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    header = IMPORTED.format(lab=lab.id, name=book.path.name)
+    if not any(line.startswith(header + ":") for line in lines) or rel != book.script:
+        raise BuildError(Problem("site.yaml", lab.line, f"lab {lab.id!r} exists already, and {rel} was not imported "
+                                                        f"from {book.path.name}: import it with another --id"))
+    mark = next((n for n, line in enumerate(lines) if line.startswith(AS_IMPORTED)), None)
+    body = "\n".join(lines[mark + 2:]) + "\n" if mark is not None else ""
+    if mark is None or hashlib.sha256(body.encode()).hexdigest() != lines[mark][len(AS_IMPORTED):].strip():
+        raise BuildError(Problem(rel, (mark or 0) + 3, f"changed since it was imported from {book.path.name}: "
+                                                       "importing again would overwrite this line and every one "
+                                                       "below it; carry your edits into the notebook (or delete "
+                                                       f"{rel} to import anew), then import again (nothing was written)"))
+    book.page, book.again = lab.page[: -len(".md")], True
+
+
+def _computed(root: Path, books: list[Notebook], files: NewFiles, cache) -> tuple[dict, list[str]]:
+    """The labs computed once. A cell tagged raises-exception only for the error its saved output
+    showed, that raises none today (the error was fixed since, or a library changed), loses the tag
+    and the labs run again, with a note: it was an output, not the cell's purpose."""
+    from .pipeline import compute_only
+    notes: list[str] = []
+    while True:
+        try:
+            return compute_only(root, [book.lab_id for book in books], cache), notes
+        except BuildError as exc:
+            fixed = [(book, name) for problem in exc.problems for book in books for name in book.guessed
+                     if problem.path == book.script and f"cell {name} is tagged {RAISES} but raised nothing" in problem.message]
+            if not fixed:
+                raise BuildError([_in_notebook(problem, books) for problem in exc.problems]) from None
+            for book, name in fixed:
+                book.guessed.discard(name)
+                book.cells = [(c[0], c[1], c[2], tuple(t for t in c[3] if t != RAISES)) if c[0] == "code" and c[1] == name
+                              else c for c in book.cells]
+                files.replace(book.script, _script(book))
+                notes.append(f"{book.path}: cell {book.numbers[name]}: its saved output is an error that it no "
+                             "longer raises: shown as it runs now")
+
+
+def _page_against_cells(root: Path, book: Notebook) -> list[str]:
+    """What the page, kept as the teacher has it, should know of the lab's cells after an import again."""
+    from .content import DIRECTIVE
+    rel = f"content/{book.page}.md"
+    shown = {}
+    for number, line in enumerate((root / rel).read_text(encoding="utf-8").splitlines(), 1):
+        match = DIRECTIVE.match(line)
+        if match and match["kind"] == "cell" and match["rest"].split():
+            shown[match["rest"].split()[0]] = number
+    names = [cell[1] for cell in book.cells if cell[0] == "code"]
+    return ([f"{rel}:{number}: `::: cell {name}` shows a cell the notebook no longer has: remove it"
+             for name, number in shown.items() if name not in names]
+            + [f"{rel}: the notebook has a new cell {name}: add `::: cell {name}` where it belongs"
+               for name in names if name not in shown])
 
 
 def _page(book: Notebook, figures: dict[str, tuple[str, ...]], undescribed: str = "") -> tuple[str, list[int]]:

@@ -198,7 +198,7 @@ def read(data: bytes, rel: str) -> NotebookSource:
         tags = tuple(metadata.get("tags") or ())
         name = ""
         if kind == "code":
-            name = _name(raw, metadata, number, names)
+            name = cell_name(raw, metadata, f"cell-{number}", names)
             names.add(name)
         cells.append(NotebookCell(kind, source, number, lines, name, tags, _attachments(raw)))
     meta, meta_lines = {}, {}
@@ -267,15 +267,15 @@ def _line(lines: tuple[int, ...], k: int) -> int:
     return lines[min(max(k, 1), len(lines)) - 1] if lines else 0
 
 
-def _name(raw: dict, metadata: dict, number: int, taken: set) -> str:
-    """A code cell's name on the page: its metadata name, else from its Jupyter id (stable while it is
-    edited and cells are added around it), else its number."""
+def cell_name(raw: dict, metadata: dict, fallback: str, taken: set) -> str:
+    """A code cell's name (#cell-NAME on the page, its figures' names): its metadata name, else from its
+    Jupyter id, stable while it is edited and cells are added around it; else `fallback`."""
     for candidate in (metadata.get("name"), raw.get("id")):
         if isinstance(candidate, str) and candidate:
             name = candidate if NAME.match(candidate) else "c" + re.sub(r"[^a-z0-9_-]+", "-", candidate.lower())
             if NAME.match(name) and name not in taken:
                 return name
-    return f"cell-{number}"
+    return fallback
 
 
 def cells_of(source: NotebookSource) -> tuple[Cell, ...]:
@@ -416,7 +416,11 @@ def notebook_pages(root, hashes: dict[str, str], memo=None) -> list:
     memo = memo or Memo(None)
     pages, problems = [], []
     known = frozenset(rel[len("content/"):] for rel in hashes if rel.startswith("content/") and rel.endswith((".md", SUFFIX)))
-    site = hashlib.sha256("\0".join(sorted(known)).encode()).hexdigest()
+    try:
+        requirements = (root / "requirements.txt").read_bytes()
+    except OSError:
+        requirements = b""
+    site = hashlib.sha256("\0".join(sorted(known)).encode() + b"\0" + requirements).hexdigest()
     for rel in notebooks(root, hashes):
         output = page_output(rel)
         try:
@@ -431,7 +435,27 @@ def notebook_pages(root, hashes: dict[str, str], memo=None) -> list:
 
 def _page(root, rel: str, output: str, hashes, memo, known: frozenset):
     import dataclasses
-    return dataclasses.replace(page_of(load(root, rel, hashes, memo), output, memo, known), digest=hashes[rel])
+    source = load(root, rel, hashes, memo)
+    page = page_of(source, output, memo, known)
+    return dataclasses.replace(page, digest=hashes[rel], notes=page.notes + tuple(_unlisted(root, source)))
+
+
+def _unlisted(root, source: NotebookSource) -> list[tuple[int, str]]:
+    """Notes for what its code imports that requirements.txt does not list (needs.py): at its line (a
+    project without a requirements.txt is not one Pages builds: nothing to say)."""
+    from .needs import unlisted
+    notes, seen = [], set()
+    if not (root / "requirements.txt").is_file():
+        return notes
+    for cell in source.cells:
+        if cell.kind == "code":
+            for line, module, dist in unlisted(root, root / source.rel, cell.text):
+                if dist not in seen:
+                    seen.add(dist)
+                    notes.append((_line(cell.lines, line), f"imports {module}, which requirements.txt does not list: "
+                                                           f"add `{dist}` to requirements.txt, or Cloudflare Pages' "
+                                                           "build will not have it"))
+    return notes
 
 
 def lay_folder(root, rel: str, work) -> tuple:

@@ -12,6 +12,7 @@ are left out.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import sys
 from pathlib import Path
@@ -58,19 +59,40 @@ def imported(source: str) -> list[tuple[str, int]]:
     return sorted(found.items(), key=lambda item: item[1])
 
 
-def unlisted(root: Path, script: Path, source: str) -> list[tuple[int, str, str]]:
-    """(line, module, distribution) for each installed package the script imports that
-    requirements.txt does not list."""
+@functools.lru_cache(maxsize=1)
+def _provides() -> dict:
     from importlib import metadata
-    provides = metadata.packages_distributions()
-    names = listed(root)
+    return metadata.packages_distributions()
+
+
+def installed_imports(folder: Path, source: str) -> list[tuple[int, str, str]]:
+    """(line, module, distribution) for each installed package a script in `folder` imports (the
+    standard library and the project's own modules left out), in the order first imported."""
     found = []
     for module, line in imported(source):
         if module in sys.stdlib_module_names or module in ("sitegen", "__future__"):
             continue
-        if (script.parent / f"{module}.py").exists() or (script.parent / module).is_dir():
+        if (folder / f"{module}.py").exists() or (folder / module).is_dir():
             continue                            # the project's own
-        dists = provides.get(module)
-        if dists and not any(_canonical(dist) in names for dist in dists):
+        if dists := _provides().get(module):
             found.append((line, module, dists[0]))
+    return found
+
+
+def unlisted(root: Path, script: Path, source: str) -> list[tuple[int, str, str]]:
+    """(line, module, distribution) for each installed package the script imports that
+    requirements.txt does not list."""
+    names = listed(root)
+    return [(line, module, dist) for line, module, dist in installed_imports(script.parent, source)
+            if _canonical(dist) not in names]
+
+
+def needed(folder: Path, sources) -> list[str]:
+    """The distributions a lab's code (its cells' `sources`) needs installed to run, in the order
+    first imported: what its notebook download says a student installs."""
+    found: list[str] = []
+    for source in sources:
+        for _, _, dist in installed_imports(folder, source):
+            if dist not in found:
+                found.append(dist)
     return found

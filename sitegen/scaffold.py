@@ -34,6 +34,18 @@ class NewFiles:
 
     def __init__(self, root: Path):
         self.root, self.made, self.folders, self.config = root, [], [], None
+        self.replaced: dict[str, bytes] = {}        # rel -> what it held, put back by undo()
+
+    def replace(self, rel: str, data: str | bytes) -> None:
+        """Write over a file this tool wrote before (an import run again), keeping what it held for undo()."""
+        path = self.root / rel
+        if path.exists() and rel not in self.replaced:
+            self.replaced[rel] = path.read_bytes()
+        elif not path.exists():
+            return self.create(rel, data)
+        path.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+        if rel not in self.made:
+            self.made.append(rel)
 
     def create(self, rel: str, data: str | bytes) -> None:
         path = self.root / rel
@@ -56,7 +68,10 @@ class NewFiles:
         if self.config is not None:
             (self.root / "site.yaml").write_text(self.config, encoding="utf-8")
         for rel in reversed(self.made):
-            (self.root / rel).unlink(missing_ok=True)
+            if rel in self.replaced:
+                (self.root / rel).write_bytes(self.replaced[rel])
+            else:
+                (self.root / rel).unlink(missing_ok=True)
         for folder in reversed(self.folders):
             if folder.is_dir() and not any(folder.iterdir()):
                 folder.rmdir()

@@ -88,10 +88,10 @@ def test_import_writes_a_script_a_page_and_an_entry_and_computes_at_once(importe
     page = (root / "content/lesson.md").read_text(encoding="utf-8").splitlines()
     notes = [line for line in done.stderr.splitlines() if line.startswith("note: content/")]
     assert [page[int(n.split(":")[2]) - 1] for n in notes] == [
-        "![单元 cell-2 画出的第 1 张图](figure:cell-2-1.png)", "![单元 cell-2 画出的第 2 张图](figure:cell-2-2.png)"]
+        "![单元 c4 画出的第 1 张图](figure:c4-1.png)", "![单元 c4 画出的第 2 张图](figure:c4-2.png)"]
     from sitegen.cells import read_cells
     cells = read_cells(root / "compute/lesson.py", root)
-    assert [c.name for c in cells] == ["cell-1", "cell-2", "cell-3", "cell-4"]
+    assert [c.name for c in cells] == ["c1", "c4", "c6", "c7"]         # named by their Jupyter ids: stable
     assert cells[2].raises                                     # its stored output was an error
     assert cells[0].source.startswith("# %matplotlib inline  (IPython only")
     assert "total = float((x ** 2).sum())  # was %time" in cells[3].source
@@ -270,3 +270,35 @@ def test_a_notebook_that_imports_what_is_not_installed_says_what_to_do(tmp_path)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "No module named 'no_such_package_here' (no_such_package_here is not installed here: install the " \
            "package that provides it" in done.stderr
+
+
+def test_importing_again_updates_the_lab_in_place_and_keeps_the_teacher_s_page(tmp_path):
+    root = tiny_site(tmp_path / "site")
+    lesson = tmp_path / "lesson.ipynb"
+    cells = [markdown("# 课", id="intro"), code("x = 1\nprint(x)"), code("1 / 0", outputs=[
+        {"output_type": "error", "ename": "E", "evalue": "", "traceback": []}])]
+    cells[1]["id"], cells[2]["id"] = "first", "divide"          # Jupyter's ids: they stay as cells come and go
+    lesson.write_text(notebook(cells), encoding="utf-8")
+    done = run_import(root, lesson)
+    # Its saved error is no longer what it does? It was: 1 / 0 still raises, so the tag stays.
+    assert done.returncode == 0, done.stderr
+    page = root / "content/lesson.md"
+    page.write_text(page.read_text(encoding="utf-8").replace("::: downloads", "我的讲解。\n\n::: downloads"), encoding="utf-8")
+    cells[1] = {**code("x = 2\nprint(x)"), "id": "first"}
+    cells[2] = {**code("0 / 1", outputs=cells[2]["outputs"]), "id": "divide"}   # fixed since: its saved error is stale
+    cells.insert(2, {**code("y = x * 3"), "id": "triple"})
+    lesson.write_text(notebook(cells), encoding="utf-8")
+    again = run_import(root, lesson)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.startswith("wrote compute/lesson.py; computed")
+    assert "我的讲解。" in page.read_text(encoding="utf-8")              # the page is the teacher's
+    assert "content/lesson.md: the notebook has a new cell triple: add `::: cell triple` where it belongs" in again.stderr
+    assert "cell 4: its saved output is an error that it no longer raises" in again.stderr
+    assert "x = 2" in (root / "compute/lesson.py").read_text(encoding="utf-8")
+    assert run_build(root, tmp_path / "dist", root / ".cache", "--strict").returncode == 0
+    script = root / "compute/lesson.py"
+    script.write_text(script.read_text(encoding="utf-8").replace("y = x * 3", "y = x * 4"), encoding="utf-8")
+    refused = run_import(root, lesson)
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    assert "compute/lesson.py:" in refused.stderr and "changed since it was imported from lesson.ipynb" in refused.stderr
+    assert "y = x * 4" in script.read_text(encoding="utf-8")            # nothing was written

@@ -234,3 +234,19 @@ def test_pasted_images_and_an_interactive_backend_are_shown_as_jupyter_shows_the
     assert [i[1]["src"] for i in found.find("img", alt="标志")] == [f"data:image/png;base64,{pixel}"]
     assert base64.b64decode(pixel).startswith(b"\x89PNG")
     assert len(found.find("figure")) == 1 and "True\n" in [e[2] for e in found.find("pre")]
+
+
+def test_what_a_notebook_needs_is_said_at_its_line_and_in_its_download(tmp_path):
+    root = tiny_site(tmp_path / "site")
+    (root / "requirements.txt").write_text("numpy\nmatplotlib\n", encoding="utf-8")
+    write(root / "content/needs.ipynb", [new_markdown("# 需要什么"), new_code("import json\nimport numpy as np"),
+                                         new_code("x = 1\nimport pandas as pd\nimport IPython.display")])
+    result = run_build(root, root / "dist", root / ".cache")
+    assert result.returncode == 0, result.stderr
+    lines = (root / "content/needs.ipynb").read_text(encoding="utf-8").splitlines()
+    line = next(n for n, text in enumerate(lines, 1) if "import pandas" in text)
+    assert f"content/needs.ipynb:{line}: imports pandas, which requirements.txt does not list: add `pandas`" \
+        in result.stderr
+    assert "`ipython`" in result.stderr.lower() and "numpy" not in result.stderr
+    note = [li[2] for li in page(root, "needs.html").find("li") if "needs.ipynb" in li[2]]
+    assert len(note) == 1 and "numpy、pandas、ipython" in note[0]
