@@ -76,7 +76,8 @@ class Artifacts:
 
     @cached_property
     def figures(self) -> list[str]:
-        return [f for out in self.outputs.values() for f in out.figures]
+        """Every figure, once, in the order the cells first drew it (a cell may save one again)."""
+        return list(dict.fromkeys(f for out in self.outputs.values() for f in out.figures))
 
     @cached_property
     def _numbers(self) -> dict[str, int]:

@@ -117,7 +117,14 @@ def _rich_outputs(r, page: Page, block: Block, art: Artifacts, cell, number: int
 
     def markdown(text: str) -> Markup:
         return Markup(r.output_markdown(text))
-    return render_outputs(art.outputs[cell.name].outputs, figure, file, markdown, latex, r.words)
+
+    def local(src: str) -> str | None:
+        """A file the lab wrote, as its HTML names it (animation.mp4): where it is published."""
+        name = src.split("/")[-1]
+        if "://" in src or src.startswith("/") or name not in art.hashes or name in art.figures:
+            return None
+        return relative_url(page.output, f"{art.lab.downloads}/{name}")
+    return render_outputs(art.outputs[cell.name].outputs, figure, file, markdown, latex, r.words, local)
 
 
 # -- ::: table PATH axes=a,b caption="..." [columns=PATH] ---------------------------

@@ -126,9 +126,12 @@ class NotebookShell:
         self.output({"output_type": "error", "ename": etype.__name__, "evalue": str(evalue), "traceback": lines})
 
     def _figure(self, figure) -> bytes:
-        """A figure displayed (`display(fig)`, or `fig` as a cell's last line), saved once."""
+        """A figure displayed (`display(fig)`, `fig` as a cell's last line, or left open), saved once:
+        as a PNG, or as SVG where the notebook asks for it (`%config InlineBackend.figure_format = 'svg'`)."""
         self.shown += 1
-        name = f"{self.cell}-{self.shown}.png"
+        inline = self.shell.config.get("InlineBackend", {})
+        formats = {inline.get("figure_format", "png"), *inline.get("figure_formats", ())}
+        name = f"{self.cell}-{self.shown}.{'svg' if 'svg' in formats else 'png'}"
         self.save_figure(figure, self.folder / name)
         self.figures_shown.add(id(figure))
         return b"figure:" + name.encode()
@@ -152,7 +155,8 @@ class NotebookShell:
         kept = {}
         for mime, value in data.items():
             if mime == "image/png" and isinstance(value, bytes) and value.startswith(b"figure:"):
-                return {"figure": value[len(b"figure:"):].decode()}
+                name = value[len(b"figure:"):].decode()
+                return {"image/svg+xml": {"file": name}} if name.endswith(".svg") else {"figure": name}
             if mime in IMAGES:
                 raw = value.encode() if mime == "image/svg+xml" and isinstance(value, str) else value
                 if isinstance(raw, str):

@@ -33,7 +33,7 @@ from typing import NamedTuple
 from .cells import NAME, Cell
 from .errors import BuildError, Collector, Problem
 from .nbfile import parse_notebook
-from .prose import LINK
+from .prose import LINK, is_external
 
 SUFFIX = ".ipynb"
 LAB_KEYS = {"data": list, "allow_errors": bool, "timeout": (int, float)}
@@ -350,6 +350,7 @@ def page_text(source: NotebookSource, pages: frozenset = frozenset()) -> tuple[s
             numbers = [_line(cell.lines, k) for k in range(1, len(body) + 1)]
             for name, uri in cell.attachments:          # ![logo](attachment:logo.png), as Jupyter shows it
                 body = [text.replace(f"attachment:{name}", uri) for text in body]
+            body = [_own(text, n, notes) for text, n in zip(body, numbers)]
             lines += [LINK.sub(lambda m, n=n: unlinked(m, n), text) for text, n in zip(body, numbers)] + [""]
             where += numbers + [cell.lines[-1] if cell.lines else 0]
             has_downloads = has_downloads or any(line.strip() == "::: downloads" for line in body)
@@ -360,6 +361,31 @@ def page_text(source: NotebookSource, pages: frozenset = frozenset()) -> tuple[s
         lines.append("::: downloads")
         where.append(where[-1])
     return "\n".join(lines) + "\n", where, notes
+
+
+REMOTE_IMAGE = re.compile(r"<img\b[^>]*?\bsrc\s*=\s*[\"']?(?:https?:)?//[^>]*>", re.I)
+EMPTY_LINK = re.compile(r"<a\b[^>]*>\s*</a>", re.I)
+STYLE = re.compile(r"\s+style\s*=\s*(?:\"[^\"]*\"|'[^']*')", re.I)
+
+
+def _own(text: str, line: int, notes: list) -> str:
+    """A line of a Markdown cell from elsewhere as this site may publish it: an image from another site
+    (a Colab or Binder badge) left out, and a style= attribute (which the site's Content-Security-Policy
+    refuses) dropped, each with a note."""
+    def remote(match) -> str:
+        if not is_external(match["target"]) or match["target"].startswith(("data:image/", "attachment:")):
+            return match[0]
+        notes.append((line, f"the image {match['target']} is loaded from another site, which pages never do: "
+                            "left out (save it beside the notebook to show it)"))
+        return match["alt"]
+    kept = IMAGE.sub(remote, text)
+    if REMOTE_IMAGE.search(kept):
+        notes.append((line, "an <img> loaded from another site (a badge?) is left out: pages load nothing from elsewhere"))
+        kept = EMPTY_LINK.sub("", REMOTE_IMAGE.sub("", kept))       # (and the badge's link, left empty)
+    if STYLE.search(kept):
+        notes.append((line, "a style= attribute is dropped: the site's Content-Security-Policy refuses inline styles"))
+        kept = STYLE.sub("", kept)
+    return kept
 
 
 def page_of(source: NotebookSource, output: str, memo=None, pages: frozenset = frozenset()):

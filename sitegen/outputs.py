@@ -20,8 +20,10 @@ TAGS = {"a", "abbr", "b", "bdi", "bdo", "blockquote", "br", "caption", "cite", "
         "del", "details", "dfn", "div", "dl", "dt", "em", "figcaption", "figure", "h1", "h2", "h3", "h4", "h5",
         "h6", "hr", "i", "img", "ins", "kbd", "li", "mark", "ol", "p", "pre", "q", "rp", "rt", "ruby", "s", "samp",
         "small", "span", "strong", "sub", "summary", "sup", "table", "tbody", "td", "tfoot", "th", "thead", "time",
-        "tr", "u", "ul", "var", "wbr"}
+        "tr", "u", "ul", "var", "wbr", "video", "audio", "source"}
 ATTRIBUTES = {"a": {"href"}, "img": {"src", "alt", "width", "height"}, "ol": {"start"},
+              "video": {"src", "controls", "width", "height", "loop"}, "audio": {"src", "controls", "loop"},
+              "source": {"src", "type"},
               "td": {"colspan", "rowspan", "headers"}, "th": {"colspan", "rowspan", "scope", "headers"},
               "col": {"span"}, "colgroup": {"span"}, "time": {"datetime"}}
 DATA_IMAGE = re.compile(r"^data:image/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=\s]*$")
@@ -30,13 +32,16 @@ UNDESCRIBED_IMAGE = re.compile(r'<img(?![^>]* alt=")[^>]*>')
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
-def safe_html(text: str) -> str:
-    """Rich HTML from a notebook reduced to what a page may hold (see the module's text)."""
+def safe_html(text: str, local=lambda name: None) -> str:
+    """Rich HTML from a notebook reduced to what a page may hold (see the module's text). `local(name)`:
+    the address of a file the lab wrote (an animation.mp4 a <video> plays), or None."""
     import nh3
 
     def keep(tag: str, attribute: str, value: str) -> str | None:
-        if tag == "img" and attribute == "src":
-            return value if DATA_IMAGE.match(value) else None      # nothing loaded from elsewhere
+        if attribute == "src" and tag in ("img", "video", "audio", "source"):
+            if tag == "img" and DATA_IMAGE.match(value):
+                return value
+            return local(value)                                     # nothing loaded from elsewhere
         if tag == "a" and attribute == "href" and value.strip().lower().startswith(("javascript:", "data:")):
             return None
         return value
@@ -53,9 +58,10 @@ def choose(data: dict) -> str | None:
     return next((mime for mime in RICH if mime in data), "text/plain" if "text/plain" in data else None)
 
 
-def render_outputs(outputs, show_figure, show_file, markdown, latex, words: dict) -> list[Markup]:
+def render_outputs(outputs, show_figure, show_file, markdown, latex, words: dict, local=lambda name: None) -> list[Markup]:
     """Each output as HTML. `show_figure(name)`: a figure the cell drew; `show_file(name, mime)`: an
-    image it displayed; `markdown(text)`, `latex(text)`: the site's Markdown and math, as HTML."""
+    image it displayed; `markdown(text)`, `latex(text)`: the site's Markdown and math, as HTML;
+    `local(name)`: the address of a file the lab wrote, which its HTML may show."""
     shown = []
     for out in outputs:
         kind = out.get("output_type")
@@ -83,7 +89,7 @@ def render_outputs(outputs, show_figure, show_file, markdown, latex, words: dict
             elif isinstance(value, dict) and "file" in value:
                 html = show_file(value["file"], mime)
             elif mime == "text/html":
-                html = Markup('<div class="output-html" tabindex="0">{}</div>').format(Markup(safe_html(value)))
+                html = Markup('<div class="output-html" tabindex="0">{}</div>').format(Markup(safe_html(value, local)))
             elif mime == "text/markdown":
                 html = Markup('<div class="output-markdown">{}</div>').format(markdown(value))
             elif mime == "text/latex":

@@ -138,11 +138,12 @@ class Renderer:
 
     # -- labs ---------------------------------------------------------------
     def lab_files(self, art: Artifacts, page: Page) -> None:
+        script = art.lab.script.relative_to(self.cfg.root).as_posix()       # (what a problem with them names)
         for name in art.figures:
-            self.out.add(art.figure_path(name), art.stored(name), str(art.lab.script))
+            self.out.add(art.figure_path(name), art.stored(name), script)
         for name in art.hashes:
             if not name.endswith(".png"):
-                self.out.add(f"{art.lab.downloads}/{name}", art.stored(name), str(art.lab.script))
+                self.out.add(f"{art.lab.downloads}/{name}", art.stored(name), script)
         if art.lab.notebook:
             # Rebuilt only when what it is made of changed: its page, its lab (its digest: a recompute
             # changes computed_at), site.yaml (words, descriptions), links, solutions, the generator.

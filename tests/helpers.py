@@ -15,7 +15,7 @@ class Elements(HTMLParser):
         self.feed(html)
 
     def handle_starttag(self, tag, attrs):
-        if tag in ("img", "link", "meta", "br", "input"):
+        if tag in ("img", "link", "meta", "br", "input", "source", "track", "wbr", "hr", "col", "area"):
             self.elements.append((tag, dict(attrs), ""))
         else:
             self.open.append([tag, dict(attrs), []])

@@ -250,3 +250,56 @@ def test_what_a_notebook_needs_is_said_at_its_line_and_in_its_download(tmp_path)
     assert "`ipython`" in result.stderr.lower() and "numpy" not in result.stderr
     note = [li[2] for li in page(root, "needs.html").find("li") if "needs.ipynb" in li[2]]
     assert len(note) == 1 and "numpy、pandas、ipython" in note[0]
+
+
+def test_html_from_elsewhere_in_markdown_cells_is_left_out_with_a_note(tmp_path):
+    root = tiny_site(tmp_path / "site")
+    write(root / "content/badges.ipynb", [
+        new_markdown('# 徽章\n\n<a href="https://colab.research.google.com/x"><img src="https://colab.research.google.com/'
+                     'assets/colab-badge.svg" alt="Open In Colab"/></a>\n\n![logo](https://example.com/logo.png)\n\n'
+                     '<p style="color: red">红字</p>'),
+        new_code("1")])
+    result = run_build(root, root / "dist", root / ".cache")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.count("content/badges.ipynb:") == 3 and "loaded from another site" in result.stderr
+    found = page(root, "badges.html")
+    assert not [i for i in found.find("img") if "example.com" in i[1].get("src", "") or "colab" in i[1].get("src", "")]
+    assert [p for p in found.find("p") if p[2] == "红字" and "style" not in p[1]]
+
+
+def test_a_malformed_notebook_page_is_named_as_the_author_s_mistake(tmp_path):
+    root = tiny_site(tmp_path / "site")
+    (root / "content/bad.ipynb").write_text('{"nbformat": 4, "metadata": [], "cells": [42, {"cell_type": "code", '
+                                            '"source": "x", "outputs": "oops"}]}', encoding="utf-8")
+    result = run_build(root, root / "dist", root / ".cache")
+    assert result.returncode == 1 and "Traceback" not in result.stderr and "internal error" not in result.stderr
+    for said in ("content/bad.ipynb: metadata is list", "content/bad.ipynb: cell 1: a cell is an object",
+                 "content/bad.ipynb: cell 2: outputs is 'oops'"):
+        assert said in result.stderr, result.stderr
+
+
+def test_a_file_a_notebook_saves_again_in_a_later_cell_is_one_figure(tmp_path):
+    root = tiny_site(tmp_path / "site")
+    write(root / "content/again.ipynb", [new_markdown("# 再存一次"), new_code(
+        "import matplotlib.pyplot as plt\nfig, ax = plt.subplots(); ax.plot([1, 2]); fig.savefig('same.png')"),
+        new_code("ax.plot([2, 1]); fig.savefig('same.png'); fig")])
+    result = run_build(root, root / "dist", root / ".cache", "--strict")
+    assert result.returncode == 0, result.stderr
+    # same.png once (as the first cell saved and showed it), and the second cell's `fig`, as Jupyter shows it
+    assert sorted(p.name for p in (root / "dist/again").glob("*.png")) == ["figure-01.png", "figure-02.png"]
+
+
+def test_figures_as_svg_and_a_video_the_notebook_made_are_shown_as_jupyter_shows_them(tmp_path):
+    root = tiny_site(tmp_path / "site")
+    write(root / "content/media.ipynb", [new_markdown("# 媒体"), new_code(
+        "%config InlineBackend.figure_format = 'svg'\nimport matplotlib.pyplot as plt\nplt.plot([1, 2])"),
+        new_code("open('clip.mp4', 'wb').write(b'not really a video')\nfrom IPython.display import HTML\n"
+                 "HTML('<video controls><source src=\"clip.mp4\" type=\"video/mp4\"></video>"
+                 "<video src=\"https://elsewhere.example/v.mp4\"></video>')")])
+    assert run_build(root, root / "dist", root / ".cache", "--strict").returncode == 0
+    found = page(root, "media.html")
+    images = [i[1]["src"] for i in found.find("img", **{"class": "output-image"})]
+    assert len(images) == 1 and images[0].endswith(".svg") and (root / "dist" / images[0]).read_bytes().startswith(b"<?xml")
+    assert [s[1]["src"] for s in found.find("source")] == ["media/clip.mp4"]
+    assert (root / "dist/media/clip.mp4").is_file()
+    assert not [v for v in found.find("video") if "elsewhere" in v[1].get("src", "")]

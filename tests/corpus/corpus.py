@@ -208,11 +208,12 @@ def compare(reference: list[list[dict]], ours: list[list[dict]], source: list[st
         wanted = _images(ref)
         images[1] += wanted
         images[0] += min(wanted, _images(mine))
-        theirs = [_shown(o["data"]) for o in ref if "data" in o]
         shown = [_shown(o["data"]) for o in mine if "data" in o]
-        for mime in (m for m in theirs if m in RICH):
+        live = any(mime in o.get("data", {}) for o in ref for mime in RICH[4:])     # a widget, a live figure (nbagg)
+        for out in (o for o in ref if "data" in o and _shown(o["data"]) in RICH):
             rich[1] += 1
-            rich[0] += mime in shown or (mime in RICH[4:] and bool(shown))     # a widget: its static fallback
+            interactive = live or any(mime in out["data"] for mime in RICH[4:])      # shown statically
+            rich[0] += _shown(out["data"]) in shown or (interactive and bool(shown))
     return {"text": text, "images": images, "rich": rich}
 
 
