@@ -272,6 +272,7 @@ def test_a_notebook_that_imports_what_is_not_installed_says_what_to_do(tmp_path)
            "package that provides it" in done.stderr
 
 
+@pytest.mark.slow      # (three imports and a build)
 def test_importing_again_updates_the_lab_in_place_and_keeps_the_teacher_s_page(tmp_path):
     root = tiny_site(tmp_path / "site")
     lesson = tmp_path / "lesson.ipynb"

@@ -31,6 +31,26 @@ LESSON = [
 SEQUEL = [new_markdown("# 梯度下降\n\n回到[线性回归](linreg.ipynb)。"),
           new_code("w = 0.0\nfor _ in range(50):\n    w -= 0.1 * 2 * (w - 3)\nround(w, 6)")]
 
+PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+PASTED = new_markdown("# 贴图\n\n![标志](attachment:logo.png)")
+PASTED.attachments = {"logo.png": {"image/png": PIXEL}}
+# More notebooks of the same site, each showing one part of what Jupyter shows.
+OTHERS = {
+    "errors": [new_raw("---\nallow_errors: true\n---"),
+               new_code("import matplotlib.style\nmatplotlib.style.use('seaborn')"), new_code("print('the rest runs')")],
+    "prose": [new_markdown("# 只有文字\n\n$x^2$ 与 `代码`。")],
+    "pasted": [PASTED, new_code("import matplotlib\nmatplotlib.use('nbagg')\nimport matplotlib.pyplot as plt\n"
+                                "plt.plot([1, 3])\nprint(matplotlib.get_backend() != 'nbagg')")],
+    "again": [new_markdown("# 再存一次"), new_code(
+        "import matplotlib.pyplot as plt\nfig, ax = plt.subplots(); ax.plot([1, 2]); fig.savefig('same.png')"),
+        new_code("ax.plot([2, 1]); fig.savefig('same.png'); fig")],
+    "media": [new_markdown("# 媒体"), new_code(
+        "%config InlineBackend.figure_format = 'svg'\nimport matplotlib.pyplot as plt\nplt.plot([1, 2])"),
+        new_code("open('clip.mp4', 'wb').write(b'not really a video')\nfrom IPython.display import HTML\n"
+                 "HTML('<video controls><source src=\"clip.mp4\" type=\"video/mp4\"></video>"
+                 "<video src=\"https://elsewhere.example/v.mp4\"></video>')")],
+}
+
 
 def write(path, cells):
     notebook = nbformat.v4.new_notebook()
@@ -47,6 +67,8 @@ def course(tmp_path_factory):
     (root / "content/lessons/points.csv").write_text("x,y\n1,2\n2,4\n3,6.5\n", encoding="utf-8")
     write(root / "content/lessons/linreg.ipynb", LESSON)
     write(root / "content/lessons/gradient descent.ipynb", SEQUEL)
+    for name, cells in OTHERS.items():
+        write(root / f"content/{name}.ipynb", cells)
     result = run_build(root, root / "dist", root / ".cache", "--strict")
     assert result.returncode == 0, result.stderr + result.stdout
     return root
@@ -108,6 +130,7 @@ def test_data_beside_the_notebook_is_read_and_published_and_the_download_keeps_e
     assert "{{" not in "".join(markdown) and "https://example.pages.dev/lessons/gradient-descent" in "".join(markdown)
 
 
+@pytest.mark.slow      # (several builds in a row)
 def test_a_prose_edit_reuses_the_lab_and_a_code_edit_runs_it(course, tmp_path):
     root = tmp_path / "site"
     shutil.copytree(course, root, symlinks=True)
@@ -116,12 +139,12 @@ def test_a_prose_edit_reuses_the_lab_and_a_code_edit_runs_it(course, tmp_path):
     data.cells[1].source = data.cells[1].source.replace("一共", "总共")
     nbformat.write(data, notebook)
     result = run_build(root, root / "dist", root / ".cache")
-    assert result.returncode == 0 and "lessons-linreg cached" in result.stdout, result.stdout + result.stderr
+    assert result.returncode == 0 and "computed" not in result.stdout, result.stdout + result.stderr
     assert "总共 3 个点" in (root / "dist/lessons/linreg.html").read_text(encoding="utf-8")
     data.cells[6].source = data.cells[6].source.replace("after the figure", "edited in Jupyter")
     nbformat.write(data, notebook)
     result = run_build(root, root / "dist", root / ".cache")
-    assert result.returncode == 0 and "lessons-linreg" in result.stdout.split("[")[-1], result.stdout
+    assert result.returncode == 0 and "lessons-linreg computed" in result.stdout, result.stdout
     assert "edited in Jupyter" in (root / "dist/lessons/linreg.html").read_text(encoding="utf-8")
     (root / "content/lessons/points.csv").write_text("x,y\n1,2\n2,4\n3,6.5\n4,8\n", encoding="utf-8")
     result = run_build(root, root / "dist", root / ".cache")
@@ -148,17 +171,6 @@ def test_a_mistake_in_a_notebook_is_named_at_its_line_in_the_file(tmp_path, cell
         if expected.startswith(":") else expected in result.stderr, result.stderr
 
 
-def test_allow_errors_shows_the_error_as_jupyter_does_and_runs_on(tmp_path):
-    root = tiny_site(tmp_path / "site")
-    write(root / "content/lessons/errors.ipynb", [
-        new_raw("---\nallow_errors: true\n---"), new_code("import matplotlib.style\nmatplotlib.style.use('seaborn')"),
-        new_code("print('the rest runs')")])
-    result = run_build(root, root / "dist", root / ".cache", "--strict")
-    assert result.returncode == 0, result.stderr
-    found = page(root, "lessons/errors.html")
-    errors = found.find("pre", **{"class": "cell-error"})
-    assert len(errors) == 1 and "OSError" in errors[0][2] and "seaborn" in errors[0][2]
-    assert "the rest runs\n" in [e[2] for e in found.find("pre", **{"class": "cell-stdout"})]
 
 
 def test_source_lines_are_found_however_the_notebook_was_written():
@@ -172,6 +184,7 @@ def test_source_lines_are_found_however_the_notebook_was_written():
     assert _source_lines(spread)[1] == [n for n, t in enumerate(lines, 1) if t.strip() in ('"x = 1\\n",', '"y"')]
 
 
+@pytest.mark.slow      # (several builds in a row)
 def test_a_notebook_reads_its_neighbours_as_in_jupyter_and_a_new_one_runs_it_again(tmp_path):
     """Undeclared: read where they are (as Jupyter's working folder has them), recorded, never published."""
     root = tiny_site(tmp_path / "site")
@@ -200,6 +213,7 @@ def test_a_notebook_reads_its_neighbours_as_in_jupyter_and_a_new_one_runs_it_aga
     assert (root / "content/lessons/a.csv").read_text() == "1" and not (root / "content/lessons/mine.png").exists()
 
 
+@pytest.mark.slow      # (several builds in a row)
 def test_a_link_to_a_notebook_the_site_lacks_is_its_text_with_a_note(tmp_path):
     root = tiny_site(tmp_path / "site")
     write(root / "content/ch1.ipynb", [new_markdown("# 第一章\n\n下一章：[第二章](02%20Next.ipynb)"), new_code("1")])
@@ -212,28 +226,8 @@ def test_a_link_to_a_notebook_the_site_lacks_is_its_text_with_a_note(tmp_path):
     assert [a[1]["href"] for a in page(root, "ch1.html").find("a") if a[2] == "第二章"] == ["02-next"]
 
 
-def test_a_notebook_of_prose_only_is_a_page_without_a_lab(tmp_path):
-    root = tiny_site(tmp_path / "site")
-    write(root / "content/prose.ipynb", [new_markdown("# 只有文字\n\n$x^2$ 与 `代码`。")])
-    assert run_build(root, root / "dist", root / ".cache", "--strict").returncode == 0
-    found = page(root, "prose.html")
-    assert [h[2] for h in found.find("h1")] == ["只有文字"] and found.find("math") and not found.find("section")
 
 
-def test_pasted_images_and_an_interactive_backend_are_shown_as_jupyter_shows_them(tmp_path):
-    import base64
-    pixel = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
-    root = tiny_site(tmp_path / "site")
-    pasted = new_markdown("# 贴图\n\n![标志](attachment:logo.png)")
-    pasted.attachments = {"logo.png": {"image/png": pixel}}
-    write(root / "content/pasted.ipynb", [pasted, new_code(
-        "import matplotlib\nmatplotlib.use('nbagg')\nimport matplotlib.pyplot as plt\nplt.plot([1, 3])\n"
-        "print(matplotlib.get_backend() != 'nbagg')")])
-    assert run_build(root, root / "dist", root / ".cache", "--strict").returncode == 0
-    found = page(root, "pasted.html")
-    assert [i[1]["src"] for i in found.find("img", alt="标志")] == [f"data:image/png;base64,{pixel}"]
-    assert base64.b64decode(pixel).startswith(b"\x89PNG")
-    assert len(found.find("figure")) == 1 and "True\n" in [e[2] for e in found.find("pre")]
 
 
 def test_what_a_notebook_needs_is_said_at_its_line_and_in_its_download(tmp_path):
@@ -278,28 +272,37 @@ def test_a_malformed_notebook_page_is_named_as_the_author_s_mistake(tmp_path):
         assert said in result.stderr, result.stderr
 
 
-def test_a_file_a_notebook_saves_again_in_a_later_cell_is_one_figure(tmp_path):
-    root = tiny_site(tmp_path / "site")
-    write(root / "content/again.ipynb", [new_markdown("# 再存一次"), new_code(
-        "import matplotlib.pyplot as plt\nfig, ax = plt.subplots(); ax.plot([1, 2]); fig.savefig('same.png')"),
-        new_code("ax.plot([2, 1]); fig.savefig('same.png'); fig")])
-    result = run_build(root, root / "dist", root / ".cache", "--strict")
-    assert result.returncode == 0, result.stderr
+def test_allow_errors_shows_the_error_as_jupyter_does_and_runs_on(course):
+    found = page(course, "errors.html")
+    errors = found.find("pre", **{"class": "cell-error"})
+    assert len(errors) == 1 and "OSError" in errors[0][2] and "seaborn" in errors[0][2]
+    assert "the rest runs\n" in [e[2] for e in found.find("pre", **{"class": "cell-stdout"})]
+
+
+def test_a_notebook_of_prose_only_is_a_page_without_a_lab(course):
+    found = page(course, "prose.html")
+    assert [h[2] for h in found.find("h1")] == ["只有文字"] and found.find("math") and not found.find("section")
+    assert not (course / "dist/prose").exists()
+
+
+def test_pasted_images_and_an_interactive_backend_are_shown_as_jupyter_shows_them(course):
+    import base64
+    found = page(course, "pasted.html")
+    assert [i[1]["src"] for i in found.find("img", alt="标志")] == [f"data:image/png;base64,{PIXEL}"]
+    assert base64.b64decode(PIXEL).startswith(b"\x89PNG")
+    assert len(found.find("figure")) == 1 and "True\n" in [e[2] for e in found.find("pre")]
+
+
+def test_a_file_a_notebook_saves_again_in_a_later_cell_is_one_figure(course):
     # same.png once (as the first cell saved and showed it), and the second cell's `fig`, as Jupyter shows it
-    assert sorted(p.name for p in (root / "dist/again").glob("*.png")) == ["figure-01.png", "figure-02.png"]
+    assert sorted(p.name for p in (course / "dist/again").glob("*.png")) == ["figure-01.png", "figure-02.png"]
 
 
-def test_figures_as_svg_and_a_video_the_notebook_made_are_shown_as_jupyter_shows_them(tmp_path):
-    root = tiny_site(tmp_path / "site")
-    write(root / "content/media.ipynb", [new_markdown("# 媒体"), new_code(
-        "%config InlineBackend.figure_format = 'svg'\nimport matplotlib.pyplot as plt\nplt.plot([1, 2])"),
-        new_code("open('clip.mp4', 'wb').write(b'not really a video')\nfrom IPython.display import HTML\n"
-                 "HTML('<video controls><source src=\"clip.mp4\" type=\"video/mp4\"></video>"
-                 "<video src=\"https://elsewhere.example/v.mp4\"></video>')")])
-    assert run_build(root, root / "dist", root / ".cache", "--strict").returncode == 0
-    found = page(root, "media.html")
+def test_figures_as_svg_and_a_video_the_notebook_made_are_shown_as_jupyter_shows_them(course):
+    found = page(course, "media.html")
     images = [i[1]["src"] for i in found.find("img", **{"class": "output-image"})]
-    assert len(images) == 1 and images[0].endswith(".svg") and (root / "dist" / images[0]).read_bytes().startswith(b"<?xml")
+    assert len(images) == 1 and images[0].endswith(".svg")
+    assert (course / "dist" / images[0]).read_bytes().startswith(b"<?xml")
     assert [s[1]["src"] for s in found.find("source")] == ["media/clip.mp4"]
-    assert (root / "dist/media/clip.mp4").is_file()
+    assert (course / "dist/media/clip.mp4").is_file()
     assert not [v for v in found.find("video") if "elsewhere" in v[1].get("src", "")]
