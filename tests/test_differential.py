@@ -4,7 +4,8 @@ byte for byte.
 
 The edits are what an author does (page bodies and titles, pages added and deleted, a template, the
 CSS, site.yaml, same-size edits with the times put back, reverts, touches, hand edits in dist/) and
-what a list of inputs written by hand would miss: a lab's data file, a module imported relatively
+what a list of inputs written by hand would miss: a lab's data file, a notebook page's prose, code,
+saved outputs and the files beside it that it reads or lists, a module imported relatively
 inside a package, a package's __init__, a module of the generator itself, a newer version of a
 package that renders, an edit made while a build runs, two same-size edits in one second. The
 builds run the generator from a copy, so that its own code can be edited too.
@@ -17,6 +18,7 @@ differential -n 2.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import random
 import shutil
@@ -53,6 +55,14 @@ np.savez(out / 'tensors.npz', x=x)
 print('saved')
 """
 SWAP = [("是", "为"), ("值", "数"), ("页", "篇")]      # same length in UTF-8: same-size edits
+# A notebook page (nbpage.py): its prose quotes its own names, it reads a file beside it and lists its folder.
+NOTEBOOK = {"nbformat": 4, "nbformat_minor": 5, "metadata": {"kernelspec": {
+    "name": "python3", "display_name": "Python 3", "language": "python"}}, "cells": [
+    {"cell_type": "markdown", "id": "intro", "metadata": {}, "source": "# 笔记本页\n\n读到 {{ total }}，文件 {{ files }}。"},
+    {"cell_type": "code", "id": "read", "metadata": {}, "execution_count": None, "outputs": [], "source":
+     "import os\ntotal = float(open('points.txt').read())\nfiles = sorted(os.listdir('.'))\nprint(total)\ntotal * 2"},
+    {"cell_type": "code", "id": "plot", "metadata": {}, "execution_count": None, "outputs": [], "source":
+     "import matplotlib.pyplot as plt\nplt.plot([0, total])"}]}
 
 
 class Sequence:
@@ -82,6 +92,9 @@ class Sequence:
         (root / "content/guide.md").write_text("---\ntitle: 导读\n---\n公式 $x^2 + 1$ 与 [读取](reader.md)。"
                                                "这一页是导读。\n", encoding="utf-8")
         edit(root / "content/index.md", "总和是 {{ total }}。", "总和是 {{ total }}，记号 {{ note }} 与 {{ value }}。")
+        (root / "content/nb").mkdir()
+        (root / "content/nb/points.txt").write_text("1.5\n", encoding="utf-8")
+        (root / "content/nb/lesson.ipynb").write_text(json.dumps(NOTEBOOK, indent=1, ensure_ascii=False), encoding="utf-8")
         with open(root / "site.yaml", "a", encoding="utf-8") as config:
             config.write("  - id: reader\n    title: 读取\n    script: compute/reader.py\n    inputs: [tiny]\n"
                          "    images: reader/images\n    downloads: reader/materials\n    page: reader.md\n")
@@ -267,7 +280,37 @@ class Sequence:
         self.build()
         self.write(rel, self.text(rel).replace(new, old, 1))     # same size, within the second if it can
 
-    EDITS = ("edit_page_body", "edit_page_title", "add_page", "delete_page", "edit_template", "edit_css",
+    def notebook(self) -> dict:
+        return json.loads(self.text("content/nb/lesson.ipynb"))
+
+    def save_notebook(self, notebook: dict) -> None:
+        self.write("content/nb/lesson.ipynb", json.dumps(notebook, indent=1, ensure_ascii=False))
+
+    def edit_notebook_prose(self):
+        notebook = self.notebook()
+        notebook["cells"][0]["source"] += f"\n\n第 {self.n} 次修改。"
+        self.save_notebook(notebook)
+
+    def edit_notebook_code(self):
+        notebook = self.notebook()
+        notebook["cells"][2]["source"] = f"import matplotlib.pyplot as plt\nplt.plot([0, total, {self.n}])"
+        self.save_notebook(notebook)
+
+    def save_notebook_outputs(self):
+        """Jupyter saves what it ran: outputs and counts change, not a byte of the page's computation."""
+        notebook = self.notebook()
+        notebook["cells"][1]["execution_count"] = self.n
+        notebook["cells"][1]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": f"saved {self.n}\n"}]
+        self.save_notebook(notebook)
+
+    def edit_notebook_data(self):
+        self.write("content/nb/points.txt", f"{self.rng.choice([1.5, 2.5, 3.5])}\n")
+
+    def add_notebook_neighbour(self):
+        self.write(f"content/nb/extra-{self.n}.txt", "beside the notebook\n")
+
+    EDITS = ("edit_notebook_prose", "edit_notebook_code", "save_notebook_outputs", "edit_notebook_data",
+             "add_notebook_neighbour", "edit_page_body", "edit_page_title", "add_page", "delete_page", "edit_template", "edit_css",
              "edit_site_yaml", "same_size_times_put_back", "revert", "touch", "hand_edit_output",
              "edit_data_file", "edit_relative_module", "edit_package_init", "edit_generator", "newer_package",
              "edit_during_build", "same_second")
