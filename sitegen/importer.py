@@ -230,11 +230,13 @@ def _markdown(text: str, cell: dict, number: int, book: Notebook, pages: dict, w
         path, _, fragment = target.partition("#")
         if is_external(target) or not path.endswith(".ipynb"):
             return match[0]
-        other = pages.get((book.path.parent / path).resolve())
+        from urllib.parse import unquote
+        other = pages.get((book.path.parent / unquote(path)).resolve())
         if other is None:
-            problems.add(where, 0, f"cell {number}: links to {path}, which is not imported with it: import them "
-                                   f"together (python build.py import {book.path.name} {path}), or link the page "
-                                   "it was published as")
+            import shlex
+            problems.add(where, 0, f"cell {number}: links to {unquote(path)}, which is not imported with it: import "
+                                   f"them together (python build.py import {shlex.quote(book.path.name)} "
+                                   f"{shlex.quote(unquote(path))}), or link the page it was published as")
             return match[0]
         rel = posixpath.relpath(f"{other.page}.md", str(folder))
         return f"[{match['text']}]({rel}{'#' + fragment if fragment else ''}{match['title'] or ''})"

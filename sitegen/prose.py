@@ -63,12 +63,26 @@ def to_mathml(tex: str, display: bool, memo: Memo | None = None) -> str:
     def convert() -> bytes:
         from latex2mathml.converter import convert
         try:
-            return convert(tex, display="block" if display else "inline").encode()
+            mathml = convert(tex, display="block" if display else "inline")
         except Exception as exc:  # noqa: BLE001 - latex2mathml raises many kinds
             raise Unresolved(f"math ${tex}$ is not LaTeX that can be read: {type(exc).__name__} {exc}".rstrip())
+        return _for_browsers(mathml).encode()
     if memo is None:
         return convert().decode()
     return memo.get("mathml", (package_version("latex2mathml"), tex, display), convert).decode()
+
+
+BOLD_DIGITS = re.compile(r'<mn mathvariant="bold">([0-9.]+)</mn>')
+BARE_BAR = re.compile(r"<mo>(&#x02016;|&#x0007C;|\|)</mo>")
+
+
+def _for_browsers(mathml: str) -> str:
+    """MathML as MathML Core browsers draw it: a bold digit (\\mathbf{1}) as the bold character itself,
+    since they ignore mathvariant but on <mi>; a bar that \\left does not size (\\lVert, \\rVert, |)
+    never stretched, so that its two sides are drawn alike."""
+    mathml = BOLD_DIGITS.sub(lambda m: "<mn>" + "".join(chr(0x1D7CE + int(c)) if c.isdigit() else c
+                                                          for c in m[1]) + "</mn>", mathml)
+    return BARE_BAR.sub(lambda m: f'<mo stretchy="false">{m[1]}</mo>', mathml)
 
 
 def lookup(data, path: str):

@@ -175,6 +175,9 @@ def test_ipython_syntax_is_converted_where_python_has_a_meaning():
     ([code("x = 1\n%cd /tmp")], "nb.ipynb: cell 1, line 2: `%cd /tmp` is IPython syntax"),
     ([code("x = 1"), markdown("见[另一本](other.ipynb)。")],
      "nb.ipynb: cell 2: links to other.ipynb, which is not imported with it: import them together"),
+    ([code("x = 1"), markdown("见[部件](Widget%20List.ipynb)。")],      # a command that runs as written
+     "nb.ipynb: cell 2: links to Widget List.ipynb, which is not imported with it: import them together "
+     "(python build.py import nb.ipynb 'Widget List.ipynb')"),
     ([markdown("![远处的图](https://example.com/a.png)"), code("x = 1")],
      "nb.ipynb: cell 1: the image https://example.com/a.png is loaded from another site"),
     ([markdown("![主机名](/etc/hostname)"), code("x = 1")],

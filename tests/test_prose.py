@@ -1,0 +1,52 @@
+"""What prose may say, and how it resolves (sitegen/prose.py): math as browsers draw it, links to pages' sources."""
+from __future__ import annotations
+
+import pytest
+
+from sitegen.content import parse_page
+from support import run_build, tiny_site
+from sitegen.prose import SiteMap, Unresolved, resolve_target, to_mathml
+
+
+def test_bold_digits_are_the_bold_characters_that_browsers_draw_bold():
+    assert "<mn>𝟏</mn>" in to_mathml(r"\mathbf{1}", False)          # MathML Core ignores mathvariant on <mn>
+    assert "mathvariant" not in to_mathml(r"\mathbf{10} + \mathbf{x}", False)
+
+
+def test_bars_that_left_and_right_do_not_size_are_never_stretched():
+    bars = to_mathml(r"\lVert x \rVert + |y|", False)
+    assert bars.count('<mo stretchy="false">') == 4
+    assert to_mathml(r"\left\lVert \frac{a}{b} \right\rVert", True).count('stretchy="true"') == 2
+
+
+def test_both_bars_of_a_norm_are_drawn_alike_in_a_browser(browser, tmp_path):
+    """In a built page, with the site's own math font (subset to the page's formulas)."""
+    root = tiny_site(tmp_path / "site")
+    (root / "content/norm.md").write_text("---\ntitle: 范数\n---\n范数 $\\lVert \\mathbf{x}_1 \\rVert$ 与 "
+                                          "$\\mathbf{1}$。\n", encoding="utf-8")
+    assert run_build(root, root / "dist", root / ".cache").returncode == 0
+    page = browser.new_page()
+    page.goto((root / "dist/norm.html").as_uri())
+    bars = page.eval_on_selector_all("article mo", "ms => ms.map(m => { const r = m.getBoundingClientRect(); "
+                                                   "return [r.top, r.height]; })")
+    page.close()
+    assert len(bars) == 2 and bars[0] == bars[1], bars
+
+
+@pytest.fixture
+def pages():
+    made = [parse_page(f"---\ntitle: 页{n}\n---\n正文\n", f"content/{source}", output)
+            for n, (source, output) in enumerate([("book/ch1.ipynb", "book/ch1.html"),
+                                                  ("book/Widget List.ipynb", "book/widget-list.html"),
+                                                  ("guide.md", "guide.html")])]
+    return made, SiteMap([p.output for p in made], {p.content_path: p.output for p in made})
+
+
+def test_a_link_to_a_notebook_goes_where_its_page_is_published_spaces_written_either_way(pages):
+    made, sitemap = pages
+    ch1 = made[0]
+    for target in ("Widget List.ipynb", "Widget%20List.ipynb", "./Widget%20List.ipynb#part"):
+        assert resolve_target(ch1, target, sitemap)[0] == "book/widget-list.html"
+    assert resolve_target(ch1, "../guide.md", sitemap) == ("guide.html", "")
+    with pytest.raises(Unresolved, match="points to nothing"):
+        resolve_target(ch1, "ch2.ipynb", sitemap)
