@@ -44,6 +44,11 @@ OTHERS = {
     "again": [new_markdown("# 再存一次"), new_code(
         "import matplotlib.pyplot as plt\nfig, ax = plt.subplots(); ax.plot([1, 2]); fig.savefig('same.png')"),
         new_code("ax.plot([2, 1]); fig.savefig('same.png'); fig")],
+    "widgets": [new_markdown("# 部件"), new_code(
+        "class Slider:\n    def _repr_mimebundle_(self, include=None, exclude=None):\n"
+        "        return {'application/vnd.jupyter.widget-view+json': {'model_id': 'm1', 'version_major': 2,\n"
+        "                'version_minor': 0}, 'text/plain': 'IntSlider(value=3)'}\nSlider()"),
+        new_code("from IPython.display import Javascript\nJavascript('alert(1)')")],
     "media": [new_markdown("# 媒体"), new_code(
         "%config InlineBackend.figure_format = 'svg'\nimport matplotlib.pyplot as plt\nplt.plot([1, 2])"),
         new_code("open('clip.mp4', 'wb').write(b'not really a video')\nfrom IPython.display import HTML\n"
@@ -306,3 +311,15 @@ def test_figures_as_svg_and_a_video_the_notebook_made_are_shown_as_jupyter_shows
     assert [s[1]["src"] for s in found.find("source")] == ["media/clip.mp4"]
     assert (course / "dist/media/clip.mp4").is_file()
     assert not [v for v in found.find("video") if "elsewhere" in v[1].get("src", "")]
+
+
+
+def test_a_widget_and_a_script_have_their_text_with_a_note_saying_they_do_not_run_here(course):
+    found = page(course, "widgets.html")
+    notes = [p[2] for p in found.find("p", **{"class": "output-note"})]
+    assert len(notes) == 2 and all("静态网页上无法运行" in note for note in notes)
+    assert "IntSlider(value=3)" in [e[2] for e in found.find("pre", **{"class": "cell-value"})]
+    assert not [e for e in found.find("script") if "src" not in e[1]]
+    download = nbformat.reads((course / "dist/widgets/widgets.ipynb").read_text(encoding="utf-8"), 4)
+    kept = [set(out.data) for cell in download.cells if cell.cell_type == "code" for out in cell.outputs]
+    assert "application/vnd.jupyter.widget-view+json" in kept[0] and "application/javascript" in kept[1]
