@@ -74,6 +74,9 @@ def course(tmp_path_factory):
     write(root / "content/lessons/gradient descent.ipynb", SEQUEL)
     for name, cells in OTHERS.items():
         write(root / f"content/{name}.ipynb", cells)
+    with open(root / "site.yaml", "a", encoding="utf-8") as config:     # notebooks in the menu and reading order
+        config.write("nav:\n  - title: 回归\n    page: lessons/linreg.ipynb\n"
+                     "sequence:\n  - index.md\n  - lessons/linreg.ipynb\n  - lessons/gradient descent.ipynb\n")
     result = run_build(root, root / "dist", root / ".cache", "--strict")
     assert result.returncode == 0, result.stderr + result.stdout
     return root
@@ -90,8 +93,10 @@ def test_the_notebook_is_a_page_whose_prose_quotes_its_own_names(course):
     results = json.loads((course / "dist/lessons/linreg/results.json").read_text())
     assert f"斜率是 {results['slope']:.4f}，一共 3 个点" in prose
     assert [a[1]["href"] for a in found.find("a") if a[2] == "梯度下降"] == ["gradient-descent"]
-    assert [a[1]["href"] for a in page(course, "lessons/gradient-descent.html").find("a")
-            if a[2] == "线性回归"] == ["linreg"]
+    sequel = page(course, "lessons/gradient-descent.html")
+    assert [a[1]["href"] for a in sequel.find("a") if a[2] == "线性回归"] == ["linreg"]
+    assert [a[1]["href"] for a in sequel.find("a", rel="prev")] == ["linreg"]          # the reading order
+    assert [a[1]["href"] for a in page(course, "index.html").find("a") if a[2] == "回归"] == ["lessons/linreg"]
 
 
 def test_every_output_is_shown_in_the_order_jupyter_shows_it(course):
