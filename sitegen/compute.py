@@ -57,7 +57,7 @@ class _Job:
     cached: Artifacts | None = None      # its cache entry, current but for its inputs, which are still to run:
     #                                      taken if they give it the same bytes it was made from (early cut-off)
     read: dict[str, str] = field(default_factory=dict)    # lab id -> SHA-256 of the inputs it was given
-    links: list = field(default_factory=list)             # a notebook's neighbours laid beside it (nbpage.py)
+    links: list = field(default_factory=list)             # a notebook's neighbours laid beside it (nbsource.py)
 
     @property
     def result(self) -> Path:
@@ -232,8 +232,8 @@ class LabScheduler:
         work.mkdir()
         job.read = {name: sha256(data) for name, data in inputs.items()}
         here, watch = work, (str(self.cfg.root), str(self.cache_dir))
-        if job.lab.script.suffix == ".ipynb":    # a notebook page runs beside its neighbours (nbpage.py)
-            from .nbpage import lay_folder
+        if job.lab.script.suffix == ".ipynb":    # a notebook page runs beside its neighbours (nbsource.py)
+            from .nbsource import lay_folder
             here, job.links, mirrors = lay_folder(self.cfg.root, str(job.lab.script.relative_to(self.cfg.root)), work)
             watch = (*watch, mirrors)
         for name, rel in job.lab.data:           # files it declares: copied, to be published with it
@@ -390,9 +390,9 @@ class LabScheduler:
 
 
 def lab_cells(cfg: SiteConfig, lab: Lab, memo: Memo | None, hashes: dict[str, str] | None) -> tuple[Cell, ...]:
-    """A lab's cells: its script's, or a notebook page's code cells (nbpage.py)."""
+    """A lab's cells: its script's, or a notebook page's code cells (nbsource.py)."""
     if lab.script.suffix == ".ipynb":
-        from .nbpage import cells_of, load
+        from .nbsource import cells_of, load
         return cells_of(load(cfg.root, str(lab.script.relative_to(cfg.root)), hashes, memo))
     return read_cells(lab.script, cfg.root, memo, hashes)
 

@@ -286,16 +286,16 @@ def load_config(root: Path, memo=None, hashes: dict[str, str] | None = None) -> 
 
 
 def _notebook_labs(root: Path, hashes, memo, seen_ids: dict, problems: Collector) -> list[Lab]:
-    """The lab of each notebook page (nbpage.py): its code cells, published beside its page."""
-    from . import nbpage
+    """The lab of each notebook page (nbsource.py): its code cells, published beside its page."""
+    from . import nbsource
     labs = []
-    for rel in nbpage.notebooks(root, hashes):
+    for rel in nbsource.notebooks(root, hashes):
         try:
-            source = nbpage.load(root, rel, hashes, memo)
+            source = nbsource.load(root, rel, hashes, memo)
         except BuildError as exc:
             problems.problems.extend(exc.problems)
             continue
-        folder = nbpage.output_folder(rel)
+        folder = nbsource.output_folder(rel)
         if "lab" not in source.meta:
             continue            # prose only: a page, without a lab
         if source.lab_id in seen_ids:
@@ -303,14 +303,14 @@ def _notebook_labs(root: Path, hashes, memo, seen_ids: dict, problems: Collector
                                  f"{seen_ids[source.lab_id]}: rename the notebook or that lab")
             continue
         seen_ids[source.lab_id] = 0
-        for name, path in nbpage.data_sources(source).items():
+        for name, path in nbsource.data_sources(source).items():
             if not (root / path).is_file():
                 problems.add(rel, source.meta_lines.get("data", 1), f"data: no file {name} beside the notebook "
                                                                     f"(looked for {path})")
         labs.append(Lab(id=source.lab_id, title=source.meta["title"], script=root / rel, images=folder,
-                        downloads=folder, notebook=f"{folder}/{nbpage.download_name(rel)}",
+                        downloads=folder, notebook=f"{folder}/{nbsource.download_name(rel)}",
                         page=rel[len("content/"):], inputs=(), line=0, timeout=source.timeout,
-                        display="jupyter", data=tuple(nbpage.data_sources(source).items())))
+                        display="jupyter", data=tuple(nbsource.data_sources(source).items())))
     return labs
 
 

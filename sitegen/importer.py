@@ -29,7 +29,8 @@ from .cells import RAISES
 from .errors import BuildError, Collector, Problem
 from .needs import unlisted
 from .nbfile import read_notebook
-from .nbpage import IMAGE, cell_name, pasted_output, slug
+from .nbpage import IMAGE, pasted_output
+from .nbsource import cell_name, slug
 from .prose import is_external
 from .scaffold import NewFiles, check_new_lab, lab_entry, page_path
 

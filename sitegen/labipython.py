@@ -21,7 +21,12 @@ import io
 import os
 import re
 import sys
+import traceback
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .cells import Cell
 
 ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")        # an object's address differs every run: not shown
 IMAGES = {"image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/svg+xml": "svg"}
@@ -183,6 +188,89 @@ class NotebookShell:
             sys.stdout, sys.stderr = streams
         error = result.error_before_exec or result.error_in_exec
         return self.outputs, (error or self.error) if not result.success else None
+
+
+# -- the inline figures ----------------------------------------------------------
+
+# Backends that draw in a live notebook (a page has none): figures are shown inline instead.
+INTERACTIVE_BACKENDS = {"nbagg", "notebook", "widget", "ipympl", "inline", "module://matplotlib_inline.backend_inline",
+                        "module://ipympl.backend_nbagg"}
+
+class InlineNotebook:
+    """A lab's cells run as Jupyter runs them (labipython.py), with its inline figures: a figure
+    still open when a cell ends, or when it calls plt.show(), is shown where it came (saved as
+    CELL-1.png, CELL-2.png, ... at twice its size, as the retina format does), and closed. A figure
+    the cell displayed is not shown again; one it saved as a PNG in its folder is shown as that file."""
+
+    def __init__(self, folder: Path, script: str):
+        self.folder, self.script = folder, script
+        self.saved: dict[int, str | None] = {}      # figure -> the PNG it was saved as in the lab's folder
+        self.shell = NotebookShell(folder, self._save)
+        if not script.endswith(".ipynb"):
+            self.shell.namespace["__file__"] = script
+        try:
+            import matplotlib.figure
+            import matplotlib.pyplot as plt
+        except ImportError:
+            return                  # the lab reports what it misses
+        original = matplotlib.figure.Figure.savefig
+
+        def savefig(figure, *args, **kwargs):
+            target = args[0] if args else kwargs.get("fname")
+            if isinstance(target, (str, os.PathLike)) and str(target).endswith(".png"):
+                where = Path(os.path.abspath(target))
+                self.saved[id(figure)] = str(where.relative_to(folder)) if where.is_relative_to(folder) else None
+            else:
+                self.saved.setdefault(id(figure), None)
+            return original(figure, *args, **kwargs)
+        matplotlib.figure.Figure.savefig = savefig
+        plt.show = lambda *args, **kwargs: self._flush()
+        chosen = matplotlib.use
+
+        def use(backend, *args, **kwargs):      # an interactive notebook backend: a page's figures are inline
+            if str(backend).lower() not in INTERACTIVE_BACKENDS:
+                chosen(backend, *args, **kwargs)
+        matplotlib.use = use
+
+    @property
+    def namespace(self) -> dict:
+        return self.shell.namespace
+
+    @property
+    def hidden(self) -> set:
+        """The names IPython itself puts in the namespace (In, Out, get_ipython, exit, ...)."""
+        return set(self.shell.shell.user_ns_hidden)
+
+    def _save(self, figure, path: Path) -> None:
+        figure.savefig(path, dpi=2 * figure.dpi, bbox_inches="tight")
+
+    def _flush(self) -> None:
+        plt = sys.modules.get("matplotlib.pyplot")
+        if plt is None:
+            return
+        for number in plt.get_fignums():
+            figure = plt.figure(number)
+            if id(figure) in self.shell.figures_shown:
+                continue
+            saved = self.saved.get(id(figure))
+            self.shell.output({"output_type": "display_data", "metadata": {},
+                               "data": {"figure": saved} if saved else {"image/png": self.shell._figure(figure)}})
+            self.shell.figures_shown.add(id(figure))
+        plt.close("all")
+
+    def run(self, cell: Cell) -> tuple[list[dict], BaseException | None]:
+        self.saved.clear()
+        outputs, error = self.shell.run(cell.source, cell.name)
+        self.shell.outputs = outputs
+        try:
+            self._flush()
+        except Exception as exc:  # noqa: BLE001 - drawing the figure it left open failed: the cell's error
+            import matplotlib.pyplot as plt
+            plt.close("all")
+            self.shell.output({"output_type": "error", "ename": type(exc).__name__, "evalue": str(exc),
+                               "traceback": traceback.format_exception_only(exc)})
+            error = error or exc
+        return self.shell.outputs, error
 
 
 def figure_outputs(outputs: list[dict]) -> list[str]:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 # How a lab is run and what is kept of it: a change to any of these may change a byte of its artifacts.
 HARNESS = ("compute.py", "labkeys.py", "artifacts.py", "labstore.py", "labrun.py", "labhost.py", "sandbox.py", "cells.py",
-           "labbackend.py", "figurefonts.py", "labreads.py", "labipython.py", "nbpage.py")
+           "labbackend.py", "figurefonts.py", "labreads.py", "labipython.py", "nbsource.py")
 
 
 def _statements(tree: ast.AST):
@@ -103,7 +103,7 @@ def _code(path: Path, root: Path, memo: Memo | None, python: bool = False) -> by
     cells (its prose and saved outputs are not the lab's); with `python`, the code to find imports in."""
     if path.suffix != ".ipynb":
         return path.read_bytes()
-    from .nbpage import load, python_of
+    from .nbsource import load, python_of
     source = load(root, str(path.relative_to(root)), None, memo)
     return python_of(source) if python else source.code()
 

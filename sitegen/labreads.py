@@ -68,7 +68,7 @@ class Recorder:
     relative to `root`, with what it held when first read (`reads`)."""
 
     def __init__(self, root: str, ignored: tuple[str, ...], mirrors: dict[str, str] | None = None):
-        """`mirrors`: folders laid out to stand for the project's (nbpage.lay_folder): a listing of
+        """`mirrors`: folders laid out to stand for the project's (nbsource.lay_folder): a listing of
         one is the listing of the folder it stands for."""
         self.root = os.path.realpath(root) + os.sep
         self.ignored = tuple(os.path.realpath(folder) + os.sep for folder in ignored)

@@ -21,7 +21,7 @@ import traceback
 from pathlib import Path
 
 from .cells import RAISES, Cell, cell_code
-from .labipython import figure_outputs
+from .labipython import InlineNotebook, figure_outputs
 from .figurefonts import MISSING_GLYPH, NO_GLYPH, use
 from .labreads import Recorder, unrecorded
 
@@ -136,7 +136,7 @@ def run_cells(script: str, cells: tuple[Cell, ...], workdir: str, confined: bool
     from concurrent.futures import ThreadPoolExecutor
     warnings.filterwarnings("ignore", message=".*non-interactive.*")
     folder, results = Path(workdir), []
-    jupyter = _Jupyter(folder, script) if display == "jupyter" else None
+    jupyter = InlineNotebook(folder, script) if display == "jupyter" else None
     namespace = jupyter.namespace if jupyter else {"__name__": "__main__", "__file__": script}
     # Figures are re-encoded in threads while the next cells run (Pillow and zlib
     # release the GIL), from a snapshot of their bytes: a file the lab writes
@@ -263,90 +263,6 @@ def _plain(value, depth: int):
     if isinstance(value, dict) and all(isinstance(key, str) for key in value) and len(value) <= MAX_ITEMS:
         return {key: _plain(item, depth + 1) for key, item in value.items()}
     raise _NotPlain
-
-
-# -- as Jupyter shows a cell -----------------------------------------------------
-
-# Backends that draw in a live notebook (a page has none): figures are shown inline instead.
-INTERACTIVE_BACKENDS = {"nbagg", "notebook", "widget", "ipympl", "inline", "module://matplotlib_inline.backend_inline",
-                        "module://ipympl.backend_nbagg"}
-
-class _Jupyter:
-    """A lab's cells run as Jupyter runs them (labipython.py), with its inline figures: a figure
-    still open when a cell ends, or when it calls plt.show(), is shown where it came (saved as
-    CELL-1.png, CELL-2.png, ... at twice its size, as the retina format does), and closed. A figure
-    the cell displayed is not shown again; one it saved as a PNG in its folder is shown as that file."""
-
-    def __init__(self, folder: Path, script: str):
-        from .labipython import NotebookShell
-        self.folder, self.script = folder, script
-        self.saved: dict[int, str | None] = {}      # figure -> the PNG it was saved as in the lab's folder
-        self.shell = NotebookShell(folder, self._save)
-        if not script.endswith(".ipynb"):
-            self.shell.namespace["__file__"] = script
-        try:
-            import matplotlib.figure
-            import matplotlib.pyplot as plt
-        except ImportError:
-            return                  # the lab reports what it misses
-        original = matplotlib.figure.Figure.savefig
-
-        def savefig(figure, *args, **kwargs):
-            target = args[0] if args else kwargs.get("fname")
-            if isinstance(target, (str, os.PathLike)) and str(target).endswith(".png"):
-                where = Path(os.path.abspath(target))
-                self.saved[id(figure)] = str(where.relative_to(folder)) if where.is_relative_to(folder) else None
-            else:
-                self.saved.setdefault(id(figure), None)
-            return original(figure, *args, **kwargs)
-        matplotlib.figure.Figure.savefig = savefig
-        plt.show = lambda *args, **kwargs: self._flush()
-        chosen = matplotlib.use
-
-        def use(backend, *args, **kwargs):      # an interactive notebook backend: a page's figures are inline
-            if str(backend).lower() not in INTERACTIVE_BACKENDS:
-                chosen(backend, *args, **kwargs)
-        matplotlib.use = use
-
-    @property
-    def namespace(self) -> dict:
-        return self.shell.namespace
-
-    @property
-    def hidden(self) -> set:
-        """The names IPython itself puts in the namespace (In, Out, get_ipython, exit, ...)."""
-        return set(self.shell.shell.user_ns_hidden)
-
-    def _save(self, figure, path: Path) -> None:
-        figure.savefig(path, dpi=2 * figure.dpi, bbox_inches="tight")
-
-    def _flush(self) -> None:
-        plt = sys.modules.get("matplotlib.pyplot")
-        if plt is None:
-            return
-        for number in plt.get_fignums():
-            figure = plt.figure(number)
-            if id(figure) in self.shell.figures_shown:
-                continue
-            saved = self.saved.get(id(figure))
-            self.shell.output({"output_type": "display_data", "metadata": {},
-                               "data": {"figure": saved} if saved else {"image/png": self.shell._figure(figure)}})
-            self.shell.figures_shown.add(id(figure))
-        plt.close("all")
-
-    def run(self, cell: Cell) -> tuple[list[dict], BaseException | None]:
-        self.saved.clear()
-        outputs, error = self.shell.run(cell.source, cell.name)
-        self.shell.outputs = outputs
-        try:
-            self._flush()
-        except Exception as exc:  # noqa: BLE001 - drawing the figure it left open failed: the cell's error
-            import matplotlib.pyplot as plt
-            plt.close("all")
-            self.shell.output({"output_type": "error", "ename": type(exc).__name__, "evalue": str(exc),
-                               "traceback": traceback.format_exception_only(exc)})
-            error = error or exc
-        return self.shell.outputs, error
 
 
 def _non_finite_arrays(path: Path) -> list[str]:

@@ -183,15 +183,6 @@ def test_a_mistake_in_a_notebook_is_named_at_its_line_in_the_file(tmp_path, cell
 
 
 
-def test_source_lines_are_found_however_the_notebook_was_written():
-    from sitegen.nbpage import _source_lines
-    one_line = json.dumps({"cells": [{"cell_type": "markdown", "source": "a\nb"},
-                                     {"cell_type": "code", "source": ["x = 1\n", "y"], "outputs": []}],
-                           "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
-    assert _source_lines(one_line) == [[1], [1, 1]]
-    spread = json.dumps(json.loads(one_line), indent=1)
-    lines = spread.splitlines()
-    assert _source_lines(spread)[1] == [n for n, t in enumerate(lines, 1) if t.strip() in ('"x = 1\\n",', '"y"')]
 
 
 @pytest.mark.slow      # (several builds in a row)

@@ -1,0 +1,42 @@
+"""A notebook page's source (sitegen/nbsource.py): where each cell lies in the file, its cells' names,
+its front matter."""
+from __future__ import annotations
+
+import json
+
+import nbformat
+
+from sitegen.nbsource import cell_name, cells_of, read
+
+def test_source_lines_are_found_however_the_notebook_was_written():
+    from sitegen.nbsource import _source_lines
+    one_line = json.dumps({"cells": [{"cell_type": "markdown", "source": "a\nb"},
+                                     {"cell_type": "code", "source": ["x = 1\n", "y"], "outputs": []}],
+                           "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    assert _source_lines(one_line) == [[1], [1, 1]]
+    spread = json.dumps(json.loads(one_line), indent=1)
+    lines = spread.splitlines()
+    assert _source_lines(spread)[1] == [n for n, t in enumerate(lines, 1) if t.strip() in ('"x = 1\\n",', '"y"')]
+
+
+def test_cells_are_named_by_their_jupyter_ids_and_keep_their_names_as_cells_come_and_go():
+    book = nbformat.v4.new_notebook()
+    book.cells = [nbformat.v4.new_code_cell("a = 1", id="Load-Data"), nbformat.v4.new_code_cell("b = 2", id="7f3e")]
+    first = [c.name for c in cells_of(read(nbformat.writes(book).encode(), "content/x.ipynb"))]
+    book.cells.insert(0, nbformat.v4.new_code_cell("z = 0", id="new"))
+    second = [c.name for c in cells_of(read(nbformat.writes(book).encode(), "content/x.ipynb"))]
+    assert first == ["cload-data", "c7f3e"] and second == ["new", "cload-data", "c7f3e"]
+    assert cell_name({}, {"name": "setup"}, "cell-1", set()) == "setup"
+    assert cell_name({"id": "same"}, {}, "cell-2", {"same"}) == "cell-2"          # taken: its number
+
+
+def test_front_matter_is_a_raw_cell_at_the_top_and_its_lines_are_the_file_s():
+    book = nbformat.v4.new_notebook()
+    book.cells = [nbformat.v4.new_raw_cell("---\ntitle: 回归\ndata: [a.csv]\nallow_errors: true\ntimeout: 30\n---"),
+                  nbformat.v4.new_code_cell("1")]
+    text = nbformat.writes(book)
+    source = read(text.encode(), "content/x.ipynb")
+    assert (source.meta["title"], source.data, source.allow_errors, source.timeout) == ("回归", ("a.csv",), True, 30)
+    lines = text.splitlines()
+    assert lines[source.meta_lines["data"] - 1].strip().startswith('"data: [a.csv]')
+    assert all(cell.may_fail for cell in cells_of(source))
