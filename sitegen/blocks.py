@@ -8,6 +8,7 @@ scripts of static/ a page holding it loads. A new kind is one entry in KINDS and
 from __future__ import annotations
 
 import html
+import json
 from typing import Callable, NamedTuple, TYPE_CHECKING
 
 from markupsafe import Markup
@@ -192,7 +193,10 @@ def _render_downloads(r, page: Page, block: Block, art: Artifacts) -> str:
     if lab.notebook:
         from .needs import needed
         name = lab.notebook.rsplit("/", 1)[-1]
-        needs = needed(lab.script.parent, [cell.source for cell in art.cells])
+        sources = [cell.source for cell in art.cells]
+        # (finding which package provides a module reads every installed package's metadata: once per code)
+        needs = r.memo.remember("needs", (str(lab.script.parent), json.dumps(sources)),
+                                lambda: needed(lab.script.parent, sources))
         items.append({"href": relative_url(page.output, lab.notebook), "name": name,
                       "note": vocabulary.download_note(lab, name, needs), "size": None})
     for name, size in art.sizes.items():
