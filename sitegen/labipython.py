@@ -120,7 +120,7 @@ class NotebookShell:
         return self.shell.user_ns
 
     def _refuse(self, command, *args, **kwargs):
-        command = str(command).strip()
+        command = str(command).strip().replace(sys.executable, "python")       # (%pip runs this Python's pip)
         if re.match(r"^(\S*/)?(pip3?|python3? -m pip)\s+install\b", command):
             raise ShellRefused(f"`!{command}`: {PIP_REFUSED}")
         raise ShellRefused(SHELL_REFUSED.format(command=f"!{command}"))

@@ -319,3 +319,16 @@ def test_a_widget_and_a_script_have_their_text_with_a_note_saying_they_do_not_ru
     download = nbformat.reads((course / "dist/widgets/widgets.ipynb").read_text(encoding="utf-8"), 4)
     kept = [set(out.data) for cell in download.cells if cell.cell_type == "code" for out in cell.outputs]
     assert "application/vnd.jupyter.widget-view+json" in kept[0] and "application/javascript" in kept[1]
+
+
+@pytest.mark.parametrize("line, said", [
+    ("%pip install pandas", "`!python -m pip install pandas`: the build installs nothing: list the package in "
+                            "requirements.txt"),
+    ("files = !ls", "shell commands (!ls) do not run in the build"),
+])
+def test_shell_escapes_are_refused_naming_the_cell_and_what_to_write_instead(tmp_path, line, said):
+    root = tiny_site(tmp_path / "site")
+    write(root / "content/shell.ipynb", [new_markdown("# 外壳"), new_code("x = 1"), new_code(line)])
+    result = run_build(root, root / "dist", root / ".cache")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "lab shell failed: cell 3: " + said in result.stderr, result.stderr
