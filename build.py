@@ -9,6 +9,7 @@
     python build.py --no-solutions  a student's build: solutions left out of the site entirely
     python build.py serve         build, preview with Cloudflare's emulator, rebuild on change
     python build.py info          the Pages project and address from site.yaml, as name=value lines
+    python build.py info outputs  the files a build of this site must write, one per line (for a CI check)
     python build.py freeze [LAB]  build, and store the labs' results in frozen/ (commit it): a build
                                   elsewhere reuses them while the lab's code is unchanged
     python build.py new lab ID    start a lab: compute/ID.py, its page and its site.yaml entry
@@ -152,6 +153,10 @@ def main(argv: list[str] | None = None) -> int:
             print("wrote " + ", ".join(made) + "; computed it; " + NEXT)
             return 0
         if args.command == "info":
+            if args.names == ["outputs"]:
+                from sitegen.pipeline import promised_outputs
+                print("\n".join(promised_outputs(args.root)))
+                return 0
             from sitegen.config import load_config
             cfg = load_config(args.root)
             print(f"project={cfg.project}\nbase_url={args.base_url or cfg.base_url}")

@@ -194,3 +194,21 @@ def _labs_named(cfg, names: tuple[str, ...]) -> tuple[str, ...]:
         raise BuildError(Problem("site.yaml", 0, f"freeze: no lab {', '.join(map(repr, unknown))} "
                                                  f"(labs: {', '.join(known) or 'none'})"))
     return tuple(names) or tuple(known)
+
+
+def promised_outputs(root: Path) -> list[str]:
+    """What a build of the site at `root` must write, whatever the course: the home and 404 pages, the
+    headers and search index, and every page site.yaml names (nav, sequence, labs) with each lab's
+    notebook download. A deploy check reads this rather than a list of one course's files."""
+    from .config import load_config
+    from .content import load_pages
+    from .nbpage import notebook_pages
+    root = Path(root).resolve()
+    sources = snapshot(source_files(root))[0]
+    cfg = load_config(root, None, sources)
+    published = {page.content_path: page.output for page in
+                 load_pages(cfg.content_dir, sources) + notebook_pages(root, sources)}
+    named = [item.page for item in cfg.nav] + list(cfg.sequence) + [lab.page for lab in cfg.labs]
+    outputs = ["index.html", "404.html", "_headers", "search.json"] + [published[page] for page in named]
+    outputs += [lab.notebook for lab in cfg.labs if lab.notebook]
+    return list(dict.fromkeys(outputs))

@@ -97,7 +97,8 @@ def new_page(root: Path, path: str) -> list[str]:
     """content/PATH.md, a page with a title and one section."""
     path = page_path(path)
     rel = f"content/{path}.md"
-    NewFiles(root).create(rel, _fill("page.md", title=path.rsplit("/", 1)[-1]))
+    # (quoted: a page named 404 has the title "404", text, not the number YAML would read)
+    NewFiles(root).create(rel, _fill("page.md", title=json.dumps(path.rsplit("/", 1)[-1], ensure_ascii=False)))
     return [rel]
 
 

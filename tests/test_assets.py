@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from support import REPO, run_build, tiny_site
+from support import CASES, REPO, run_build, tiny_site
 
 
 def js_literals(code: str) -> list[str]:
@@ -78,7 +78,7 @@ def test_the_literal_scanner_sees_nested_templates_comments_and_regexes():
 
 def test_every_served_script_keeps_every_string_and_template_literal_of_its_source(tiny_built):
     served = {p.name.split(".")[0]: p for p in (tiny_built / "assets").glob("*.js")}
-    sources = sorted((REPO / "static").glob("*.js"))
+    sources = sorted([*(REPO / "static").glob("*.js"), CASES / "_base/static/literals.js"])
     assert {p.stem for p in sources} - {"live-reload"} <= set(served)
     for source in sources:
         if source.stem not in served:
@@ -87,7 +87,7 @@ def test_every_served_script_keeps_every_string_and_template_literal_of_its_sour
         theirs = js_literals(served[source.stem].read_text(encoding="utf-8"))
         rename = re.compile(r"^\./[\w-]+\.[0-9a-f]{10}\.js$")   # an import's specifier names the hashed module
         assert [s for s in theirs if not rename.match(s)] == [s for s in ours if not re.match(r"^\./[\w-]+\.js$", s)]
-    assert "`token ${i} ${fmt(v)}`" in served["explorer"].read_text(encoding="utf-8")
+    assert "`token ${i} ${fmt(v)}`" in served["literals"].read_text(encoding="utf-8")     # the fixture's own
 
 
 def test_only_hash_named_files_are_cached_as_immutable(tmp_path):

@@ -107,3 +107,21 @@ def test_sources_that_keep_changing_fail_the_build_naming_them_and_leave_the_out
     assert "templates/page.html: changed while the build was reading it" in failed.value.report()
     assert len(n) == 3                                    # tried three times
     assert tree_bytes(out) == before
+
+
+def test_info_outputs_lists_what_a_build_of_this_course_must_write(tmp_path):
+    import subprocess
+    import sys
+    from support import REPO, run_build, tiny_site
+    root = tiny_site(tmp_path / "site")
+    (root / "content/notes.md").write_text("---\ntitle: 笔记\nurl: notes/here\n---\n正文。\n", encoding="utf-8")
+    with open(root / "site.yaml", "a", encoding="utf-8") as config:
+        config.write("nav:\n  - title: 笔记\n    page: notes.md\n")
+    said = subprocess.run([sys.executable, str(REPO / "build.py"), "info", "outputs", "--root", str(root)],
+                          capture_output=True, text=True, timeout=60)
+    assert said.returncode == 0, said.stderr
+    promised = said.stdout.split()
+    assert promised == ["index.html", "404.html", "_headers", "search.json", "notes/here.html",
+                        "materials/tiny.ipynb"]
+    assert run_build(root, tmp_path / "dist", tmp_path / "cache").returncode == 0
+    assert all((tmp_path / "dist" / rel).stat().st_size > 0 for rel in promised)

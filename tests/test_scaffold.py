@@ -19,6 +19,7 @@ def test_a_new_lab_and_a_new_page_build_at_once(tmp_path):
     assert made.returncode == 0, made.stderr
     assert made.stdout.startswith("wrote compute/week_3.py, content/labs/week3.md, site.yaml; list the page under nav:")
     assert new(root, "page", "notes/intro").returncode == 0
+    assert new(root, "page", "notes/404").returncode == 0          # its title is the text "404", not a number
     result = run_build(root, tmp_path / "dist", tmp_path / "cache", "--strict")
     assert result.returncode == 0, result.stderr
     assert "week-3 computed" in result.stdout
@@ -27,7 +28,7 @@ def test_a_new_lab_and_a_new_page_build_at_once(tmp_path):
     assert f"五个 y 的总和是 {results['total']:.4f}。" in page                        # a value of results.json
     assert 'src="../week-3/images/figure-01.png"' in page and "<table class=\"tensor\"" in page
     assert (tmp_path / "dist/week-3/materials/week-3.ipynb").is_file()
-    assert (tmp_path / "dist/notes/intro.html").is_file()
+    assert (tmp_path / "dist/notes/intro.html").is_file() and (tmp_path / "dist/notes/404.html").is_file()
 
 
 def test_the_lab_entry_goes_into_the_labs_list_wherever_it_is(tmp_path):

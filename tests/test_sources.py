@@ -150,6 +150,7 @@ def _private_mount(script: str, tmp_path) -> subprocess.CompletedProcess:
     ("ro", "Read-only file system: the file system is read-only: build into a writable folder (--out, --cache)")])
 def test_a_full_disk_or_read_only_folder_names_the_folder_and_says_what_to_do(built, tmp_path, mount, advice):
     root, out, cache = built
+    (root / "static/padding.bin").write_bytes(os.urandom(256 * 1024))    # more than 64k, whatever static/ holds
     (tmp_path / "small").mkdir()
     result = _private_mount(f"mount -t tmpfs -o {mount} tmpfs small && {sys.executable} {REPO / 'build.py'} "
                             f"--root {root} --out small/dist --cache {cache}", tmp_path)
