@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 # something the build cannot rewrite, and an error (MODULE_LIKE).
 JS_IMPORT = re.compile(r"""(\b(?:from|import)\s*\(?\s*)(["'])(\.{1,2}/[\w./-]+\.js)\2""")
 MODULE_LIKE = re.compile(r"""(["'`])(\.{1,2}/[\w./-]+\.js)\1""")
-PAGE_SCRIPTS = ("copy.js", "search.js")       # every page loads these (static/)
+PAGE_SCRIPTS = ("copy.js", "search.js", "progress.js")       # every page loads these (static/)
 PREVIEW_SCRIPTS = ("live-reload.js",)           # and preview builds this one
 
 

@@ -321,6 +321,16 @@ def _render_check(r, page: Page, block: Block, art: Artifacts) -> str:
                              words=r.words, reveal=r.solutions != "omitted")
 
 
+# -- ::: materials ----------------------------------------------------------------
+# The lecture's map, on its home page: the pages of site.yaml's `sequence:` in reading order, each
+# with what it is (a lab with a notebook to rerun, a page of computed figures, or reading), the time it asks (its front matter `minutes:`, else its prose read at 400
+# characters a minute), a thumbnail of its lab's first figure, and, from progress.js, whether this
+# reader opened it and where they left off (kept in their browser only).
+
+def _render_materials(r, page: Page, block: Block, art) -> str:
+    return r.render_template("partials/materials.html", items=r.materials(page), words=r.words)
+
+
 KINDS = {
     "cell": Kind(1, {"output": ("shown", "collapsed"), "figures": ("shown",)}, _check_cell, _render_cell),
     "table": Kind(1, {"axes": None, "caption": None, "columns": None}, _check_table, _render_table),
@@ -333,4 +343,5 @@ KINDS = {
     "end": Kind(0, {}, _nothing_to_check, _render_practice, needs_lab=False),
     "check": Kind(1, {"tolerance": None, "prompt": None}, _check_check, _render_check,
                   scripts=lambda art: ("check.js",)),
+    "materials": Kind(0, {}, _nothing_to_check, _render_materials, needs_lab=False),
 }

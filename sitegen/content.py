@@ -8,6 +8,7 @@ A page is YAML front matter between `---` lines, then Markdown in which a line
                      [columns=PATH]           column labels: a list of names in results.json
     ::: downloads                             the lab's downloads with their sizes
     ::: widget LAB [view=NAME]                 the lab's own interactive widget (site.yaml: widget)
+    ::: materials                             the lecture's map: the pages of `sequence:`, in order
 
 What prose may say (values, figures, links, math) and how it resolves is
 prose.py's.
@@ -31,7 +32,8 @@ from .sources import decode, read_bytes
 from .yamlfile import load_yaml
 
 DIRECTIVE = re.compile(r"^:::\s*(?P<kind>\S+)(?P<rest>.*)$")
-FRONT_MATTER = {"title": str, "description": str, "lab": str, "toc": bool, "parent": str, "url": str, "aliases": list}
+FRONT_MATTER = {"title": str, "description": str, "lab": str, "toc": bool, "parent": str, "url": str, "aliases": list,
+                "minutes": int}
 # A published address: ASCII folders and a name, as Pages wants them (a trailing / for a folder's index).
 URL = re.compile(r"^/?(?:[A-Za-z0-9][A-Za-z0-9._-]*/)*(?:[A-Za-z0-9][A-Za-z0-9._-]*)?$")
 REQUIRED = {"title"}

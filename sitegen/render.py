@@ -17,10 +17,10 @@ from markupsafe import Markup
 
 from .blocks import KINDS, code, hidden_blocks, word_html
 from .converters import markdown_converter, template_environment, template_line
-from .artifacts import Artifacts, artifacts_digest
+from .artifacts import NARROW, Artifacts, artifacts_digest
 from .config import SiteConfig
 from .content import Page
-from .prose import (SiteMap, Unresolved, is_external, math_spans, pretty_url, relative_url, resolve_target, to_mathml,
+from .prose import (LINK, SiteMap, Unresolved, is_external, math_spans, pretty_url, relative_url, resolve_target, to_mathml,
                     transform_prose)
 from .errors import BuildError, Problem
 from .deploy import add_deploy_files
@@ -169,6 +169,29 @@ class Renderer:
         return build_notebook(self.cfg, page, art, self.sitemap, self.solutions)
 
     @functools.cached_property
+    def sequence_items(self) -> list[tuple[Page, Artifacts | None]]:
+        pages = {p.content_path: p for p in self.pages}
+        return [(pages[rel], self.artifacts.get(pages[rel].lab or "")) for rel in self.cfg.sequence if rel in pages]
+
+    def materials(self, page: Page) -> list[dict]:
+        """The lecture's map as `page` shows it (blocks.py, ::: materials)."""
+        items = []
+        for other, art in self.sequence_items:
+            figure = next((f for f in art.figures if not f.endswith(NARROW)), None) if art else None
+            thumbnail = None
+            if figure:
+                width, height = png_size(art.files[figure].read_bytes())
+                thumbnail = {"src": relative_url(page.output, art.figure_path(figure)),
+                             "width": (width + 1) // 2, "height": (height + 1) // 2,
+                             "alt": _figure_alt(other, figure) or self.words["material_thumb"].format(title=other.title)}
+            items.append({"title": other.title, "description": other.meta.get("description", ""),
+                          "href": relative_url(page.output, other.output), "path": "/" + pretty_url(other.output),
+                          "kind": self.words["material_lab" if art and art.lab.notebook else
+                                             "material_figures" if art else "material_reading"],
+                          "minutes": other.meta.get("minutes") or reading_minutes(other), "thumbnail": thumbnail})
+        return items
+
+    @functools.cached_property
     def by_output(self) -> dict[str, Page]:
         return {p.output: p for p in self.pages}
 
@@ -276,7 +299,9 @@ class Renderer:
         """Render `page` into the outputs, or take it from the memo when neither its source, nor
         what it shows of other pages (navigation, breadcrumbs, previous/next), nor `site_key` changed:
         when no page's title, address or parent changed either, as the last build recorded it."""
-        seen = self.memo.reused(self.last_pages, page.source, (page.digest,))
+        # (a page with the lecture's map shows what other pages hold: it is looked up by all of that)
+        mapped = any(block.kind == "materials" for block in page.blocks)
+        seen = None if mapped else self.memo.reused(self.last_pages, page.source, (page.digest,))
         if seen is not None and (kept := self.memo.stored(seen[1])) is not None:
             self.page_records[page.source] = seen
             self.out.add(page.output, kept, page.source)
@@ -305,8 +330,9 @@ class Renderer:
                 if 0 <= index < len(order):
                     other = by_output[published[order[index]]]
                     neighbours[key] = {"title": other.title, "href": relative_url(page.output, other.output)}
+        shown = self.materials(page) if mapped else []
         key = (site_key, page.source, page.digest,
-               json.dumps([nav, crumbs, neighbours], ensure_ascii=False, sort_keys=True))
+               json.dumps([nav, crumbs, neighbours, shown], ensure_ascii=False, sort_keys=True))
         site_key = site_key if page.digest else ""         # (a page not read from its file has no digest)
         name = self.memo.name("page", key) if site_key else None
         if name is not None:
@@ -338,6 +364,23 @@ def _flatten(tokens):
     for token in tokens:
         yield token
         yield from _flatten(token.get("children", []))
+
+
+def _figure_alt(page: Page, figure: str) -> str | None:
+    """The words a page gives a lab's figure where it shows it (![what it shows](figure:NAME))."""
+    for block in page.blocks:
+        if block.kind == "prose":
+            for match in LINK.finditer(block.text):
+                if match["bang"] and match["target"] == f"figure:{figure}" and match["text"].strip():
+                    return match["text"].strip()
+    return None
+
+
+def reading_minutes(page: Page) -> int:
+    """The minutes a page's prose takes to read, at 400 characters a minute (a Chinese reader's pace;
+    a Latin word counts as its letters), at least one."""
+    text = "".join(block.text for block in page.blocks if block.kind == "prose")
+    return max(1, round(len(re.sub(r"[\s#*_`>\[\]()|:-]", "", text)) / 400))
 
 
 def render_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts], sitemap: SiteMap,

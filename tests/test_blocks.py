@@ -83,3 +83,61 @@ def test_a_widget_s_mistakes_are_named(tmp_path):
     edit(root / "site.yaml", "    widget:\n      script: missing.js\n      needs: [x, weights]\n", "")
     with pytest.raises(BuildError, match="widget: lab tiny declares none: add `widget:"):
         build(root, tmp_path / "dist", cache=tmp_path / "cache")
+
+
+def _mapped_site(tmp_path):
+    from support import tiny_site
+    root = tiny_site(tmp_path / "site")
+    (root / "content/guide.md").write_text("---\ntitle: 导读\ndescription: 先读这一页。\nminutes: 7\n---\n"
+                                           + "这一讲讲什么。" * 300 + "\n", encoding="utf-8")
+    (root / "content/short.md").write_text("---\ntitle: 短页\n---\n" + "一句话。" * 400 + "\n", encoding="utf-8")
+    with open(root / "content/index.md", "a", encoding="utf-8") as page:
+        page.write("\n\n## 材料 {#materials}\n\n::: materials\n")
+    with open(root / "site.yaml", "a", encoding="utf-8") as config:
+        config.write("sequence:\n  - guide.md\n  - short.md\n  - index.md\n")
+    return root
+
+
+def test_the_lecture_s_map_lists_the_reading_order_with_what_each_is_and_the_time_it_asks(tmp_path):
+    from helpers import Elements
+    from support import run_build
+    root = _mapped_site(tmp_path)
+    assert run_build(root, root / "dist", root / ".cache", "--strict").returncode == 0
+    found = Elements((root / "dist/index.html").read_text(encoding="utf-8"))
+    items = [e for e in found.find("li", **{"class": "material"})]
+    assert [i[1]["data-path"] for i in items] == ["/guide", "/short", "/"]
+    titles = [t[2] for t in found.find("span", **{"class": "material-title"})]
+    assert titles == ["导读", "短页", "小实验"]
+    meta = [m[2].split(" · 读过")[0] for m in found.find("span", **{"class": "material-meta"})]
+    assert meta == ["阅读 · 约 7 分钟", "阅读 · 约 4 分钟", "实验 · 约 1 分钟"]     # 1,600 characters: 4 minutes
+    thumbs = found.find("img", **{"class": "material-thumb"})
+    assert len(thumbs) == 1 and thumbs[0][1]["alt"] and thumbs[0][1]["src"].startswith("images/figure-01")
+    # Another page's words are on this one: an edit there renders it again.
+    guide = root / "content/guide.md"
+    guide.write_text(guide.read_text(encoding="utf-8").replace("minutes: 7", "minutes: 9"), encoding="utf-8")
+    assert run_build(root, root / "dist", root / ".cache").returncode == 0
+    assert "阅读 · 约 9 分钟" in (root / "dist/index.html").read_text(encoding="utf-8")
+
+
+def test_the_map_marks_what_this_reader_opened_and_offers_where_they_left_off(tmp_path, browser, emulator):
+    from sitegen.serve import serving
+    from support import REPO, free_port, run_build
+    root = _mapped_site(tmp_path)
+    assert run_build(root, root / "dist", root / ".cache").returncode == 0
+    port = free_port()
+    with serving(REPO, root / "dist", port, tmp_path / "wrangler"):
+        page = browser.new_page()
+        page.goto(f"http://127.0.0.1:{port}/")
+        assert page.locator(".materials-resume").is_hidden()           # nothing read yet
+        page.goto(f"http://127.0.0.1:{port}/short")
+        page.goto(f"http://127.0.0.1:{port}/")
+        visited = page.eval_on_selector_all(".material", "ms => ms.map(m => m.classList.contains('material-visited'))")
+        assert visited == [False, True, True]
+        assert page.locator(".materials-resume a").inner_text() == "短页"       # the last opened, but this one
+        page.goto(f"http://127.0.0.1:{port}/short")
+        page.goto(f"http://127.0.0.1:{port}/guide")
+        page.goto(f"http://127.0.0.1:{port}/")
+        assert page.locator(".materials-resume a").inner_text() == "导读"
+        assert page.locator(".materials-resume a").get_attribute("href") == "guide"
+        assert page.evaluate("document.cookie") == "" and page.evaluate("document.documentElement.scrollWidth") <= 1280
+        page.close()

@@ -97,7 +97,10 @@ class Sequence:
         (root / "content/nb/lesson.ipynb").write_text(json.dumps(NOTEBOOK, indent=1, ensure_ascii=False), encoding="utf-8")
         with open(root / "site.yaml", "a", encoding="utf-8") as config:
             config.write("  - id: reader\n    title: 读取\n    script: compute/reader.py\n    inputs: [tiny]\n"
-                         "    images: reader/images\n    downloads: reader/materials\n    page: reader.md\n")
+                         "    images: reader/images\n    downloads: reader/materials\n    page: reader.md\n"
+                         "sequence:\n  - guide.md\n  - reader.md\n  - nb/lesson.ipynb\n  - index.md\n")
+        with open(root / "content/index.md", "a", encoding="utf-8") as page:   # the lecture's map: others' words
+            page.write("\n\n::: materials\n")
         self.log: list[str] = []
 
     # -- building ----------------------------------------------------------------
