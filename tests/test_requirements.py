@@ -24,3 +24,15 @@ def test_the_lock_pins_every_requirement_at_a_version_its_range_allows():
         version = pinned.get(canonicalize_name(wanted.name))
         assert version is not None, f"requirements.lock lacks {wanted.name}"
         assert wanted.specifier.contains(version), f"requirements.lock: {wanted.name}=={version} is not {wanted.specifier}"
+
+
+def test_the_package_needs_what_requirements_txt_asks_for_in_the_same_ranges():
+    """pyproject.toml's dependencies (the generator) are among requirements.txt's (the generator and the
+    course's own, which Pages installs), each with the same range."""
+    import tomllib
+    package = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
+    listed = {canonicalize_name(Requirement(line).name): str(Requirement(line).specifier)
+              for line in _lines("requirements.txt")}
+    for line in package:
+        wanted = Requirement(line)
+        assert listed.get(canonicalize_name(wanted.name)) == str(wanted.specifier), line
