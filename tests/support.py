@@ -90,6 +90,18 @@ def tiny_site(root: Path) -> Path:
     return root
 
 
+def empty_course(root: Path, home: str = "从实验开始。") -> Path:
+    """A course with nothing in it yet: the repository's templates/ and static/, a site.yaml, a home page
+    (saying `home`) and a 404 page."""
+    for part in ("templates", "static"):
+        shutil.copytree(REPO / part, root / part)
+    (root / "content").mkdir(parents=True)
+    (root / "site.yaml").write_text("site:\n  title: 试验课程\n  base_url: https://example.invalid\n", encoding="utf-8")
+    (root / "content/index.md").write_text(f"---\ntitle: 首页\n---\n{home}\n", encoding="utf-8")
+    (root / "content/404.md").write_text("---\ntitle: 找不到页面\n---\n回到[首页](/)。\n", encoding="utf-8")
+    return root
+
+
 def edit(path: Path, old: str, new: str) -> None:
     text = path.read_text(encoding="utf-8")
     assert text.count(old) == 1, f"{old!r} must occur once in {path}"

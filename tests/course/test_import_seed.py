@@ -12,7 +12,7 @@ import sys
 import pytest
 from helpers import assert_close_tree, shown_within
 
-from support import GOLDEN, REPO, run_build
+from support import GOLDEN, REPO, empty_course, run_build
 
 NUMBER = re.compile(r"-?\d+\.\d+(?:e[+-]?\d+)?")
 
@@ -20,13 +20,7 @@ NUMBER = re.compile(r"-?\d+\.\d+(?:e[+-]?\d+)?")
 @pytest.fixture(scope="module")
 def imported(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("seed-import")
-    root = tmp / "site"
-    for part in ("templates", "static"):
-        shutil.copytree(REPO / part, root / part)
-    (root / "content").mkdir()
-    (root / "site.yaml").write_text("site:\n  title: 试验课程\n  base_url: https://example.invalid\n", encoding="utf-8")
-    (root / "content/index.md").write_text("---\ntitle: 首页\n---\n从实验开始。\n", encoding="utf-8")
-    (root / "content/404.md").write_text("---\ntitle: 找不到页面\n---\n回到[首页](/)。\n", encoding="utf-8")
+    root = empty_course(tmp / "site")
     shutil.copy(GOLDEN / "seed-lab09.ipynb", tmp / "Lecture02-LAB09.ipynb")
     done = subprocess.run([sys.executable, str(REPO / "build.py"), "import", str(tmp / "Lecture02-LAB09.ipynb"),
                            "--id", "lab09", "--page", "course/lab09", "--root", str(root), "--cache", str(tmp / "cache")],

@@ -9,20 +9,15 @@ import shutil
 import pytest
 from helpers import Elements, assert_close_tree, shown_within
 
-from support import GOLDEN, REPO, run_build
+from support import GOLDEN, empty_course, run_build
 from test_import_seed import NUMBER
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("seed-page")
-    root = tmp / "site"
-    for part in ("templates", "static"):
-        shutil.copytree(REPO / part, root / part)
-    (root / "content/course").mkdir(parents=True)
-    (root / "site.yaml").write_text("site:\n  title: 试验课程\n  base_url: https://example.invalid\n", encoding="utf-8")
-    (root / "content/index.md").write_text("---\ntitle: 首页\n---\n从[实验](course/lab09.ipynb)开始。\n", encoding="utf-8")
-    (root / "content/404.md").write_text("---\ntitle: 找不到页面\n---\n回到[首页](/)。\n", encoding="utf-8")
+    root = empty_course(tmp / "site", home="从[实验](course/lab09.ipynb)开始。")
+    (root / "content/course").mkdir()
     shutil.copy(GOLDEN / "seed-lab09.ipynb", root / "content/course/lab09.ipynb")
     result = run_build(root, tmp / "dist", tmp / "cache")
     assert result.returncode == 0, result.stderr
