@@ -1,6 +1,7 @@
 """`python build.py serve`: the emulator serves the build, an edit rebuilds, the open page reloads."""
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -36,6 +37,20 @@ def _serve(root, port, log):
     raise AssertionError(open(log.name).read()[-3000:])
 
 
+@contextlib.contextmanager
+def _served(root, tmp_path):
+    """`serve` running on the project, for as long as the block runs: its port and its log's path."""
+    port = free_port()
+    log = (tmp_path / "serve.log").open("w")
+    server = _serve(root, port, log)
+    try:
+        yield port, log.name
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        log.close()
+
+
 def _nothing_serves(port):
     deadline = time.time() + 15
     while (_listening(port) or _processes_mentioning(f"127.0.0.1:{port}")) and time.time() < deadline:
@@ -45,10 +60,7 @@ def _nothing_serves(port):
 
 def test_edit_rebuilds_and_the_open_page_reloads(tmp_path, browser, emulator):
     root = _project(tmp_path)
-    port = free_port()
-    log = (tmp_path / "serve.log").open("w")
-    server = _serve(root, port, log)
-    try:
+    with _served(root, tmp_path) as (port, log):
         page = browser.new_page()
         page.goto(f"http://127.0.0.1:{port}/")
         assert page.locator("h1").inner_text() == "小实验"
@@ -58,10 +70,7 @@ def test_edit_rebuilds_and_the_open_page_reloads(tmp_path, browser, emulator):
         # No navigation from the test: the page's own script must reload it.
         page.locator("h1", has_text="已更新").wait_for(timeout=30_000)
         page.close()
-        assert "rebuilt in" in open(log.name).read()
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+        assert "rebuilt in" in open(log).read()
     # Stopping serve stops the emulator, workerd included: nothing serves the port any more.
     assert _nothing_serves(port)
 
@@ -76,10 +85,7 @@ def test_a_notebook_saved_in_jupyter_reloads_the_open_page_with_its_code_and_pro
     book.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     book.cells = [nbformat.v4.new_markdown_cell("# 循环\n\n第 0 版。"), nbformat.v4.new_code_cell("print('run', 0)")]
     nbformat.write(book, notebook)
-    port = free_port()
-    log = (tmp_path / "serve.log").open("w")
-    server = _serve(root, port, log)
-    try:
+    with _served(root, tmp_path) as (port, _):
         page = browser.new_page()
         page.goto(f"http://127.0.0.1:{port}/loop")
         page.locator("pre.cell-stdout", has_text="run 0").wait_for(timeout=30_000)
@@ -94,10 +100,6 @@ def test_a_notebook_saved_in_jupyter_reloads_the_open_page_with_its_code_and_pro
             took.append(time.monotonic() - saved)
         print("notebook saved -> page shows code and prose: " + ", ".join(f"{t:.2f} s" for t in took))
         page.close()
-    finally:
-        server.send_signal(signal.SIGINT)
-        server.wait(timeout=30)
-        log.close()
 
 
 @pytest.mark.parametrize("how", [signal.SIGHUP, signal.SIGKILL], ids=["terminal closed", "killed"])
