@@ -49,8 +49,8 @@ def failing(report: dict) -> list[str]:
 
 
 def main() -> int:
-    from sitegen.pipeline import build
-    from sitegen.serve import serving
+    from sitegen.commands.pipeline import build
+    from sitegen.commands.serve import serving
     sys.path.insert(0, str(REPO / "tests"))
     from support import free_port
 

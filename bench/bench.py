@@ -30,7 +30,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from sitegen.sources import SOURCES  # noqa: E402 - the project's own list of what a site is made of
+from sitegen.core.sources import SOURCES  # noqa: E402 - the project's own list of what a site is made of
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import serveloop  # noqa: E402
 SEED = REPO / "tests/course/golden/seed_lab09.py"
@@ -108,8 +108,6 @@ def copy_repo(target: Path, tree: Path = REPO) -> Path:
 def make_course(target: Path, labs: int, notes: bool = False) -> Path:
     """A course of `labs` copies of the real lab, each with its own seed and page, and with
     `notes` a second page each (a copy of the guide, prose and lists)."""
-    for part in ("templates", "static"):
-        shutil.copytree(REPO / part, target / part)
     (target / "compute").mkdir()
     (target / "content/labs").mkdir(parents=True)
     code, page = LAB.read_text(encoding="utf-8"), PAGE.read_text(encoding="utf-8")

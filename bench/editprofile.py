@@ -22,11 +22,11 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-PHASES = [("sitegen.pipeline", "snapshot"), ("sitegen.pipeline", "fingerprint"), ("sitegen.config", "load_config"),
-          ("sitegen.compute", "LabScheduler"), ("sitegen.content", "load_pages"), ("sitegen.check", "check_site"),
-          ("sitegen.render", "render_site"), ("sitegen.htmlcheck", "check_rendered"), ("sitegen.pipeline", "write_site")]
-MODULES = ["sitegen.pipeline", "sitegen.config", "sitegen.compute", "sitegen.content", "sitegen.check",
-           "sitegen.render", "sitegen.write", "sitegen.search", "sitegen.notebook", "markdown.extensions.codehilite",
+PHASES = [("sitegen.commands.pipeline", "snapshot"), ("sitegen.commands.pipeline", "fingerprint"), ("sitegen.project.config", "load_config"),
+          ("sitegen.labs.compute", "LabScheduler"), ("sitegen.pages.content", "load_pages"), ("sitegen.pages.check", "check_site"),
+          ("sitegen.render.render", "render_site"), ("sitegen.publish.htmlcheck", "check_rendered"), ("sitegen.commands.pipeline", "write_site")]
+MODULES = ["sitegen.commands.pipeline", "sitegen.project.config", "sitegen.labs.compute", "sitegen.pages.content", "sitegen.pages.check",
+           "sitegen.render.render", "sitegen.publish.write", "sitegen.render.search", "sitegen.render.notebook", "markdown.extensions.codehilite",
            "markdown.extensions.toc", "markdown.extensions.attr_list", "markdown.extensions.tables",
            "markdown.extensions.fenced_code", "markdown.extensions.sane_lists"]
 
@@ -51,7 +51,7 @@ def child(root: str) -> None:
                 times[_name] = times.get(_name, 0.0) + time.perf_counter() - begun
         setattr(module, name, timed)
     begun = time.perf_counter()
-    sys.modules["sitegen.pipeline"].build(Path(root))
+    sys.modules["sitegen.commands.pipeline"].build(Path(root))
     times["build"] = time.perf_counter() - begun
     print(json.dumps({k: v * 1000 for k, v in times.items()}))
 

@@ -29,8 +29,8 @@ def main() -> int:
     from playwright.sync_api import sync_playwright
 
     from support import CHROMIUM, CHROMIUM_ARGS, free_port
-    from sitegen.pipeline import build
-    from sitegen.serve import serving
+    from sitegen.commands.pipeline import build
+    from sitegen.commands.serve import serving
 
     with tempfile.TemporaryDirectory(prefix="bench-explorer-") as tmp:
         dist = Path(tmp) / "dist"

@@ -98,7 +98,7 @@ def measure(root: Path, page_source: str, url_path: str, saves: int, env: dict |
 
 def copy_course(target: Path) -> Path:
     sys.path.insert(0, str(REPO))
-    from sitegen.sources import SOURCES
+    from sitegen.core.sources import SOURCES
     target.mkdir(parents=True)
     for part in SOURCES:
         if (REPO / part).exists():

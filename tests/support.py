@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.serve import free_port  # noqa: F401 - the tests' way to a free port
-from sitegen.sources import SOURCES
+from sitegen.commands.serve import free_port  # noqa: F401 - the tests' way to a free port
+from sitegen.core.sources import SOURCES
 
 REPO = Path(__file__).resolve().parents[1]
 GOLDEN = Path(__file__).resolve().parent / "course" / "golden"     # the seed lab, as handed to us
@@ -67,8 +67,11 @@ CASE_META = {"expected.txt", "args.txt", "edits.yaml"}
 
 
 def lay(source: Path, target: Path) -> None:
-    """Copy a case's files over the site, then make its edits."""
+    """Copy a case's files over the site, then make its edits (an edit of a theme file the site lacks
+    edits a copy of it in the site: the course's own templates/page.html replaces the theme's)."""
     import yaml
+
+    from sitegen.core.sources import source_path
     for path in sorted(source.rglob("*")):
         if path.is_file() and path.name not in CASE_META:
             destination = target / path.relative_to(source)
@@ -77,29 +80,37 @@ def lay(source: Path, target: Path) -> None:
     edits = source / "edits.yaml"
     for edit in yaml.safe_load(edits.read_text(encoding="utf-8")) if edits.exists() else []:
         file = target / edit["file"]
-        text = file.read_text(encoding="utf-8")
+        text = source_path(target, edit["file"]).read_text(encoding="utf-8")
+        file.parent.mkdir(parents=True, exist_ok=True)
         assert text.count(edit["replace"]) == 1, f"{edits}: {edit['replace']!r} must occur once in {edit['file']}"
         file.write_text(text.replace(edit["replace"], edit["with"]), encoding="utf-8")
 
 
 def tiny_site(root: Path) -> Path:
-    """The smallest valid site (one lab, two served) with the repository's templates and static/."""
-    for part in ("templates", "static"):
-        shutil.copytree(REPO / part, root / part)
+    """The smallest valid site (one lab, two served), in the generator's theme."""
     lay(CASES / "_base", root)
     return root
 
 
 def empty_course(root: Path, home: str = "从实验开始。") -> Path:
-    """A course with nothing in it yet: the repository's templates/ and static/, a site.yaml, a home page
-    (saying `home`) and a 404 page."""
-    for part in ("templates", "static"):
-        shutil.copytree(REPO / part, root / part)
+    """A course with nothing in it yet (the generator's theme): a site.yaml, a home page (saying `home`)
+    and a 404 page."""
     (root / "content").mkdir(parents=True)
     (root / "site.yaml").write_text("site:\n  title: 试验课程\n  base_url: https://example.invalid\n", encoding="utf-8")
     (root / "content/index.md").write_text(f"---\ntitle: 首页\n---\n{home}\n", encoding="utf-8")
     (root / "content/404.md").write_text("---\ntitle: 找不到页面\n---\n回到[首页](/)。\n", encoding="utf-8")
     return root
+
+
+def own_copy(root: Path, rel: str) -> Path:
+    """The course's own copy of a theme file (templates/, static/), made as a teacher makes it: the
+    theme's file copied into the course, where it replaces the theme's."""
+    from sitegen.core.sources import THEME
+    path = root / rel
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(THEME / rel, path)
+    return path
 
 
 def edit(path: Path, old: str, new: str) -> None:

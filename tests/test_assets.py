@@ -5,7 +5,8 @@ from __future__ import annotations
 import hashlib
 import re
 
-from support import CASES, REPO, run_build, tiny_site
+from sitegen.core.sources import THEME
+from support import CASES, run_build, tiny_site
 
 
 def js_literals(code: str) -> list[str]:
@@ -78,7 +79,7 @@ def test_the_literal_scanner_sees_nested_templates_comments_and_regexes():
 
 def test_every_served_script_keeps_every_string_and_template_literal_of_its_source(tiny_built):
     served = {p.name.split(".")[0]: p for p in (tiny_built / "assets").glob("*.js")}
-    sources = sorted([*(REPO / "static").glob("*.js"), CASES / "_base/static/literals.js"])
+    sources = sorted([*(THEME / "static").glob("*.js"), CASES / "_base/static/literals.js"])
     assert {p.stem for p in sources} - {"live-reload"} <= set(served)
     for source in sources:
         if source.stem not in served:
@@ -110,16 +111,16 @@ def _publish(tmp_path, modules: dict[str, str]) -> dict:
     """static/ of these modules, published: output path -> text."""
     from types import SimpleNamespace
 
-    from sitegen.assets import publish_assets
-    from sitegen.memo import Memo
-    from sitegen.render import Outputs
+    from sitegen.render.assets import publish_assets
+    from sitegen.core.memo import Memo
+    from sitegen.render.render import Outputs
     hashes = {}
     for rel, code in modules.items():
         (tmp_path / "static" / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / "static" / rel).write_text(code, encoding="utf-8")
         hashes[f"static/{rel}"] = hashlib.sha256(code.encode()).hexdigest()
     out = Outputs()
-    publish_assets(SimpleNamespace(static_dir=tmp_path / "static"), [], Memo(None), out, False, hashes)
+    publish_assets(SimpleNamespace(root=tmp_path), [], Memo(None), out, False, hashes)
     return {path: data.decode() for path, data in out.items()}
 
 
@@ -140,7 +141,7 @@ def test_every_form_of_module_specifier_is_renamed_to_the_hashed_module(tmp_path
 
 
 def test_a_module_named_outside_an_import_or_missing_is_an_error_naming_its_line(tmp_path):
-    from sitegen.errors import BuildError
+    from sitegen.core.errors import BuildError
     import pytest
     with pytest.raises(BuildError) as failed:
         _publish(tmp_path / "a", {"w.js": "// worker\nnew Worker('./worker.js');\n", "worker.js": ""})

@@ -5,9 +5,9 @@ import pytest
 
 from support import edit, tiny_site
 
-from sitegen import blocks
-from sitegen.errors import BuildError
-from sitegen.prose import format_value, lookup
+from sitegen.pages import blocks
+from sitegen.core.errors import BuildError
+from sitegen.pages.prose import format_value, lookup
 
 
 def _check_value(checking, page, block, art):
@@ -28,8 +28,9 @@ def with_value_kind(monkeypatch):
 
 
 def test_a_new_kind_is_one_entry_and_one_partial(tmp_path, with_value_kind):
-    from sitegen.pipeline import build
+    from sitegen.commands.pipeline import build
     root = tiny_site(tmp_path / "site")
+    (root / "templates/partials").mkdir(parents=True)          # beside the theme's partials
     (root / "templates/partials/value.html").write_text(
         '<p class="value">{{ label }} <strong>{{ value }}</strong></p>\n', encoding="utf-8")
     edit(root / "content/index.md", "::: downloads", '::: value total label="总和"\n::: downloads')
@@ -38,7 +39,7 @@ def test_a_new_kind_is_one_entry_and_one_partial(tmp_path, with_value_kind):
 
 
 def test_a_kind_checks_its_names_options_and_values(tmp_path, with_value_kind):
-    from sitegen.pipeline import build
+    from sitegen.commands.pipeline import build
     root = tiny_site(tmp_path / "site")
     edit(root / "content/index.md", "::: downloads",
          "::: value nothing\n::: value total colour=red\n::: cell setup output=folded\n::: downloads")
@@ -62,7 +63,7 @@ def widget_site(tmp_path, needs="[x, total]"):
 
 
 def test_a_lab_brings_its_own_widget(tmp_path):
-    from sitegen.pipeline import build
+    from sitegen.commands.pipeline import build
     root = widget_site(tmp_path)
     build(root, tmp_path / "dist", cache=tmp_path / "cache", strict=True)
     page = (tmp_path / "dist/index.html").read_text(encoding="utf-8")
@@ -72,7 +73,7 @@ def test_a_lab_brings_its_own_widget(tmp_path):
 
 
 def test_a_widget_s_mistakes_are_named(tmp_path):
-    from sitegen.pipeline import build
+    from sitegen.commands.pipeline import build
     root = widget_site(tmp_path, needs="[x, weights]")
     with pytest.raises(BuildError) as caught:
         build(root, tmp_path / "dist", cache=tmp_path / "cache")
@@ -120,7 +121,7 @@ def test_the_lecture_s_map_lists_the_reading_order_with_what_each_is_and_the_tim
 
 
 def test_the_map_marks_what_this_reader_opened_and_offers_where_they_left_off(tmp_path, browser, emulator):
-    from sitegen.serve import serving
+    from sitegen.commands.serve import serving
     from support import REPO, free_port, run_build
     root = _mapped_site(tmp_path)
     assert run_build(root, root / "dist", root / ".cache").returncode == 0

@@ -1,9 +1,9 @@
-"""sitegen/cli.py, the command line: a long lab is never silent, on a terminal or in a log."""
+"""sitegen/commands/cli.py, the command line: a long lab is never silent, on a terminal or in a log."""
 from __future__ import annotations
 
 import io
 
-from sitegen.cli import Progress
+from sitegen.commands.cli import Progress
 
 
 class Terminal(io.StringIO):
@@ -38,7 +38,7 @@ import pytest  # noqa: E402
 @pytest.mark.slow
 def test_pip_install_gives_the_sitegen_command_that_builds_a_course_in_its_folder(tmp_path):
     """Installed from this repository (not run from it): the command builds a course elsewhere, and the
-    package holds its data (the vocabulary, the math font, the starters)."""
+    package holds its data (the vocabulary, the math font, the starters, the theme)."""
     import os
     import subprocess
     import sys
@@ -53,8 +53,9 @@ def test_pip_install_gives_the_sitegen_command_that_builds_a_course_in_its_folde
                                 str(source)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert installed.returncode == 0, installed.stderr
     site_packages = next(prefix.glob("lib/python*/site-packages"))
-    assert (site_packages / "sitegen/vocabulary.yaml").is_file() and (site_packages / "sitegen/starters/lab.py").is_file()
-    assert next((site_packages / "sitegen/fonts").glob("*.woff"))
+    def files(folder):
+        return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+    assert files(site_packages / "sitegen") == files(REPO / "sitegen")      # the code, its data and the theme
     course = tiny_site(tmp_path / "course")
     env = {**os.environ, "PYTHONPATH": str(site_packages), "SOURCE_DATE_EPOCH": "1790000000"}
     built = subprocess.run([str(prefix / "bin/sitegen"), "--strict"], capture_output=True, text=True, timeout=300,

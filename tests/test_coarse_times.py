@@ -24,7 +24,7 @@ def coarse(tmp_path):
 
 
 def test_a_second_same_size_edit_in_the_same_second_is_published(coarse, tmp_path, monkeypatch):
-    from sitegen.pipeline import build
+    from sitegen.commands.pipeline import build
     monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
     root = tiny_site(coarse / "site")
     out, cache = coarse / "dist", coarse / "cache"

@@ -87,9 +87,9 @@ def test_temporaries_a_killed_build_left_in_the_cache_are_cleared(tmp_path):
 
 
 def test_a_new_pillow_recomputes_the_lab_and_says_so_in_its_provenance(tmp_path, monkeypatch):
-    from sitegen import memo
-    from sitegen.compute import compute_labs
-    from sitegen.config import load_config
+    from sitegen.core import memo
+    from sitegen.labs.compute import compute_labs
+    from sitegen.project.config import load_config
     root = tiny_site(tmp_path / "site")
     cfg = load_config(root)
     assert compute_labs(cfg, tmp_path / "cache")["tiny"].recomputed
@@ -142,9 +142,9 @@ def slowly_drawn_reading_site(root, results: str = ""):
 def compute_watching_launches(root, cache, monkeypatch, jobs: int, launched: list | None = None):
     """compute_labs on the site, and the names of the lab runs it launched, in order (also in
     `launched`, if given)."""
-    from sitegen import labhost
-    from sitegen.compute import compute_labs
-    from sitegen.config import load_config
+    from sitegen.labs import labhost
+    from sitegen.labs.compute import compute_labs
+    from sitegen.project.config import load_config
     launched, real = [] if launched is None else launched, labhost.LabHost.run
     monkeypatch.setattr(labhost.LabHost, "run", lambda self, name, *a: launched.append(name) or real(self, name, *a))
     return compute_labs(load_config(root), cache, jobs=jobs), launched
@@ -188,7 +188,7 @@ def test_a_reader_started_on_a_preview_that_the_real_run_contradicts_runs_again(
 
 @pytest.mark.slow
 def test_when_the_real_run_fails_after_its_preview_did_not_what_readers_made_is_not_kept(tmp_path, monkeypatch):
-    from sitegen.errors import LabFailure
+    from sitegen.core.errors import LabFailure
     root = slowly_drawn_reading_site(tmp_path / "site")
     edit(root / "compute/tiny.py", "(out / 'drawn.txt').write_text('')\n",
          "(out / 'drawn.txt').write_text('')\nassert not (out / 'big.png').exists(), 'drawn'\n")
@@ -216,10 +216,11 @@ def test_after_a_build_no_lab_script_is_parsed_again_for_its_key_or_its_cells(tm
     imports and its cells are remembered under its hash."""
     import ast
 
-    from sitegen import cells, labkeys
-    from sitegen.compute import LabScheduler
-    from sitegen.config import load_config
-    from sitegen.memo import Memo
+    from sitegen.labs import labkeys
+    from sitegen.project import cells
+    from sitegen.labs.compute import LabScheduler
+    from sitegen.project.config import load_config
+    from sitegen.core.memo import Memo
     root = tiny_site(tmp_path / "site")
     assert run_build(root, tmp_path / "dist", tmp_path / "cache").returncode == 0
     parsed = []

@@ -34,7 +34,7 @@ def test_a_page_publishes_at_its_url_and_links_by_source_follow_it(tmp_path):
 
 
 def test_old_addresses_redirect_on_cloudflare_pages(tmp_path, emulator):
-    from sitegen.serve import serving
+    from sitegen.commands.serve import serving
     root = moved_site(tmp_path)
     assert run_build(root, tmp_path / "dist", tmp_path / "cache").returncode == 0
     port = free_port()
@@ -64,26 +64,9 @@ def test_a_url_that_is_no_address_is_named(tmp_path):
             "course/lab11.html)") in result.stderr
 
 
-def test_a_pickled_page_is_the_same_page_with_its_blocks_unpickled_only_when_read(monkeypatch):
-    import pickle
-
-    from sitegen import content
-    page = content.parse_page("---\ntitle: 页\nlab: tiny\n---\n段落 {{ x }}。\n\n::: cell setup\n\n再一段。\n",
-                              "content/p.md", "p.html")
-    data = pickle.dumps(page)
-    decoded = []
-    real = pickle.loads
-    monkeypatch.setattr(content.pickle, "loads", lambda b: decoded.append(b) or real(b))
-    copy = real(data)
-    assert (copy.title, copy.output, copy.lab) == ("页", "p.html", "tiny") and decoded == []
-    assert pickle.dumps(copy) == data and decoded == []          # pickled again without decoding
-    assert copy == page and len(decoded) == 1                     # its blocks, decoded when read
-    assert [b.kind for b in copy.blocks] == ["prose", "cell", "prose"] and len(decoded) == 1
-
-
 def test_the_pages_are_the_sources_markdown_files_and_not_a_jupyter_checkpoint_of_one(tmp_path):
-    from sitegen.content import load_pages
-    from sitegen.sources import snapshot, source_files
+    from sitegen.pages.content import load_pages
+    from sitegen.core.sources import snapshot, source_files
     root = tiny_site(tmp_path / "site")
     (root / "content/.ipynb_checkpoints").mkdir()
     (root / "content/.ipynb_checkpoints/index-checkpoint.md").write_text("---\ntitle: 旧\n---\n旧。\n", encoding="utf-8")

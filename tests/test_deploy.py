@@ -1,7 +1,7 @@
 """_headers for Cloudflare Pages: its rules do not grow with the course (Pages reads at most 100)."""
 import re
 
-from sitegen.deploy import headers_file
+from sitegen.render.deploy import headers_file
 
 
 def rules(text: str) -> list[str]:

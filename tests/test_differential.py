@@ -29,6 +29,7 @@ from pathlib import Path
 
 import pytest
 
+from sitegen.core.sources import source_path
 from support import EPOCH, REPO, coarse_mount, edit, tiny_site, tree_bytes
 from test_incremental import READER
 
@@ -164,7 +165,7 @@ class Sequence:
                       if p.name != "404.md")
 
     def text(self, rel: str) -> str:
-        return (self.root / rel).read_text(encoding="utf-8")
+        return source_path(self.root, rel).read_text(encoding="utf-8")     # (a theme file the site lacks: the theme's)
 
     def edit_page_body(self):
         rel = self.rng.choice(self.pages())
@@ -244,7 +245,7 @@ class Sequence:
 
     def edit_generator(self):
         """A change to how pages are made (render.py), not to what labs run with."""
-        render = self.gen / "sitegen/render.py"
+        render = self.gen / "sitegen/render/render.py"
         text = render.read_text(encoding="utf-8")
         old = text.split('\'<pre tabindex="0"', 1)[1].split("'", 1)[0]
         render.write_text(text.replace(f'\'<pre tabindex="0"{old}\'', f'\'<pre tabindex="0" data-v="{self.n}">\''),

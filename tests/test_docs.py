@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 
 from support import REPO, run_build
 
@@ -19,8 +18,6 @@ def test_the_guide_s_examples_build_strictly_as_one_site(tmp_path):
     files = guide_files()
     assert set(files) == {"compute/waves.py", "site.yaml", "content/waves.md", "content/index.md", "content/404.md"}
     root = tmp_path / "site"
-    for part in ("templates", "static"):
-        shutil.copytree(REPO / part, root / part)
     for path, body in files.items():
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).write_text(body, encoding="utf-8")

@@ -1,4 +1,4 @@
-"""Figures fall back on the site's fonts for characters Matplotlib's own lacks (sitegen/figurefonts.py)."""
+"""Figures fall back on the site's fonts for characters Matplotlib's own lacks (sitegen/project/figurefonts.py)."""
 from __future__ import annotations
 
 import json
@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from sitegen.figurefonts import locate, parse
+from sitegen.project.figurefonts import locate, parse
 from support import computed, edit, run_build, tiny_site
 
 NOTO = "zhplot:fonts/NotoSansSC-Regular.ttf"

@@ -43,9 +43,9 @@ def test_a_frozen_lab_is_reused_elsewhere_and_refused_once_its_code_changes(tmp_
 
 def test_a_frozen_lab_ignores_the_versions_it_runs_with(tmp_path, monkeypatch):
     """As Quarto's freeze: the point is to reuse results where they cannot be computed."""
-    from sitegen import memo
-    from sitegen.compute import compute_labs
-    from sitegen.config import load_config
+    from sitegen.core import memo
+    from sitegen.labs.compute import compute_labs
+    from sitegen.project.config import load_config
     root = tiny_site(tmp_path / "site")
     assert run_build(root, tmp_path / "dist", tmp_path / "cache", "freeze").returncode == 0
     real = memo._environment()

@@ -1,11 +1,11 @@
-"""What the check finds in one rendered page on its own (sitegen/htmlcheck.py), read by a parser
+"""What the check finds in one rendered page on its own (sitegen/publish/htmlcheck.py), read by a parser
 whatever the quoting, case and character references; the site-wide cases, each a broken site, are
 tests/test_sites_invalid.py's."""
 from __future__ import annotations
 
 import pytest
 
-from sitegen.htmlcheck import _read_html
+from sitegen.publish.htmlcheck import _read_html
 
 BASE = "https://example.pages.dev"
 

@@ -89,13 +89,13 @@ def test_import_writes_a_script_a_page_and_an_entry_and_computes_at_once(importe
     notes = [line for line in done.stderr.splitlines() if line.startswith("note: content/")]
     assert [page[int(n.split(":")[2]) - 1] for n in notes] == [
         "![单元 c4 画出的第 1 张图](figure:c4-1.png)", "![单元 c4 画出的第 2 张图](figure:c4-2.png)"]
-    from sitegen.cells import read_cells
+    from sitegen.project.cells import read_cells
     cells = read_cells(root / "compute/lesson.py", root)
     assert [c.name for c in cells] == ["c1", "c4", "c6", "c7"]         # named by their Jupyter ids: stable
     assert cells[2].raises                                     # its stored output was an error
     assert cells[0].source.startswith("# %matplotlib inline  (IPython only")
     assert "total = float((x ** 2).sum())  # was %time" in cells[3].source
-    from sitegen.config import load_config
+    from sitegen.project.config import load_config
     lab = load_config(root).lab("lesson")
     assert (lab.display, lab.title, lab.notebook) == ("jupyter", "平方与求和", "lesson/materials/lesson.ipynb")
 
@@ -154,8 +154,8 @@ def test_the_page_shows_what_a_jupyter_kernel_shows(imported):
 
 
 def test_ipython_syntax_is_converted_where_python_has_a_meaning():
-    from sitegen.errors import Collector
-    from sitegen.importer import _python
+    from sitegen.core.errors import Collector
+    from sitegen.commands.importer import _python
     problems = Collector()
     source = "%pip install numpy\nlen?\n%timeit -n 10 sum(range(9))\nif True:\n    %config InlineBackend.figure_format = 'svg'"
     assert _python(source, 3, "nb.ipynb", problems).splitlines() == [
@@ -216,7 +216,7 @@ def test_a_notebook_named_as_people_name_files_still_imports(tmp_path):
     assert bad.returncode == 1 and bad.stderr.startswith("error: site.yaml: a lab id is lowercase ASCII"), bad.stderr
     done = run_import(root, tmp_path / "Week 1_final.ipynb", "--cache", str(tmp_path / "cache"))
     assert done.returncode == 0, done.stderr
-    from sitegen.config import load_config
+    from sitegen.project.config import load_config
     lab = load_config(root).lab("week-1-final")
     assert (lab.notebook, lab.page) == ("week-1-final/materials/week-1-final.ipynb", "week-1-final.md")
 
@@ -249,7 +249,7 @@ def test_a_notebook_named_like_a_package_is_refused_and_chinese_names_get_ids_of
                 f"would import instead of the module '{shadowing}'") in done.stderr
     done = run_import(root, tmp_path / "线性回归.ipynb", tmp_path / "梯度下降.ipynb", "--cache", str(tmp_path / "cache"))
     assert done.returncode == 0, done.stderr
-    from sitegen.config import load_config
+    from sitegen.project.config import load_config
     ids = [lab.id for lab in load_config(root).labs if lab.id != "tiny"]
     assert len(ids) == 2 and len(set(ids)) == 2 and all(i.startswith("nb-") for i in ids)
 

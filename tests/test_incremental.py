@@ -66,8 +66,8 @@ def test_a_prose_edit_imports_neither_what_labs_use_nor_what_runs_them(built):
         page.write("\n又一句。\n")
     stdout, imported = imports_of_a_build(root, out, cache)
     assert "tiny cached" in stdout and "markdown" in imported
-    assert not {"numpy", "matplotlib", "nbformat", "yaml", "multiprocessing", "sitegen.labhost",
-                "sitegen.labrun"} & imported
+    assert not {"numpy", "matplotlib", "nbformat", "yaml", "multiprocessing", "sitegen.labs.labhost",
+                "sitegen.labs.labrun"} & imported
 
 
 def test_a_prose_edit_runs_no_lab_and_imports_no_converter_it_remembered(built):
@@ -108,9 +108,9 @@ def test_a_damaged_cache_entry_is_detected_and_recomputed(built):
 
 
 def test_a_changed_numpy_version_invalidates_the_cache(built, monkeypatch):
-    from sitegen import memo
-    from sitegen.compute import compute_labs
-    from sitegen.config import load_config
+    from sitegen.core import memo
+    from sitegen.labs.compute import compute_labs
+    from sitegen.project.config import load_config
     root, out, cache = built
     cfg = load_config(root)
     assert not any(a.recomputed for a in compute_labs(cfg, cache).values())
@@ -137,7 +137,8 @@ def test_two_clean_builds_serial_and_parallel_are_byte_identical(tmp_path):
 @pytest.mark.parametrize("package", ["jinja2", "markdown", "pygments", "latex2mathml", "pillow", "rcssmin", "fonttools",
                                      "pyyaml", "numpy", "matplotlib"])
 def test_a_new_version_of_any_package_that_makes_bytes_changes_the_fingerprint(tmp_path, monkeypatch, package):
-    from sitegen import memo, pipeline
+    from sitegen.commands import pipeline
+    from sitegen.core import memo
     before = pipeline.fingerprint({"site.yaml": "0"}, tmp_path)
     real, env = memo.package_version, memo._environment()
     monkeypatch.setattr(memo, "package_version", lambda name: "0.0.1" if name == package else real(name))
@@ -152,7 +153,7 @@ def test_a_new_version_of_any_package_that_makes_bytes_changes_the_fingerprint(t
 def test_a_prose_edit_renders_only_the_pages_that_show_what_changed(tmp_path, monkeypatch):
     """A body edit renders its own page; a title edit also the pages that show that title (previous
     and next in the sequence, breadcrumbs); everything else comes from the memo, byte-identical."""
-    from sitegen.pipeline import build
+    from sitegen.commands.pipeline import build
     from support import edit
     monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)        # the fresh build computes its labs again
     root = reading_site(tmp_path / "site")
@@ -163,7 +164,7 @@ def test_a_prose_edit_renders_only_the_pages_that_show_what_changed(tmp_path, mo
     first = build(root, out, cache=cache)
     assert len(first.rendered) == 7                       # index, 404, reader, guide, a, b, c
     edit(root / "content/guide.md", "公式", "一个公式")
-    from sitegen.memo import Memo
+    from sitegen.core.memo import Memo
     named, real_name = set(), Memo.name
     monkeypatch.setattr(Memo, "name", lambda self, namespace, key: named.add((namespace, repr(key))) or real_name(self, namespace, key))
     assert build(root, out, cache=cache).rendered == ("content/guide.md",)
@@ -183,8 +184,8 @@ def test_a_page_left_as_it_was_is_checked_again_where_it_links_into_one_that_cha
     """The last build's check of an unchanged page is taken as it was, but for its #anchors in pages
     that changed: renaming a heading breaks the links to it from pages not edited, and says so;
     an unchanged page's warnings are still reported (and by a build that finds nothing changed)."""
-    from sitegen.errors import BuildError
-    from sitegen.pipeline import build
+    from sitegen.core.errors import BuildError
+    from sitegen.commands.pipeline import build
     from support import edit
     monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
     root = reading_site(tmp_path / "site")
@@ -207,17 +208,17 @@ def test_a_page_left_as_it_was_is_checked_again_where_it_links_into_one_that_cha
 def test_a_template_edit_renders_every_page_again_and_an_image_beside_the_pages_is_published(tmp_path, monkeypatch):
     """The templates and the images beside the pages are known from the build's snapshot of the
     sources, as the pages are: an edit to a template renders every page anew, with the edit."""
-    from sitegen.pipeline import build
-    from support import edit
+    from sitegen.commands.pipeline import build
+    from support import edit, own_copy
     monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
     root, out, cache = reading_site(tmp_path / "site"), tmp_path / "dist", tmp_path / "cache"
     (root / "content/images").mkdir()
-    (root / "content/images/dot.png").write_bytes((REPO / "static/favicon.svg").read_bytes())   # any bytes
+    (root / "content/images/dot.png").write_bytes(b"\x89PNG any bytes")   # any bytes
     (root / "content/images/.ipynb_checkpoints").mkdir()
     (root / "content/images/.ipynb_checkpoints/dot-checkpoint.png").write_bytes(b"old")
     first = build(root, out, cache=cache)
     assert (out / "images/dot.png").is_file() and not (out / "images/.ipynb_checkpoints").exists()
-    edit(root / "templates/page.html", "</footer>", "<p>模板改过</p></footer>")
+    edit(own_copy(root, "templates/page.html"), "</footer>", "<p>模板改过</p></footer>")
     again = build(root, out, cache=cache)
     assert sorted(again.rendered) == sorted(first.rendered)
     assert "模板改过" in (out / "guide.html").read_text(encoding="utf-8")

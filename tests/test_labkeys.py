@@ -1,4 +1,4 @@
-"""A lab's cache keys (sitegen/labkeys.py): change one thing it follows from, see its key change;
+"""A lab's cache keys (sitegen/labs/labkeys.py): change one thing it follows from, see its key change;
 change nothing, and nothing is parsed or hashed again."""
 from __future__ import annotations
 
@@ -8,18 +8,31 @@ from support import edit, tiny_site
 
 
 def _key(root):
-    from sitegen.labkeys import lab_key
-    from sitegen.config import load_config
+    from sitegen.labs.labkeys import lab_key
+    from sitegen.project.config import load_config
     cfg = load_config(root)
     return lab_key(cfg, cfg.labs[0])
 
 
-@pytest.mark.parametrize("harness", ["compute.py", "artifacts.py", "labstore.py", "labrun.py", "labhost.py", "sandbox.py", "cells.py",
-                                     "labbackend.py", "figurefonts.py", "labkeys.py", "labreads.py"])
+def _harness_files():
+    from sitegen.core.memo import GENERATOR
+    from sitegen.labs.labkeys import harness_files
+    return harness_files(GENERATOR)
+
+
+def test_the_harness_is_the_labs_package_and_what_it_imports():
+    files = _harness_files()
+    assert {"labs/labrun.py", "labs/labipython.py", "project/cells.py", "project/nbsource.py", "core/sources.py"} <= set(files)
+    assert not [f for f in files if f.startswith(("pages/", "render/", "publish/", "commands/"))]
+
+
+@pytest.mark.parametrize("harness", ["labs/compute.py", "labs/labrun.py", "labs/labbackend.py", "project/cells.py",
+                                     "core/sources.py"])
 def test_the_lab_key_follows_each_file_of_the_harness(tmp_path, monkeypatch, harness):
     import shutil
 
-    from sitegen import labkeys, memo
+    from sitegen.core import memo
+    from sitegen.labs import labkeys
     root = tiny_site(tmp_path / "site")
     before = _key(root)
     copy = tmp_path / "sitegen"
@@ -31,7 +44,7 @@ def test_the_lab_key_follows_each_file_of_the_harness(tmp_path, monkeypatch, har
 
 @pytest.mark.parametrize("package", ["python", "numpy", "matplotlib", "pillow"])
 def test_the_lab_key_follows_each_version_labs_run_with(tmp_path, monkeypatch, package):
-    from sitegen import memo
+    from sitegen.core import memo
     root = tiny_site(tmp_path / "site")
     before = _key(root)
     real = memo._environment()
@@ -40,8 +53,8 @@ def test_the_lab_key_follows_each_version_labs_run_with(tmp_path, monkeypatch, p
 
 
 def test_the_cache_key_follows_project_modules_imported_anywhere_in_a_lab(tmp_path):
-    from sitegen.labkeys import _local_imports
-    from sitegen.memo import Memo
+    from sitegen.labs.labkeys import _local_imports
+    from sitegen.core.memo import Memo
     (tmp_path / "helpers").mkdir()
     for name in ("top.py", "in_function.py", "in_try.py", "in_match.py", "helpers/__init__.py", "helpers/deep.py"):
         (tmp_path / name).write_text("x = 1\n", encoding="utf-8")
@@ -62,9 +75,9 @@ def test_an_unchanged_lab_script_is_not_parsed_again_for_its_key(tmp_path, monke
     hash, so a build after a prose edit parses no lab script; an edited script is parsed again."""
     import ast
 
-    from sitegen import labkeys
-    from sitegen.config import load_config
-    from sitegen.memo import Memo
+    from sitegen.labs import labkeys
+    from sitegen.project.config import load_config
+    from sitegen.core.memo import Memo
     root = tiny_site(tmp_path / "site")
     (root / "compute/helper.py").write_text("FACTOR = 2\n", encoding="utf-8")
     edit(root / "compute/tiny.py", "import json\n", "import json\nimport helper\n")

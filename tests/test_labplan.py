@@ -1,4 +1,4 @@
-"""What the last build found for every lab (sitegen/labplan.py): taken as it is while all it was
+"""What the last build found for every lab (sitegen/labs/labplan.py): taken as it is while all it was
 found from is so, worked out lab by lab again as soon as any of it changed."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from sitegen.stored import SETTLED_NS
+from sitegen.core.stored import SETTLED_NS
 
 from support import edit, run_build, tiny_site
 
@@ -24,10 +24,10 @@ def built(tmp_path):
 
 def scheduled(root, cache, monkeypatch) -> tuple[object, list[str]]:
     """A LabScheduler as the build makes it, and the labs whose keys it worked out."""
-    from sitegen import compute
-    from sitegen.config import load_config
-    from sitegen.memo import Memo
-    from sitegen.sources import snapshot, source_files
+    from sitegen.labs import compute
+    from sitegen.project.config import load_config
+    from sitegen.core.memo import Memo
+    from sitegen.core.sources import snapshot, source_files
     worked_out = []
     real = compute.source_key
     monkeypatch.setattr(compute, "source_key", lambda cfg, lab, *a, **k: worked_out.append(lab.id) or real(cfg, lab, *a, **k))

@@ -1,4 +1,4 @@
-"""What a lab reads of the project (sitegen/labreads.py): recorded as it runs, and its results
+"""What a lab reads of the project (sitegen/labs/labreads.py): recorded as it runs, and its results
 reused only while every file and folder it read is as it was: a data file beside its script, a
 module imported relatively inside a package, a package's __init__, a folder it lists; a frozen lab
 too. And the pages follow the lab's results, not only its provenance."""

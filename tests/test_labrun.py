@@ -4,13 +4,13 @@ from __future__ import annotations
 
 
 def test_the_lab_backend_saves_the_same_pixels_as_agg(tmp_path):
-    """Labs run with sitegen.labbackend: only the PNG's compression differs from Agg, whatever savefig is given."""
+    """Labs run with sitegen.labs.labbackend: only the PNG's compression differs from Agg, whatever savefig is given."""
     import numpy as np
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     from PIL import Image
 
-    from sitegen.labbackend import FigureCanvas
+    from sitegen.labs.labbackend import FigureCanvas
     figure = Figure(figsize=(3, 2))
     figure.add_subplot().imshow(np.arange(12.0).reshape(3, 4))
     saved = {}
@@ -28,7 +28,7 @@ def test_figures_are_quantized_with_their_background_exact_and_as_close_as_a_ful
     import numpy as np
     from PIL import Image
 
-    from sitegen.labrun import _quantized
+    from sitegen.labs.labrun import _quantized
 
     def psnr(image, original):
         error = np.asarray(image.convert("RGB")).astype(float) - original[..., :3]
@@ -63,7 +63,7 @@ def _run(tmp_path, script: str, display: str) -> dict:
     from support import REPO
     (tmp_path / "lab.py").write_text(script, encoding="utf-8")
     (tmp_path / "work").mkdir()
-    code = ("import json, sys; from sitegen.cells import parse_cells; from sitegen.labrun import run_cells; "
+    code = ("import json, sys; from sitegen.project.cells import parse_cells; from sitegen.labs.labrun import run_cells; "
             "script = sys.argv[1]; cells = parse_cells(open(script).read(), 'lab.py'); "
             "print(json.dumps(run_cells(script, cells, sys.argv[2], display=sys.argv[3])))")
     done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "lab.py"), str(tmp_path / "work"), display],
@@ -142,8 +142,8 @@ def test_an_unmeant_error_and_a_meant_one_that_never_comes_fail_the_lab_at_their
 def test_a_marker_with_anything_but_tags_after_the_name_is_named():
     import pytest
 
-    from sitegen.cells import parse_cells
-    from sitegen.errors import BuildError
+    from sitegen.project.cells import parse_cells
+    from sitegen.core.errors import BuildError
     assert parse_cells('# %% a tags=["x", "raises-exception"]\n1\n', "l.py")[0].raises
     with pytest.raises(BuildError) as caught:
         parse_cells("# %% a title with words\n1\n", "l.py")

@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from sitegen.config import Lab
-from sitegen.errors import BuildError, LabFailure
-from sitegen.labstore import input_bytes, read_results, store
+from sitegen.project.config import Lab
+from sitegen.core.errors import BuildError, LabFailure
+from sitegen.labs.labstore import input_bytes, read_results, store
 
 
 def finished_run(tmp_path, results: bytes = b'{"x": [1.5, 2.0], "seed": 7}'):

@@ -39,7 +39,7 @@ def test_concurrent_builds_at_random_offsets_always_leave_a_whole_site(tmp_path)
 
 @pytest.mark.slow
 def test_a_second_build_waits_and_says_for_whom(tmp_path):
-    from sitegen.lock import one_build
+    from sitegen.core.lock import one_build
     root, out, cache = tiny_site(tmp_path / "site"), tmp_path / "dist", tmp_path / "cache"
     with one_build(out, cache):                   # this test process is "the other build"
         waiting = subprocess.Popen(build_command(root, out, cache), stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -10,7 +10,7 @@ from support import run_build, tiny_site
 
 
 def test_the_vendored_font_is_the_registry_s_file_with_its_licence():
-    from sitegen.mathfont import FONT
+    from sitegen.render.mathfont import FONT
     readme = (FONT.parent / "README.md").read_text(encoding="utf-8")
     assert hashlib.sha256(FONT.read_bytes()).hexdigest() in readme
     assert "SIL Open Font License" in (FONT.parent / "OFL.txt").read_text(encoding="utf-8")

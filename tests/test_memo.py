@@ -2,8 +2,8 @@
 import hashlib
 from pathlib import Path
 
-from sitegen.memo import Memo
-from sitegen.stored import Stored
+from sitegen.core.memo import Memo
+from sitegen.core.stored import Stored
 
 
 def test_a_kept_file_comes_back_by_its_hash_without_being_made_again(tmp_path):
@@ -62,7 +62,7 @@ def test_a_damaged_pack_or_an_entry_it_lacks_is_read_from_its_own_file(tmp_path)
 
 
 def test_the_pack_is_written_again_only_when_it_differs_by_more_than_a_few_entries(tmp_path):
-    from sitegen.memo import PACK_SLACK
+    from sitegen.core.memo import PACK_SLACK
     first = Memo(tmp_path / "memo")
     for n in range(PACK_SLACK + 10):
         first.get("search", (n,), lambda: b"sections %d" % n)
@@ -85,7 +85,7 @@ def test_the_pack_is_written_again_only_when_it_differs_by_more_than_a_few_entri
 
 
 def test_a_pack_half_written_by_a_killed_build_is_cleared(tmp_path):
-    from sitegen.memo import TEMPORARY, clear_temporaries
+    from sitegen.core.memo import TEMPORARY, clear_temporaries
     (tmp_path / "memo").mkdir()
     (tmp_path / "memo" / f"{TEMPORARY}pack").write_bytes(b"half")
     clear_temporaries(tmp_path)
@@ -148,7 +148,7 @@ def test_a_blob_changed_in_place_to_other_bytes_of_the_same_size_is_made_again(t
 
 def test_every_entry_and_record_is_keyed_on_the_generator_and_the_packages_that_make_bytes(tmp_path, monkeypatch):
     """By construction: no phase names them in its key, and none can forget them."""
-    from sitegen import memo as memo_module
+    from sitegen.core import memo as memo_module
     first = Memo(tmp_path / "memo")
     first.put("page", ("key",), b"made by this generator")
     first.record("phase", "context", {"item": ("made",)})

@@ -1,4 +1,4 @@
-"""A notebook file from elsewhere, read as input (sitegen/nbfile.py): each part of another shape
+"""A notebook file from elsewhere, read as input (sitegen/project/nbfile.py): each part of another shape
 than nbformat 4's is named with its cell, all at once."""
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from sitegen.errors import BuildError
-from sitegen.nbfile import read_notebook
+from sitegen.core.errors import BuildError
+from sitegen.project.nbfile import read_notebook
 
 
 GOOD_CELL = {"cell_type": "code", "source": "x = 1\n", "metadata": {}, "outputs": [], "execution_count": None}

@@ -1,4 +1,4 @@
-"""A notebook in content/ is a page and its lab (sitegen/nbpage.py), built as a teacher would build it:
+"""A notebook in content/ is a page and its lab (sitegen/pages/nbpage.py), built as a teacher would build it:
 rich outputs as Jupyter shows them, the notebook's own names quoted, data beside it, edits picked up."""
 from __future__ import annotations
 

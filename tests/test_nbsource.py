@@ -1,4 +1,4 @@
-"""A notebook page's source (sitegen/nbsource.py): where each cell lies in the file, its cells' names,
+"""A notebook page's source (sitegen/project/nbsource.py): where each cell lies in the file, its cells' names,
 its front matter."""
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import json
 
 import nbformat
 
-from sitegen.nbsource import cell_name, cells_of, read
+from sitegen.project.nbsource import cell_name, cells_of, read
 
 def test_source_lines_are_found_however_the_notebook_was_written():
-    from sitegen.nbsource import _source_lines
+    from sitegen.project.nbsource import _source_lines
     one_line = json.dumps({"cells": [{"cell_type": "markdown", "source": "a\nb"},
                                      {"cell_type": "code", "source": ["x = 1\n", "y"], "outputs": []}],
                            "metadata": {}, "nbformat": 4, "nbformat_minor": 5})

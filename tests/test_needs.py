@@ -1,7 +1,7 @@
-"""What a lab imports that requirements.txt does not list (sitegen/needs.py)."""
+"""What a lab imports that requirements.txt does not list (sitegen/project/needs.py)."""
 from __future__ import annotations
 
-from sitegen.needs import imported, listed, unlisted
+from sitegen.project.needs import imported, listed, unlisted
 
 
 def test_requirements_are_read_with_their_includes_comments_and_markers(tmp_path):

@@ -2,7 +2,7 @@
 import nbformat
 import pytest
 
-from sitegen.notebook import notebook_json
+from sitegen.render.notebook import notebook_json
 from support import run_build, tiny_site
 
 

@@ -1,11 +1,11 @@
-"""The build as a whole (sitegen/pipeline.py): what it publishes is one state of the sources.
+"""The build as a whole (sitegen/commands/pipeline.py): what it publishes is one state of the sources.
 An author who saves a file while a build reads it (a template, a page, a module a lab imports)
 gets either the old text or the new one, never a mix, and the next build is right."""
 from __future__ import annotations
 
 import pytest
 
-from support import EPOCH, edit, tiny_site, tree_bytes
+from support import EPOCH, edit, own_copy, tiny_site, tree_bytes
 
 pytestmark = pytest.mark.slow       # builds in this process, running a lab
 
@@ -17,7 +17,7 @@ def site(tmp_path, monkeypatch):
 
 
 def _clean_build_equals(root, out, tmp_path, name):
-    from sitegen.pipeline import build
+    from sitegen.commands.pipeline import build
     build(root, tmp_path / name, cache=tmp_path / f"{name}-cache")
     assert tree_bytes(out) == tree_bytes(tmp_path / name)
 
@@ -29,11 +29,11 @@ def _once(action):
 
 
 def test_a_template_saved_while_pages_render_and_then_undone_leaves_no_trace(site, tmp_path, monkeypatch):
-    from sitegen import render
-    from sitegen.pipeline import build
+    from sitegen.render import render
+    from sitegen.commands.pipeline import build
     out, cache = tmp_path / "dist", tmp_path / "cache"
     build(root=site, out=out, cache=cache)
-    template = site / "templates/page.html"
+    template = own_copy(site, "templates/page.html")
     original = template.read_text(encoding="utf-8")
     edit(site / "content/index.md", "总和是", "合计是")           # so that the pages render anew
     real = render.render_site
@@ -53,8 +53,8 @@ def test_a_template_saved_while_pages_render_and_then_undone_leaves_no_trace(sit
 def test_a_module_saved_while_the_lab_runs_and_then_undone_is_never_published(site, tmp_path, monkeypatch):
     """The lab reads FACTOR = 99 though the build's snapshot held 2: what it made is not kept, and the
     build runs again on what is there."""
-    from sitegen.labhost import LabHost
-    from sitegen.pipeline import build
+    from sitegen.labs.labhost import LabHost
+    from sitegen.commands.pipeline import build
     helper = site / "compute/helper.py"
     helper.write_text("FACTOR = 2\n", encoding="utf-8")
     edit(site / "compute/tiny.py", "print('x =', x)\n", "from helper import FACTOR\nx = x * FACTOR\nprint('x =', x)\n")
@@ -86,13 +86,13 @@ def test_a_module_saved_while_the_lab_runs_and_then_undone_is_never_published(si
 
 
 def test_sources_that_keep_changing_fail_the_build_naming_them_and_leave_the_output(site, tmp_path, monkeypatch):
-    from sitegen import render
-    from sitegen.errors import SourcesChanged
-    from sitegen.pipeline import build
+    from sitegen.render import render
+    from sitegen.core.errors import SourcesChanged
+    from sitegen.commands.pipeline import build
     out, cache = tmp_path / "dist", tmp_path / "cache"
     build(site, out, cache=cache)
     before = tree_bytes(out)
-    template, real, n = site / "templates/page.html", render.render_site, []
+    template, real, n = own_copy(site, "templates/page.html"), render.render_site, []
 
     def restless(*args, **kwargs):
         n.append(1)
@@ -100,7 +100,7 @@ def test_sources_that_keep_changing_fail_the_build_naming_them_and_leave_the_out
         return real(*args, **kwargs)
     edit(site / "content/index.md", "总和是", "合计是")
     monkeypatch.setattr(render, "render_site", restless)
-    from sitegen import converters
+    from sitegen.render import converters
     converters._environment.cache_clear()                # as a fresh process: no template compiled yet
     with pytest.raises(SourcesChanged) as failed:
         build(site, out, cache=cache)

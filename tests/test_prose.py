@@ -1,11 +1,11 @@
-"""What prose may say, and how it resolves (sitegen/prose.py): math as browsers draw it, links to pages' sources."""
+"""What prose may say, and how it resolves (sitegen/pages/prose.py): math as browsers draw it, links to pages' sources."""
 from __future__ import annotations
 
 import pytest
 
-from sitegen.content import parse_page
+from sitegen.pages.content import parse_page
 from support import run_build, tiny_site
-from sitegen.prose import SiteMap, Unresolved, resolve_target, to_mathml
+from sitegen.pages.prose import SiteMap, Unresolved, resolve_target, to_mathml
 
 
 def test_bold_digits_are_the_bold_characters_that_browsers_draw_bold():

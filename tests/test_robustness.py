@@ -41,7 +41,7 @@ LINES = st.lists(st.one_of(st.sampled_from([
 def fuzz_site(tmp_path_factory):
     root = tiny_site(tmp_path_factory.mktemp("fuzz") / "site")
     cache = root.parent / "cache"
-    from sitegen.pipeline import build
+    from sitegen.commands.pipeline import build
     build(root, root.parent / "dist", cache=cache)     # compute the lab once
     return root, cache
 
@@ -50,8 +50,8 @@ def fuzz_site(tmp_path_factory):
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(front=FRONT, lines=LINES)
 def test_random_pages_build_or_fail_clearly(fuzz_site, front, lines):
-    from sitegen.errors import BuildError
-    from sitegen.pipeline import build
+    from sitegen.core.errors import BuildError
+    from sitegen.commands.pipeline import build
     root, cache = fuzz_site
     (root / "content/index.md").write_text(f"---\n{front}\n---\n" + "\n".join(lines) + "\n", encoding="utf-8")
     try:
@@ -131,8 +131,8 @@ def test_a_build_killed_while_a_lab_runs_leaves_no_process_behind(tmp_path):
 # -- where the build may write ---------------------------------------------------
 
 def test_refuses_output_folders_that_hold_anything_else(tmp_path):
-    from sitegen.errors import BuildError
-    from sitegen.write import check_output_folder
+    from sitegen.core.errors import BuildError
+    from sitegen.publish.write import check_output_folder
     root = tiny_site(tmp_path / "site").resolve()
     for bad in (Path("/"), Path.home(), root, root / "content", root / "content/sub", root.parent):
         with pytest.raises(BuildError, match="refusing"):

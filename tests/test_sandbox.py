@@ -5,7 +5,7 @@ import pytest
 
 from support import edit, run_build, tiny_site
 
-from sitegen import sandbox
+from sitegen.labs import sandbox
 
 WRITE_CONTENT = "# %% save\nopen('../../../../../site/content/index.md', 'a').write('injected')\n"
 
@@ -25,8 +25,8 @@ def test_a_lab_writing_into_content_fails_and_the_file_is_unchanged(tmp_path):
 
 def test_without_confinement_the_build_still_finds_the_changed_source(tmp_path, monkeypatch):
     """Where the kernel offers no sandbox (macOS, old Linux), the check after the labs names the file."""
-    from sitegen.errors import BuildError
-    from sitegen.pipeline import build
+    from sitegen.core.errors import BuildError
+    from sitegen.commands.pipeline import build
     monkeypatch.setattr(sandbox, "confine", lambda writable: False)    # labs fork from this process
     root = tiny_site(tmp_path / "site")
     edit(root / "compute/tiny.py", "# %% save\n", WRITE_CONTENT)

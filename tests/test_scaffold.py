@@ -36,7 +36,7 @@ def test_the_lab_entry_goes_into_the_labs_list_wherever_it_is(tmp_path):
     (root / "site.yaml").write_text((root / "site.yaml").read_text(encoding="utf-8") + "\nsequence:\n  - index.md\n",
                                     encoding="utf-8")          # labs: is no longer the last key
     assert new(root, "lab", "second").returncode == 0
-    from sitegen.config import load_config
+    from sitegen.project.config import load_config
     cfg = load_config(root)
     assert [lab.id for lab in cfg.labs] == ["tiny", "second"] and cfg.sequence == ("index.md",)
 
@@ -65,8 +65,8 @@ def test_nothing_is_overwritten_and_mistakes_are_named(tmp_path):
 
 
 def test_a_lab_is_added_to_an_empty_flow_list_of_labs_and_a_one_line_list_is_named():
-    from sitegen.errors import BuildError
-    from sitegen.scaffold import _with_lab_entry
+    from sitegen.core.errors import BuildError
+    from sitegen.commands.scaffold import _with_lab_entry
     import yaml
     entry = "  - id: new\n    title: 新\n"
     added = _with_lab_entry("site:\n  title: 课\nlabs: []   # none yet\nnav: []\n", entry)

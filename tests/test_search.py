@@ -2,8 +2,8 @@
 bytes as the whole index written at once."""
 import json
 
-from sitegen.memo import Memo
-from sitegen.search import page_sections, search_index
+from sitegen.core.memo import Memo
+from sitegen.render.search import page_sections, search_index
 
 PAGES = {
     "course/guide.html": ('导读 "引号" \\ 与 </script>', '<article data-search-body><h2 id="a">第一节</h2><p>正文 "x" 与 \\ 符号</p>'

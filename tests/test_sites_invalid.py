@@ -1,7 +1,7 @@
 """Every kind of mistake an author makes gets a clear error and costs nothing.
 
 Each folder in tests/sites_invalid/ (but _base) is one mistake, made to the
-minimal valid site in _base/ (with the repository's templates and static/):
+minimal valid site in _base/ (in the generator's theme):
 `edits.yaml` lists text replacements, each of which must match its file
 exactly once, any other file is laid over the site, `expected.txt` holds the
 lines the build must print (exactly), and `args.txt` the build's extra

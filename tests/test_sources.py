@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from support import REPO, edit, run_build, tiny_site, tree_bytes
+from support import REPO, edit, own_copy, run_build, tiny_site, tree_bytes
 
 
 @pytest.fixture(scope="module")
@@ -48,6 +48,7 @@ def fails(built, *lines: str, args=()) -> str:
 @pytest.mark.parametrize("where", ["static/env.txt", "content/passwd.md", "templates/partials/x.html"])
 def test_a_symlink_out_of_the_project_is_refused(built, where):
     root = built[0]
+    (root / where).parent.mkdir(parents=True, exist_ok=True)
     (root / where).symlink_to("/etc/passwd")
     fails(built, f"error: {where}: a symlink to /etc/passwd, outside the project: the build publishes only the "
                  "project's own files; copy the file into the project instead")
@@ -62,7 +63,7 @@ def test_a_dangling_symlink_is_named(built):
 
 def test_a_symlink_inside_the_project_is_fine(built):
     root, out, cache = built
-    (root / "static/icon.svg").symlink_to(root / "static/favicon.svg")
+    (root / "static/icon.js").symlink_to(root / "static/literals.js")
     assert run_build(root, out, cache).returncode == 0
 
 
@@ -77,7 +78,7 @@ def test_a_lab_that_writes_a_symlink_is_refused(built):
 @pytest.mark.parametrize("path,line", [("site.yaml", 2), ("content/index.md", 2), ("templates/page.html", 6),
                                        ("compute/tiny.py", 1)])
 def test_text_that_is_not_utf8_names_the_file_and_line(built, path, line):
-    file = built[0] / path
+    file = own_copy(built[0], path)          # (a template: the course's own copy of the theme's)
     text = file.read_text(encoding="utf-8").splitlines(keepends=True)
     text.insert(line - 1, "# café\n" if path.endswith((".py", ".yaml")) else "café\n")
     file.write_bytes("".join(text).encode("latin-1", "replace"))
@@ -89,7 +90,7 @@ def test_text_that_is_not_utf8_names_the_file_and_line(built, path, line):
 @pytest.mark.parametrize("path", ["site.yaml", "content/index.md", "templates/page.html", "compute/tiny.py"])
 def test_a_byte_order_mark_is_accepted(built, path):
     root, out, cache = built
-    file = root / path
+    file = own_copy(root, path)
     file.write_bytes(b"\xef\xbb\xbf" + file.read_bytes())
     result = run_build(root, out, cache)
     assert result.returncode == 0, result.stderr
@@ -178,13 +179,13 @@ def test_a_source_is_read_again_only_when_its_state_changed(tmp_path):
     only if that state had settled; a rewrite shows in its ctime even with its mtime set back."""
     import hashlib
 
-    from sitegen.sources import snapshot, source_files
-    from sitegen.stored import SETTLED_NS
+    from sitegen.core.sources import snapshot, source_files
+    from sitegen.core.stored import SETTLED_NS
     page = tmp_path / "content/a.md"
     page.parent.mkdir()
     page.write_text("---\ntitle: 甲\n---\n一。\n", encoding="utf-8")
     files = source_files(tmp_path)
-    assert snapshot(files)[1] == {}                         # just written: no state trusted yet
+    assert "content/a.md" not in snapshot(files)[1]         # just written: no state trusted yet
     time.sleep(SETTLED_NS / 1e9)
     hashes, states = snapshot(files)
     assert hashes["content/a.md"] == hashlib.sha256(page.read_bytes()).hexdigest()
@@ -194,3 +195,20 @@ def test_a_source_is_read_again_only_when_its_state_changed(tmp_path):
     page.write_text("---\ntitle: 乙\n---\n二。\n", encoding="utf-8")        # same size, and same mtime:
     os.utime(page, ns=(before.st_atime_ns, before.st_mtime_ns))
     assert snapshot(files, forged)[0]["content/a.md"] == hashlib.sha256(page.read_bytes()).hexdigest()
+
+
+# -- the theme -----------------------------------------------------------------------
+
+def test_a_course_s_own_template_or_static_file_replaces_the_theme_s_and_removing_it_restores_the_theme(built):
+    root, out, cache = built
+    first = tree_bytes(out)
+    edit(own_copy(root, "templates/page.html"), "</footer>", "<p>本课程自己的页脚</p></footer>")
+    (root / "static/style.css").write_text("body { color: #123; }\n", encoding="utf-8")
+    assert run_build(root, out, cache).returncode == 0
+    css = [p for p in (out / "assets").glob("style.*.css")]
+    assert "本课程自己的页脚" in (out / "index.html").read_text(encoding="utf-8")
+    assert len(css) == 1 and css[0].read_text(encoding="utf-8").startswith("body{color:#123}pre{")   # (and the highlighting)
+    (root / "templates/page.html").unlink()
+    (root / "static/style.css").unlink()
+    assert run_build(root, out, cache).returncode == 0
+    assert tree_bytes(out) == first                              # the theme's again, byte for byte

@@ -2,7 +2,7 @@
 import os
 import time
 
-from sitegen.stored import Stored, bytes_of, file_state, settled, sha256_of, size_of
+from sitegen.core.stored import Stored, bytes_of, file_state, settled, sha256_of, size_of
 
 
 def test_a_write_shows_in_the_state_even_with_its_time_put_back(tmp_path):
@@ -26,7 +26,7 @@ def test_stored_and_bytes_answer_alike(tmp_path):
 
 def test_a_whole_second_time_settles_only_two_seconds_later():
     """Some file systems keep whole seconds, FAT two: a write later in that second leaves the same time."""
-    from sitegen.stored import SETTLED_NS, settled_since
+    from sitegen.core.stored import SETTLED_NS, settled_since
     now = 1_790_000_010_000_000_000
     before = now - SETTLED_NS
     assert settled_since(now - 500_000_000 + 1, before)                # fine stamps: 0.1 s is enough

@@ -6,7 +6,7 @@ import hashlib
 
 from support import REPO, edit, run_build, tiny_site
 
-from sitegen.config import DEFAULT_VOCABULARY
+from sitegen.project.config import DEFAULT_VOCABULARY
 
 
 def _tree_digest(folder):
@@ -15,7 +15,7 @@ def _tree_digest(folder):
 
 
 def test_a_lab_with_its_own_axes_downloads_and_words_needs_no_change_to_the_generator(tmp_path):
-    generator = {part: _tree_digest(REPO / part) for part in ("sitegen", "templates")}
+    generator = _tree_digest(REPO / "sitegen")
     root = tiny_site(tmp_path / "site")
     edit(root / "site.yaml", "labs:\n", "vocabulary:\n  axes:\n    time: 时间步 {}\n    feature: 特征 {}\n"
          "  downloads:\n    dat: 原始采样数据\n  words:\n    home: 课程首页\n\nlabs:\n")
@@ -34,26 +34,26 @@ def test_a_lab_with_its_own_axes_downloads_and_words_needs_no_change_to_the_gene
     assert ">results.json</a> <span class=\"download-note\">本次计算的结果（完整精度）及来源信息" in page
     assert "课程首页" in (tmp_path / "dist/404.html").read_text(encoding="utf-8")
     assert "随机种子" not in page                                   # the tiny lab names no seed
-    assert {part: _tree_digest(REPO / part) for part in ("sitegen", "templates")} == generator
+    assert _tree_digest(REPO / "sitegen") == generator
 
 
 def test_the_generator_holds_no_interface_word_outside_its_vocabulary():
-    """Every word of the interface is in sitegen/vocabulary.yaml: no Chinese is left in the strings of
+    """Every word of the interface is in sitegen/project/vocabulary.yaml: no Chinese is left in the strings of
     the generator's code (docstrings and comments aside) or in its templates (a lab's widget keeps
     its words in its own script)."""
     import ast
     import re
     chinese = re.compile(r"[\u4e00-\u9fff]")
     offenders = []
-    for path in sorted((REPO / "sitegen").glob("*.py")):
+    for path in sorted((REPO / "sitegen").rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         docstrings = {id(node.body[0].value) for node in ast.walk(tree)
                       if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef)) and node.body
                       and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
-        offenders += [f"{path.name}:{node.lineno}: {node.value!r}" for node in ast.walk(tree)
+        offenders += [f"{path.relative_to(REPO)}:{node.lineno}: {node.value!r}" for node in ast.walk(tree)
                       if isinstance(node, ast.Constant) and isinstance(node.value, str)
                       and id(node) not in docstrings and chinese.search(node.value)]
-    for path in sorted((REPO / "templates").rglob("*.html")):
+    for path in sorted((REPO / "sitegen/theme/templates").rglob("*.html")):
         if chinese.search(path.read_text(encoding="utf-8")):
             offenders.append(str(path.relative_to(REPO)))
     assert offenders == []

@@ -12,7 +12,7 @@ import pytest
 from support import computed, run_build, tiny_site, tree_bytes
 from test_incremental import reading_site
 
-from sitegen.write import MARK
+from sitegen.publish.write import MARK
 
 
 def test_a_folder_with_files_the_build_did_not_make_is_refused_and_kept(tmp_path):
@@ -110,15 +110,15 @@ def test_a_prose_edit_links_the_unchanged_files_and_writes_the_changed(built):
 def test_a_prose_edit_looks_at_no_file_of_the_live_site_it_does_not_replace(built, monkeypatch):
     """Brought up to date from the spare, the new site needs the live one's files only to link
     to them: a file the spare holds as it should be is not looked at in the live site."""
-    import sitegen.write
-    from sitegen.pipeline import build
+    import sitegen.publish.write
+    from sitegen.commands.pipeline import build
     root, out, cache = built
     add_sentence(root)
     assert build(root, out, cache=cache).rendered          # the spare is now the site before the edit
     time.sleep(0.2)
     looked = []
-    real = sitegen.write.file_state
-    monkeypatch.setattr(sitegen.write, "file_state", lambda path: looked.append(str(path)) or real(path))
+    real = sitegen.publish.write.file_state
+    monkeypatch.setattr(sitegen.publish.write, "file_state", lambda path: looked.append(str(path)) or real(path))
     add_sentence(root)
     report = build(root, out, cache=cache)
     live = [path for path in looked if path.startswith(f"{out}/")]
@@ -195,7 +195,7 @@ def test_a_folder_of_the_authors_named_like_the_spare_is_left_alone(tmp_path):
 def test_where_the_file_system_refuses_hard_links_unchanged_files_are_copied(built, tmp_path, monkeypatch):
     """FAT, some network shares and containers' mounts: os.link fails with EPERM or ENOTSUP."""
     import errno
-    from sitegen.pipeline import build
+    from sitegen.commands.pipeline import build
     root, out, cache = built
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1790000000")
     refused = []

@@ -4,9 +4,9 @@ import sys
 
 import pytest
 
-from sitegen.errors import BuildError
-from sitegen.memo import Memo
-from sitegen.yamlfile import load_yaml
+from sitegen.core.errors import BuildError
+from sitegen.core.memo import Memo
+from sitegen.core.yamlfile import load_yaml
 from support import REPO
 
 TEXT = "site:\n  title: 课程\n  labs:\n    - id: a\n      title: 甲\n"
@@ -27,7 +27,7 @@ def test_lines_are_the_same_parsed_or_remembered(tmp_path):
 
 def test_a_remembered_text_is_not_parsed_so_pyyaml_is_not_imported(tmp_path):
     load_yaml(TEXT, "site.yaml", memo=Memo(tmp_path / "memo"))
-    code = ("import sys; from pathlib import Path; from sitegen.memo import Memo; from sitegen.yamlfile import load_yaml\n"
+    code = ("import sys; from pathlib import Path; from sitegen.core.memo import Memo; from sitegen.core.yamlfile import load_yaml\n"
             f"data = load_yaml({TEXT!r}, 'site.yaml', memo=Memo(Path({str(tmp_path / 'memo')!r})))\n"
             "print(data['site']['title'], 'yaml' in sys.modules)")
     result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)

@@ -154,7 +154,7 @@ def build_page(tree: Path, notebook: Path, site: Path, allow_errors: bool = Fals
         page.write_text(json.dumps(data), encoding="utf-8")
     result = subprocess.run([sys.executable, str(REPO / "build.py"), "--root", str(site)], capture_output=True,
                             text=True, timeout=900)
-    from sitegen.nbsource import lab_id
+    from sitegen.project.nbsource import lab_id
     manifests = sorted((site / ".cache" / "labs" / lab_id(f"content/nb/{rel.as_posix()}")).glob("*/manifest.json"))
     cells = json.loads(manifests[0].read_text(encoding="utf-8"))["cells"] if manifests else []
     return result.returncode, result.stderr, [c.get("outputs", []) for c in cells]
@@ -187,7 +187,7 @@ def _images(outputs: list[dict]) -> int:
 
 
 def _shown(data: dict) -> str | None:
-    from sitegen.outputs import choose
+    from sitegen.pages.outputs import choose
     return "figure" if "figure" in data else choose(data)
 
 

@@ -71,7 +71,7 @@ def seed_saved_outputs() -> list[str]:
 @pytest.fixture(scope="session")
 def served(site, emulator, tmp_path_factory):
     """Port of `wrangler pages dev` serving the built site."""
-    from sitegen.serve import serving
+    from sitegen.commands.serve import serving
     port = free_port()
     with serving(REPO, site, port, tmp_path_factory.mktemp("wrangler-state")):
         yield port

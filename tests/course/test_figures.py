@@ -47,9 +47,9 @@ def test_figure_two_colour_bar_clears_the_third_panel(tmp_path, monkeypatch):
     import matplotlib.pyplot as plt
 
     from support import REPO
-    from sitegen.cells import cell_code, read_cells
-    from sitegen.config import load_config
-    from sitegen.figurefonts import setup_code
+    from sitegen.project.cells import cell_code, read_cells
+    from sitegen.project.config import load_config
+    from sitegen.project.figurefonts import setup_code
     script = REPO / "compute/lab09_vision_attention.py"
     monkeypatch.chdir(tmp_path)
     namespace = {"__name__": "__main__"}

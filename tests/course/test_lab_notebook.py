@@ -22,7 +22,7 @@ def test_valid_against_the_schema(notebook):
 
 
 def test_code_cells_are_the_lab_cells_with_outputs(notebook):
-    from sitegen.cells import read_cells
+    from sitegen.project.cells import read_cells
     cells = read_cells(REPO / "compute/lab09_vision_attention.py", REPO)
     fonts, *code = [c for c in notebook.cells if c.cell_type == "code"]
     assert fonts.metadata.name == "figure-fonts" and "pip install zhplot" in fonts.source and not fonts.outputs

@@ -94,7 +94,7 @@ def test_a_cell_says_where_it_is_in_the_notebook_download_not_in_the_repository(
 
 
 def test_code_shown_is_the_code_that_ran(site):
-    from sitegen.cells import parse_cells
+    from sitegen.project.cells import parse_cells
     from support import REPO
     script = REPO / "compute/lab09_vision_attention.py"
     cells = parse_cells(script.read_text(encoding="utf-8"), "lab")

@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 from helpers import Elements
 
 from support import GOLDEN, get
-from sitegen.deploy import SECURITY
+from sitegen.render.deploy import SECURITY
 
 SITE = "https://codingai-lec02.pages.dev"
 

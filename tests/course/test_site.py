@@ -109,7 +109,7 @@ def test_search_index_holds_each_pages_prose_by_section_and_no_code_or_tables(si
 
 def test_search_sections_skip_nested_ignored_elements_and_display_math():
     # render marks display formulas data-search-ignore, as it does code cells and tables
-    from sitegen.search import page_sections
+    from sitegen.render.search import page_sections
     html = ('<nav>首页</nav><article data-search-body><h1>标题</h1><p>开头 <math display="inline"><mi>x</mi></math></p>'
             '<div class="t" data-search-ignore><div><div>表内</div></div>表尾</div><p>之后</p>'
             '<h2 id="a">一节<a data-search-ignore href="#a">#</a></h2><p>正文</p>'

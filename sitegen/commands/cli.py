@@ -1,0 +1,189 @@
+"""The command line: `python build.py` (a course's front, as in this repository) or `sitegen` (the
+command `pip install` of the generator makes), in the course's folder, writes dist/.
+
+    python build.py               build into dist/ (labs cached in .cache/)
+    python build.py --no-cache    recompute every lab
+    python build.py --out DIR     build into another folder
+    python build.py --debug       show the full traceback of a failing lab
+    python build.py --timeout S   stop any lab still running after S seconds
+    python build.py --solutions   an instructor's build: every exercise's hints and solution shown
+    python build.py --no-solutions  a student's build: solutions left out of the site entirely
+    python build.py serve         build, preview with Cloudflare's emulator, rebuild on change
+    python build.py info          the Pages project and address from site.yaml, as name=value lines
+    python build.py info outputs  the files a build of this site must write, one per line (for a CI check)
+    python build.py freeze [LAB]  build, and store the labs' results in frozen/ (commit it): a build
+                                  elsewhere reuses them while the lab's code is unchanged
+    python build.py new lab ID    start a lab: compute/ID.py, its page and its site.yaml entry
+    python build.py new page PATH start a page: content/PATH.md
+    python build.py import NB.ipynb [--id ID] [--page PATH]
+                                  a notebook as a lab: its script, its page, its site.yaml entry
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+
+class Progress:
+    """Which labs are running and for how long: a line kept up to date on a terminal,
+    and a line every minute elsewhere (a CI log), so that a long lab is never silent."""
+
+    def __init__(self, stream=sys.stderr):
+        self.stream, self.tty, self.shown, self.next_log = stream, stream.isatty(), False, 60.0
+
+    def __call__(self, running: dict[str, float]) -> None:
+        longest = max(running.values(), default=0)
+        text = "computing " + ", ".join(f"{lab} ({seconds:.0f} s)" for lab, seconds in sorted(running.items()))
+        if self.tty and longest >= 2:
+            self.stream.write(f"\r\033[K{text}")
+            self.stream.flush()
+            self.shown = True
+        elif not self.tty and longest >= self.next_log:
+            print(text, file=self.stream, flush=True)
+            self.next_log += 60
+
+    def clear(self) -> None:
+        if self.shown:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+            self.shown = False
+
+
+NEXT = "list the page under nav: or sequence: in site.yaml so that readers find it, and run: python build.py"
+
+
+def main(argv: list[str] | None = None, root: Path | None = None) -> int:
+    """Run one command; `root`: the course's folder unless --root says otherwise (build.py's own
+    folder for `python build.py`, the current folder for `sitegen`)."""
+    root = root or Path.cwd()
+    parser = argparse.ArgumentParser(description="Build the course site into a static folder.")
+    parser.add_argument("command", nargs="?", choices=["build", "serve", "info", "freeze", "new", "import"], default="build",
+                        help="build once (default), serve a live preview, or print site.yaml's project and "
+                             "address (for a deploy script: `python build.py info >> $GITHUB_OUTPUT`)")
+    parser.add_argument("names", nargs="*", help="freeze: the labs to freeze (default: every lab); "
+                                                 "new: `lab ID` or `page PATH`; import: notebooks")
+    parser.add_argument("--page", help="new lab, import: the page's path in content/ (default: the lab's id)")
+    parser.add_argument("--id", help="import: the lab's id (default: from the notebook's file name)")
+    parser.add_argument("--port", type=int, default=8788, help="preview port (serve)")
+    parser.add_argument("--root", type=Path, default=root, help=f"project folder (default: {root})")
+    parser.add_argument("--out", type=Path, help="output folder (default: ROOT/dist)")
+    parser.add_argument("--cache", type=Path, help="lab cache folder (default: ROOT/.cache)")
+    parser.add_argument("--no-cache", action="store_true", help="recompute every lab")
+    parser.add_argument("--jobs", type=int, help="labs computed at once (default: one per core)")
+    parser.add_argument("--debug", action="store_true", help="full traceback when a lab fails")
+    parser.add_argument("--timeout", type=float, help="seconds any lab may run, whatever site.yaml says "
+                                                      "(default: each lab's `timeout`, else 600)")
+    parser.add_argument("--base-url", help="the site's address, instead of site.yaml's (e.g. a preview deployment)")
+    answers = parser.add_mutually_exclusive_group()
+    answers.add_argument("--solutions", dest="solutions", action="store_const", const="shown", default="folded",
+                         help="an instructor's build: every hint and solution of the exercises shown")
+    answers.add_argument("--no-solutions", dest="solutions", action="store_const", const="omitted",
+                         help="a student's build: solutions left out of the site (hints stay, folded)")
+    parser.add_argument("--strict", action="store_true",
+                        help="treat warnings (missing alt text, empty sections, external links without rel) as errors")
+    args = parser.parse_args(argv)
+
+    from sitegen.core.errors import BuildError, LabFailure, missing_package
+    from sitegen.commands.pipeline import build
+    # Stopped by SIGTERM (a CI runner, `kill`, serve's supervisor) as by Ctrl-C: labs stopped, temporaries removed.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+
+    def once() -> bool:
+        start = time.perf_counter()
+        progress = Progress()
+        try:
+            report = build(args.root, args.out, cache=args.cache, use_cache=not args.no_cache,
+                           jobs=args.jobs, preview=args.command == "serve", strict=args.strict,
+                           base_url=args.base_url, timeout=args.timeout, progress=progress, solutions=args.solutions,
+                           freeze=tuple(args.names) if args.command == "freeze" else None)
+        except KeyboardInterrupt:
+            progress.clear()
+            print("interrupted: the build stopped, and the previous output was left as it was", file=sys.stderr)
+            raise
+        except ModuleNotFoundError as exc:
+            if (advice := missing_package(exc)) is None or args.debug:
+                raise
+            print(advice, file=sys.stderr)
+            return False
+        except BuildError as exc:
+            progress.clear()
+            if args.debug and isinstance(exc, LabFailure):
+                print(exc.trace, file=sys.stderr)
+            print(exc.report(), file=sys.stderr)
+            print("build failed; the previous output was left as it was", file=sys.stderr)
+            return False
+        except Exception as exc:  # noqa: BLE001 - a bug in the generator, not in the site
+            if args.debug:
+                raise
+            print(f"internal error: {type(exc).__name__}: {exc}\nthis is a bug in the generator, not in "
+                  "your site; the previous output was left as it was. Run with --debug for the "
+                  "traceback and report it.", file=sys.stderr)
+            return False
+        progress.clear()
+        for warning in report.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
+        def each(labs, how):             # the labs run are always named; the others, when few
+            return [f"{lab} {how}" for lab in labs] if how == "computed" or len(labs) <= 6 else [f"{len(labs)} labs {how}"]
+        labs = ", ".join(each(report.computed, "computed") + each(report.cached, "cached") + each(report.frozen, "frozen")
+                         + (["nothing changed"] if report.unchanged else []))
+        print(f"built {report.files} files ({report.bytes / 1024:.0f} KiB) into {report.out} "
+              f"in {time.perf_counter() - start:.2f} s" + (f" [{labs}]" if labs else ""))
+        for folder in report.stored:
+            print(f"froze {folder}: commit it, and builds elsewhere reuse it while the lab's code is unchanged")
+        return True
+
+    try:
+        if args.command == "new":
+            from sitegen.commands.scaffold import new_lab, new_page
+            if len(args.names) != 2 or args.names[0] not in ("lab", "page"):
+                parser.error("new takes `lab ID` or `page PATH`")
+            kind, name = args.names
+            made = new_lab(args.root, name, args.page) if kind == "lab" else new_page(args.root, name)
+            print("wrote " + ", ".join(made) + "; " + NEXT)
+            return 0
+        if args.command == "import":
+            from sitegen.commands.importer import import_notebooks
+            if not args.names:
+                parser.error("import takes one or more notebooks: python build.py import NB.ipynb [--id ID]")
+            made, notes = import_notebooks(args.root, [Path(n) for n in args.names], args.id, args.page, args.cache)
+            for note in notes:
+                print(f"note: {note}", file=sys.stderr)
+            print("wrote " + ", ".join(made) + "; computed it; " + NEXT)
+            return 0
+        if args.command == "info":
+            if args.names == ["outputs"]:
+                from sitegen.commands.pipeline import promised_outputs
+                print("\n".join(promised_outputs(args.root)))
+                return 0
+            from sitegen.project.config import load_config
+            cfg = load_config(args.root)
+            print(f"project={cfg.project}\nbase_url={args.base_url or cfg.base_url}")
+            return 0
+        if args.command == "serve":
+            from sitegen.commands.serve import serve
+            return serve(args.root.resolve(), (args.out or args.root / "dist").resolve(), args.port, once)
+        return 0 if once() else 1
+    except KeyboardInterrupt:
+        return 130
+    except BuildError as exc:
+        print(exc.report(), file=sys.stderr)
+        return 1
+    except ModuleNotFoundError as exc:
+        if (advice := missing_package(exc)) is None or args.debug:
+            raise
+        print(advice, file=sys.stderr)
+        return 1
+
+
+def run(root: Path | None = None) -> None:
+    """Run the command line and exit with its status (the `sitegen` command; build.py's)."""
+    code = main(root=root)
+    # Everything is written and the lab host has stopped: skip the interpreter's
+    # teardown of the modules and objects a build leaves (25 ms of every build).
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

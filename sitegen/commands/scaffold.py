@@ -1,0 +1,154 @@
+"""`python build.py new lab ID` and `new page PATH`: starting files that build at once.
+
+The starters are data (sitegen/commands/starters/), commented for the teacher. Nothing existing is
+overwritten; site.yaml gets the lab's entry appended to its `labs:` list, as text, so its
+comments and order stay, and is read back: if it no longer loads, it is restored. NewFiles
+is that discipline, for `import` too.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import sys
+from pathlib import Path
+
+from ..project.config import SLUG, load_config
+from ..core.errors import BuildError, Problem
+
+STARTERS = Path(__file__).with_name("starters")
+PAGE_PATH = re.compile(r"^(?:[a-z0-9][a-z0-9_-]*/)*[a-z0-9][a-z0-9_-]*$")
+
+
+def _fill(starter: str, **values: str) -> str:
+    text = (STARTERS / starter).read_text(encoding="utf-8")
+    for key, value in values.items():
+        text = text.replace(f"__{key.upper()}__", value)
+    return text
+
+
+class NewFiles:
+    """Files written for the author, all or nothing: nothing existing is overwritten, site.yaml
+    gets lab entries appended as text (its comments and order stay), and `undo()` removes
+    what was written (and the folders made for it) and puts site.yaml back as it was."""
+
+    def __init__(self, root: Path):
+        self.root, self.made, self.folders, self.config = root, [], [], None
+        self.replaced: dict[str, bytes] = {}        # rel -> what it held, put back by undo()
+
+    def replace(self, rel: str, data: str | bytes) -> None:
+        """Write over a file this tool wrote before (an import run again), keeping what it held for undo()."""
+        path = self.root / rel
+        if path.exists() and rel not in self.replaced:
+            self.replaced[rel] = path.read_bytes()
+        elif not path.exists():
+            return self.create(rel, data)
+        path.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+        if rel not in self.made:
+            self.made.append(rel)
+
+    def create(self, rel: str, data: str | bytes) -> None:
+        path = self.root / rel
+        if path.exists():
+            raise BuildError(Problem(rel, 0, "exists already: choose another name (nothing was written)"))
+        missing = [p for p in reversed(path.parents) if not p.exists()]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.folders += missing
+        path.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+        self.made.append(rel)
+
+    def add_labs(self, entries: list[str]) -> None:
+        config = self.root / "site.yaml"
+        text = self.config = self.config if self.config is not None else config.read_text(encoding="utf-8")
+        for entry in entries:
+            text = _with_lab_entry(text, entry)
+        config.write_text(text, encoding="utf-8")
+
+    def undo(self) -> None:
+        if self.config is not None:
+            (self.root / "site.yaml").write_text(self.config, encoding="utf-8")
+        for rel in reversed(self.made):
+            if rel in self.replaced:
+                (self.root / rel).write_bytes(self.replaced[rel])
+            else:
+                (self.root / rel).unlink(missing_ok=True)
+        for folder in reversed(self.folders):
+            if folder.is_dir() and not any(folder.iterdir()):
+                folder.rmdir()
+
+
+def lab_entry(lab_id: str, title: str, script: str, page: str, notebook: str, display: str = "") -> str:
+    """A lab's entry in site.yaml, as text; `page` is its path in content/."""
+    return (f"  - id: {lab_id}\n    title: {json.dumps(title, ensure_ascii=False)}\n    script: {script}\n"
+            f"    images: {lab_id}/images\n    downloads: {lab_id}/materials\n"
+            f"    notebook: {lab_id}/materials/{notebook}\n    page: {page}\n"
+            + (f"    display: {display}\n" if display else "") + "    timeout: 600\n")
+
+
+def page_path(path: str) -> str:
+    """A page's path in content/ (as given on the command line), checked: `notes/week1`."""
+    path = path.removeprefix("content/").removesuffix(".md")
+    if not PAGE_PATH.match(path):
+        raise BuildError(Problem(path, 0, "a page path is lowercase ASCII names joined by /, e.g. notes/week1"))
+    return path
+
+
+def new_page(root: Path, path: str) -> list[str]:
+    """content/PATH.md, a page with a title and one section."""
+    path = page_path(path)
+    rel = f"content/{path}.md"
+    # (quoted: a page named 404 has the title "404", text, not the number YAML would read)
+    NewFiles(root).create(rel, _fill("page.md", title=json.dumps(path.rsplit("/", 1)[-1], ensure_ascii=False)))
+    return [rel]
+
+
+def _with_lab_entry(text: str, entry: str) -> str:
+    """site.yaml's text with `entry` added at the end of its top-level `labs:` list (or a new one)."""
+    lines = text.splitlines(keepends=True)
+    for number, line in enumerate(lines):
+        if re.match(r"^labs:\s*\[\s*\]\s*(#.*)?$", line):          # `labs: []`: a block list from here
+            lines[number] = "labs:\n"
+        elif re.match(r"^labs:\s*\S", line) and not re.match(r"^labs:\s*#", line):
+            raise BuildError(Problem("site.yaml", number + 1, "labs: is written on one line: write it as a list "
+                                                              "of `- id: ...` entries, one per line, to add to it"))
+    text = "".join(lines)
+    start = next((i for i, line in enumerate(lines) if re.match(r"^labs:\s*(#.*)?$", line)), None)
+    if start is None:
+        return text.rstrip("\n") + "\n\nlabs:\n" + entry
+    end = start + 1
+    for i in range(start + 1, len(lines)):
+        if lines[i].strip() and not lines[i].lstrip().startswith("#") and not lines[i][0].isspace():
+            break                                   # the next top-level key
+        if lines[i].strip() and not lines[i].lstrip().startswith("#"):
+            end = i + 1
+    lines[end:end] = ["\n" if lines[end - 1].strip() else "", entry]
+    return "".join(lines)
+
+
+def check_new_lab(cfg, lab_id: str) -> None:
+    if not SLUG.match(lab_id):
+        raise BuildError(Problem("site.yaml", 0, f"a lab id is lowercase ASCII letters, digits and '-', not {lab_id!r}"))
+    if cfg.lab(lab_id):
+        raise BuildError(Problem("site.yaml", cfg.lab(lab_id).line, f"lab {lab_id!r} exists already"))
+    module = lab_id.replace("-", "_")
+    if module in sys.stdlib_module_names or importlib.util.find_spec(module) is not None:
+        raise BuildError(Problem("site.yaml", 0, f"lab id {lab_id!r} would make compute/{module}.py, which every "
+                                                 f"lab would import instead of the module {module!r} it means: "
+                                                 f"choose another id (--id {lab_id}-lab)"))
+
+
+def new_lab(root: Path, lab_id: str, page: str | None = None) -> list[str]:
+    """compute/ID.py, its page, and its entry in site.yaml."""
+    check_new_lab(load_config(root), lab_id)
+    page = page_path(page or lab_id)
+    script, page_rel = f"compute/{lab_id.replace('-', '_')}.py", f"content/{page}.md"
+    files = NewFiles(root)
+    try:
+        files.create(script, _fill("lab.py", id=lab_id, page=f"{page}.md", script=script))
+        files.create(page_rel, _fill("lab.md", id=lab_id, title=lab_id, script=script))
+        files.add_labs([lab_entry(lab_id, lab_id, script, f"{page}.md", f"{lab_id}.ipynb")])
+        load_config(root)
+    except BaseException:
+        files.undo()
+        raise
+    return [script, page_rel, "site.yaml"]

@@ -1,0 +1,322 @@
+"""Slow, pure steps remembered in the cache folder, keyed on a hash of their inputs.
+
+Used for what a prose edit would otherwise redo for nothing: highlighting a
+lab's cells, parsing an unchanged page, rendering a page whose inputs did not
+change. Rendered files are kept as blobs named by their hash and handed out as
+Stored files, never read again unless they must be. Entries are written to a
+temporary name and renamed; entries a build did not use are dropped at the end
+of the build.
+
+An entry's value is a pure function of its key, so a copy of it is as good as
+the file: at its end a build also writes every entry it used into one file
+(PACK), which the next build reads once instead of opening a file per entry
+(thousands on a large course). Entries the pack lacks are read from their files;
+it is written again only when it lacks, or holds in vain, more than a few.
+Beside it, a build records what it found item by item (RECORDS: a page's
+entry, by name, under the phase's context), so that the next build, in the
+same context, takes an unchanged page's entry without working out its key.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import pickle
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Callable
+
+from .stored import Stored, file_state, settled
+
+GENERATOR = Path(__file__).resolve().parent.parent     # the sitegen package
+TEMPORARY = ".tmp-"       # what the cache holds under this prefix is being written, or was by a killed build
+BLOBS = "blob-states"     # each blob's state when last found intact: {sha: file_state}
+PACK = "pack"             # every entry the last build used, in one file: {namespace/key: bytes}, pickled
+# Entries the pack may lack or hold in vain (at least; or a twentieth of those used) before it is written
+# again: a prose edit changes a handful, which are read from their own files rather than rewriting it.
+PACK_SLACK = 64
+RECORDS = "records"       # what the last build recorded item by item (Memo.recorded): {phase: (context, items)}
+# Every package that turns sources into published bytes: a new version of any may change them.
+RENDERING = ("jinja2", "markdown", "pygments", "latex2mathml", "pillow", "rcssmin", "pyyaml", "fonttools")
+
+
+def clear_temporaries(cache: Path) -> None:
+    """Remove what killed builds left half-written in the cache (call with the cache's lock held)."""
+    labs = cache / "labs"
+    folders = [entry.path for entry in os.scandir(labs) if entry.is_dir(follow_symlinks=False)] if labs.is_dir() else []
+    for folder in [*folders, cache / "memo"]:     # (a memo entry is written in memo/, then moved to its place)
+        for stale in Path(folder).glob(f"{TEMPORARY}*"):
+            if stale.is_dir() and not stale.is_symlink():
+                shutil.rmtree(stale, ignore_errors=True)
+            else:
+                stale.unlink(missing_ok=True)
+
+
+def read_pickled(path: Path | str) -> dict:
+    """The dict pickled in `path` by an earlier build; {} when there is none yet, or it is damaged
+    or cut short: as if there were none."""
+    try:
+        with open(path, "rb") as handle:
+            found = pickle.load(handle)
+    except Exception:
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def digest(*parts) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(part if isinstance(part, bytes) else str(part).encode("utf-8"))
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+@functools.lru_cache(maxsize=None)
+def _installed() -> dict[str, str]:
+    """Every installed distribution's version, from the names of the `.dist-info` folders on the
+    path (the wheel spec fixes them as name-version.dist-info, the name normalised): one listing
+    of each folder, however many versions are asked for."""
+    versions: dict[str, str] = {}
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for name in names:
+            if name.endswith(".dist-info"):
+                dist, _, version = name[: -len(".dist-info")].partition("-")
+                versions.setdefault(dist.lower().replace("-", "_").replace(".", "_"), version)
+    return versions
+
+
+@functools.lru_cache(maxsize=None)
+def package_version(package: str) -> str:
+    """The installed version; importlib.metadata, which costs more to import than the rest of a
+    no-change build, only when no `.dist-info` folder names it."""
+    found = _installed().get(package.lower().replace("-", "_").replace(".", "_"))
+    if found:
+        return found
+    from importlib import metadata
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+@functools.lru_cache(maxsize=None)
+def _environment() -> tuple:
+    return (("python", sys.version.split()[0]), ("numpy", package_version("numpy")),
+            ("matplotlib", package_version("matplotlib")), ("pillow", package_version("pillow")))
+
+
+def environment() -> dict:
+    """What computations run with; read without importing NumPy or Matplotlib."""
+    return dict(_environment())
+
+
+@functools.lru_cache(maxsize=None)
+def generator_digest() -> str:
+    """The generator's own files (code, vocabulary.yaml, the math font, the theme): a change to it invalidates what it made.
+    Read once per process: the code that runs is the code that was imported."""
+    files = sorted(p for p in GENERATOR.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    return digest(*(part for p in files for part in (p.relative_to(GENERATOR).as_posix().encode(), p.read_bytes())))
+
+
+@functools.lru_cache(maxsize=None)
+def makers_digest() -> str:
+    """What makes every remembered entry: the generator's code and the versions of Python and of every
+    package that makes bytes. Part of every key and record context (Memo), so that no phase can forget
+    it: a new version of either makes everything anew."""
+    return digest(generator_digest(), sys.version, *(f"{name}={package_version(name)}" for name in RENDERING))
+
+
+class Memo:
+    """Remembered entries, each named by its namespace and a hash of its key and of makers_digest()."""
+
+    def __init__(self, folder: Path | None):
+        self.folder = folder
+        self.used: dict[str, set[str]] = {}
+        self.packed: dict[str, bytes] | None = None     # the last build's pack, read on first use
+        self.looked_up: dict[str, bytes] = {}           # entries this build found or stored: the next pack
+        self.last_records: dict | None = None           # the last build's records, read on first use
+        self.records: dict[str, tuple[str, dict]] = {}  # this build's: written by prune()
+        self.last_blobs: dict | None = None             # blob sha -> its state when last found intact
+        self.blobs: dict[str, tuple] = {}               # the same, found by this build (settled ones)
+
+    def name(self, namespace: str, key_parts: tuple) -> str | None:
+        """The name of the key's entry (None without a memo folder)."""
+        return None if self.folder is None else f"{namespace}/{digest(namespace, makers_digest(), *key_parts)}"
+
+    def peek(self, namespace: str, key_parts: tuple) -> bytes | None:
+        name = self.name(namespace, key_parts)
+        return None if name is None else self.entry(name)
+
+    def entry(self, name: str) -> bytes | None:
+        """The bytes of the entry named `name` (see name), if any; counted as used by this build."""
+        namespace, _, key = name.partition("/")
+        self.used.setdefault(namespace, set()).add(key)
+        if self.packed is None:
+            self.packed = read_pickled(f"{self.folder}/{PACK}")
+        data = self.packed.get(name)
+        if data is None:
+            try:
+                with open(f"{self.folder}/{name}", "rb") as handle:        # (pathlib costs more)
+                    data = handle.read()
+            except OSError:
+                return None
+        self.looked_up[name] = data
+        return data
+
+    # What the last build found item by item (a page checked, rendered, indexed), for a phase whose
+    # context is unchanged to take each unchanged item's result as it is, by the name of its entry,
+    # instead of working out and looking up the item's key: a few microseconds a page, not a tenth
+    # of a millisecond. Only a build that succeeded writes them (prune).
+    def recorded(self, phase: str, context: str) -> dict:
+        """What the last build recorded for `phase`, if it did so in this `context`; else {}."""
+        if self.last_records is None:
+            self.last_records = read_pickled(f"{self.folder}/{RECORDS}")
+        found = self.last_records.get(phase)
+        context = digest(makers_digest(), context)
+        return found[1] if isinstance(found, tuple) and len(found) == 2 and found[0] == context else {}
+
+    def reused(self, records: dict, item: str, made: tuple) -> tuple | None:
+        """`item`'s record among `records` (as recorded gave them) if it was made of `made` (its
+        first fields) and the entry it names next is still there (counted as used); else None."""
+        seen = records.get(item)
+        if seen is None or seen[:len(made)] != made or self.entry(seen[len(made)]) is None:
+            return None
+        return seen
+
+    def record(self, phase: str, context: str, items: dict) -> None:
+        """This build's results of `phase` in `context`, item by item, for the next build."""
+        if self.folder is not None:
+            self.records[phase] = (digest(makers_digest(), context), items)
+
+    def put(self, namespace: str, key_parts: tuple, data: bytes) -> None:
+        name = self.name(namespace, key_parts)
+        if name is None:
+            return
+        self.used.setdefault(namespace, set()).add(name.partition("/")[2])
+        self._write(f"{self.folder}/{name}", data)
+        self.looked_up[name] = data
+        if self.packed and self.packed.get(name, data) != data:
+            self.packed.clear()     # it held what could not be used (a class that changed): write it again
+
+    def _write(self, path: Path | str, data: bytes) -> None:
+        """Written to a temporary name in the memo's folder and moved: a killed build leaves no half
+        entry, and what it left is in one folder (clear_temporaries)."""
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=TEMPORARY, dir=self.folder)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+
+    def get(self, namespace: str, key_parts: tuple, make: Callable[[], bytes]) -> bytes:
+        data = self.peek(namespace, key_parts)
+        if data is None:
+            data = make()
+            self.put(namespace, key_parts, data)
+        return data
+
+    def kept(self, namespace: str, key_parts: tuple, make: Callable[[], bytes] | None = None) -> bytes | Stored | None:
+        """`make()`'s bytes as a Stored file (without a memo folder, the bytes), never read on a hit:
+        a page or notebook that did not change is linked into the output, not read and written
+        again. The key's entry holds the bytes' hash and size; the bytes are kept once, under their
+        hash (blobs/). None on a miss without `make`."""
+        name = self.name(namespace, key_parts)
+        if name is not None and (found := self.stored(name)) is not None:
+            return found
+        if make is None:
+            return None
+        return self.keep(namespace, key_parts, make())
+
+    def stored(self, name: str) -> Stored | None:
+        """The file kept (keep) under the entry named `name`, if it is there whole and unchanged."""
+        entry = self.entry(name)
+        if entry is not None:
+            sha, _, size = entry.decode().partition(" ")
+            try:
+                if self._intact(sha, int(size)):
+                    return Stored(self._blob(sha), sha, int(size))
+            except ValueError:
+                pass
+        return None
+
+    def _intact(self, sha: str, size: int) -> bool:
+        """Whether blob `sha` holds what its name says: its state as when it was last found so
+        (stored.py says why that is enough), else hashed again. A blob is linked into the output,
+        so a hand edit there, of the same size, would otherwise be published by every later build."""
+        blob = self._blob(sha)
+        try:
+            state = file_state(blob)
+        except OSError:
+            return False
+        if state[0] != size:
+            return False
+        if self.last_blobs is None:
+            self.last_blobs = read_pickled(f"{self.folder}/{BLOBS}")
+        if self.last_blobs.get(sha) != state:
+            with open(blob, "rb") as handle:
+                if hashlib.sha256(handle.read()).hexdigest() != sha:
+                    return False
+        if settled((state,)):
+            self.blobs[sha] = state
+        return True
+
+    def keep(self, namespace: str, key_parts: tuple, data: bytes) -> bytes | Stored:
+        """Keep `data` under the key (see kept); returns what kept() will return for it."""
+        if self.folder is None:
+            return data
+        sha = hashlib.sha256(data).hexdigest()
+        if not self._intact(sha, len(data)):
+            self._write(self._blob(sha), data)
+        self.put(namespace, key_parts, f"{sha} {len(data)}".encode())
+        return Stored(self._blob(sha), sha, len(data))
+
+    def _blob(self, sha: str) -> str:
+        self.used.setdefault("blobs", set()).add(sha)
+        return f"{self.folder}/blobs/{sha}"      # (a Path costs more, for every page of every build)
+
+    def recall(self, namespace: str, key_parts: tuple) -> tuple | None:
+        """(value,) as remember() stored it under the key, or None when it holds none."""
+        data = self.peek(namespace, key_parts)
+        if data is not None:
+            try:
+                return pickle.loads(data)
+            except Exception:       # damaged, or from another version of a class
+                pass
+        return None
+
+    def remember(self, namespace: str, key_parts: tuple, make: Callable[[], object]) -> object:
+        """`make()`'s value, pickled under the key (the cache is the author's own folder, as trusted
+        as the lab scripts the build runs); parsed pages and YAML, whose parsers cost more than this."""
+        if (found := self.recall(namespace, key_parts)) is not None:
+            return found[0]
+        value = make()
+        self.put(namespace, key_parts, pickle.dumps((value,), protocol=pickle.HIGHEST_PROTOCOL))
+        return value
+
+    def prune(self) -> None:
+        """Drop entries of the namespaces used in this build that it did not use, and pack the
+        ones it used for the next build (unless the pack it read differs by only a few)."""
+        if self.folder is None:
+            return
+        packed = self.packed or {}
+        differ = sum(name not in packed for name in self.looked_up) + sum(name not in self.looked_up for name in packed)
+        if not packed or differ > max(PACK_SLACK, len(self.looked_up) // 20):
+            self._write(f"{self.folder}/{PACK}", pickle.dumps(self.looked_up, protocol=pickle.HIGHEST_PROTOCOL))
+        self._write(f"{self.folder}/{RECORDS}", pickle.dumps(self.records, protocol=pickle.HIGHEST_PROTOCOL))
+        if self.blobs != self.last_blobs:
+            self._write(f"{self.folder}/{BLOBS}", pickle.dumps(self.blobs, protocol=pickle.HIGHEST_PROTOCOL))
+        for namespace, keys in self.used.items():
+            try:
+                names = os.listdir(f"{self.folder}/{namespace}")     # (a Path per entry costs ten times this)
+            except (FileNotFoundError, NotADirectoryError):           # only looked up, never stored
+                continue
+            for name in set(names).difference(keys):
+                try:
+                    os.unlink(f"{self.folder}/{namespace}/{name}")
+                except FileNotFoundError:
+                    pass

@@ -1,0 +1,415 @@
+"""Phase 2: run each lab's cells and keep what they made, cached on content.
+
+A lab runs in a process of its own, forked from a warm lab host (labhost.py),
+in an empty working folder that is the only place it may write, cell by cell
+(labrun.py): the printed output of each cell is captured and every PNG a cell
+saves is its figure. The files the lab wrote become its artifacts (labstore.py),
+cached under a hash of everything that can change them (labkeys.py). A lab that
+reads another starts as soon as that one's results.json is final, while its
+figures are still being encoded, or sooner, on its preview's (LabScheduler). A lab that runs past its timeout is stopped
+with everything it started. The build process itself never imports NumPy or
+Matplotlib.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .artifacts import Artifacts, load_entry, sha256
+from ..project.cells import Cell, read_cells
+from ..core.errors import BuildError, Collector, SourcesChanged
+from . import labplan
+from . import labreads
+from .freeze import FROZEN, load_frozen
+from .labkeys import font_files, lab_key, source_key
+from .labstore import input_bytes, read_results, store
+from ..core.memo import TEMPORARY, Memo, environment
+from ..core.sources import read_bytes
+
+if TYPE_CHECKING:
+    from ..project.config import Lab, SiteConfig
+    from .labhost import LabHost
+
+DEFAULT_TIMEOUT = 600           # seconds a lab may run, unless site.yaml or --timeout says otherwise
+PREVIEW = "preview:"      # the lab host knows a lab's preview run by this and the lab's id
+
+
+@dataclass
+class _Job:
+    lab: Lab
+    cells: tuple[Cell, ...]
+    key: str
+    source: str                          # its source key
+    entry: Path
+    staging: Path | None = None
+    started: float = 0.0                 # time.monotonic() when it was launched
+    stopped_after: float | None = None   # seconds it ran when its timeout stopped it
+    announced: bool = False              # its results.json is final (its figures may still be encoding)
+    preview: bool = False                # a run drawing no figure, only to hand its results.json on sooner
+    given: dict[str, bytes] = field(default_factory=dict)   # inputs it got from previews, not yet confirmed
+    early: bytes | None = None           # what its readers will get, held back while `given` is unconfirmed
+    discarded: bool = False              # a preview gave it inputs the real run did not make: it runs again
+    cached: Artifacts | None = None      # its cache entry, current but for its inputs, which are still to run:
+    #                                      taken if they give it the same bytes it was made from (early cut-off)
+    read: dict[str, str] = field(default_factory=dict)    # lab id -> SHA-256 of the inputs it was given
+    links: list = field(default_factory=list)             # a notebook's neighbours laid beside it (nbsource.py)
+
+    @property
+    def result(self) -> Path:
+        return self.staging / "run.json"
+
+    @property
+    def name(self) -> str:
+        """The lab host's name for it."""
+        return PREVIEW + self.lab.id if self.preview else self.lab.id
+
+    def anew(self, preview: bool = False) -> "_Job":
+        """The same lab to run from the start (or its preview)."""
+        return _Job(self.lab, self.cells, self.key, self.source, self.entry, preview=preview)
+
+
+class LabScheduler:
+    """Computes the labs the cache lacks, each in a fresh process forked from the lab host.
+
+    All cache keys are known up front (a lab's key includes its inputs' keys),
+    so `start()` knows what must run, launches what is ready and returns at
+    once: the caller does its own work while labs compute, then `finish()`
+    stores each result as it arrives and launches the labs that waited for it.
+    At most `jobs` labs run at once. The host (`LabHost`, started by the caller
+    as early as it can, or here) is stopped as soon as no lab is left to run.
+    A lab still running after its timeout (`timeout` overrides every lab's)
+    is stopped; `progress`, if given, is called about twice a second with the
+    seconds each running lab has run.
+
+    A lab that others read starts with a preview beside it when a worker is
+    free: the same cells, drawing no figure (labrun.run_lab), so its
+    results.json comes sooner and its readers start on it. What a reader made
+    from a preview is kept only once the real run's results.json is the same;
+    otherwise the reader runs again on the real one. So the output is the
+    same, byte for byte, as when every lab waits for the ones it reads.
+    """
+
+    TICK = 0.5
+
+    def __init__(self, cfg: SiteConfig, cache_dir: Path, *, use_cache: bool = True, jobs: int | None = None,
+                 host: LabHost | None = None, timeout: float | None = None, progress=None,
+                 refreeze: frozenset[str] = frozenset(), memo: Memo | None = None, hashes: dict[str, str] | None = None):
+        # Resolved: each lab runs in its own working folder, so relative paths would point elsewhere.
+        self.cfg, self.cache_dir, self.host = cfg, Path(cache_dir).resolve(), host
+        self.timeout, self.progress = timeout, progress
+        self.computed: list[str] = []            # labs launched by this build
+        self.unconfined: list[str] = []          # those of them that ran where nothing confined them
+        memo = memo or Memo(self.cache_dir / "memo")
+        self.env = {**environment(), **font_files(cfg, memo)}
+        self.workers = max(1, jobs or os.cpu_count() or 1)
+        self.artifacts: dict[str, Artifacts] = {}
+        self.inputs: dict[str, bytes] = {}       # lab id -> what labs reading it get (input_bytes)
+        self.previewed: dict[str, bytes] = {}    # lab id -> the same, from its preview, until the real run's
+        self.todo: list[_Job] = []
+        self.running: dict[str, _Job] = {}       # the host's name for a job -> the job (previews included)
+        self.held: dict[str, tuple[_Job, int]] = {}  # lab id -> a finished job and its exit code, whose
+        self.failures: list[BuildError] = []         # inputs from previews are not yet confirmed
+        self.hashes = hashes or {}               # the build's snapshot of the sources, as it started
+        # With the build's snapshot (`hashes`), what the last build found for every lab is taken as it
+        # is when all it was found from is still so (labplan.py).
+        plan = None if hashes is None else (
+            str(cfg.root), str(self.cache_dir), cfg.digest, json.dumps(self.env, sort_keys=True),
+            use_cache, sorted(refreeze), sorted((rel, sha) for rel, sha in hashes.items() if rel.startswith(FROZEN + "/")))
+        if plan is not None and (found := labplan.recall(memo, plan, cfg.root, hashes)) is not None:
+            self.artifacts = found
+            return
+        keys: dict[str, str] = {}
+        sources: dict[str, str] = {}
+        stale, imports = Collector(), {}
+        for lab in _in_dependency_order(cfg.labs):
+            cells = lab_cells(cfg, lab, memo, self.hashes)
+            sources[lab.id] = source_key(cfg, lab, [sources[name] for name in lab.inputs], memo, imports)
+            if lab.id not in refreeze and (frozen := load_frozen(cfg, lab, cells, sources[lab.id], stale,
+                                                                  self.hashes)):
+                self.artifacts[lab.id] = frozen
+                keys[lab.id] = frozen.provenance["cache_key"]
+                continue
+            keys[lab.id] = lab_key(cfg, lab, self.env, [keys[name] for name in lab.inputs], sources[lab.id])
+            entry = self.cache_dir / "labs" / lab.id / keys[lab.id]
+            found = load_entry(lab, cells, entry, False, memo) if use_cache else None
+            if found is not None and labreads.stale(cfg.root, found.reads, self.hashes):
+                found = None                # a file it read is not as it was
+            waits = found is not None and any(name not in self.artifacts for name in lab.inputs)
+            if found is not None and not waits and not self._made_from(found, self._inputs_of(lab)):
+                found = None                # the labs it reads gave other results than it was made from
+            if found is None or waits:
+                self.todo.append(_Job(lab, cells, keys[lab.id], sources[lab.id], entry, cached=found))
+            else:
+                self.artifacts[lab.id] = found
+        stale.raise_if_any()
+        if plan is not None and not self.todo:
+            labplan.remember(memo, plan, cfg.root, hashes, self.artifacts, imports)
+
+    @property
+    def pending(self) -> list[tuple[Lab, tuple[Cell, ...]]]:
+        """The labs this build computes (waiting or running), with their cells."""
+        jobs = self.todo + [job for job in self.running.values() if not job.preview]
+        return [(job.lab, job.cells) for job in jobs + [job for job, _ in self.held.values()]]
+
+    def __enter__(self) -> "LabScheduler":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.host is not None:                # stops any lab still running (interrupted)
+            self.host.stop()
+        for job in list(self.running.values()) + self.todo + [job for job, _ in self.held.values()]:
+            if job.staging is not None:
+                shutil.rmtree(job.staging, ignore_errors=True)
+        self.running.clear()
+        self.held.clear()
+
+    def start(self) -> "LabScheduler":
+        if not self.todo:
+            if self.host is not None:
+                self.host.stop()
+            return self
+        if self.host is None:
+            from .labhost import LabHost        # (a build that runs no lab never imports multiprocessing)
+            self.host = LabHost()
+        self._launch_ready()
+        return self
+
+    def _inputs_of(self, lab: Lab) -> dict[str, bytes | None]:
+        return {name: self._input(name) for name in lab.inputs}
+
+    @staticmethod
+    def _made_from(art: Artifacts, inputs: dict[str, bytes]) -> bool:
+        """Whether a lab's entry was made from exactly these inputs' bytes."""
+        return (art.inputs or {}) == {name: sha256(data) for name, data in inputs.items()}
+
+    def _input(self, name: str) -> bytes | None:
+        """What labs reading lab `name` get, once its results.json is final (None before)."""
+        if name not in self.inputs and name in self.artifacts:
+            self.inputs[name] = input_bytes(json.loads(self.artifacts[name].files["results.json"].read_bytes()))
+        return self.inputs.get(name)
+
+    def _busy(self) -> int:
+        # A lab whose cells are done encodes its figures in threads: it no longer holds a worker.
+        return sum(not job.announced for job in self.running.values())
+
+    def _launch_ready(self) -> None:
+        for job in list(self.todo):
+            if job.cached is not None:          # decided once its inputs are final, not on a preview's
+                inputs = self._inputs_of(job.lab)
+                if any(data is None for data in inputs.values()):
+                    continue
+                if self._made_from(job.cached, inputs):
+                    self.todo.remove(job)
+                    self.artifacts[job.lab.id] = job.cached       # reused: its inputs' bytes are as they were
+                    self._publish(job.lab.id, self._input(job.lab.id))
+                    return self._launch_ready()                   # which may decide its readers
+                job.cached = None                                 # they changed: it runs
+            if self._busy() >= self.workers:
+                break
+            inputs = {name: self._input(name) for name in job.lab.inputs}
+            guessed = {name: self.previewed[name] for name, data in inputs.items()
+                       if data is None and name in self.previewed}
+            if any(data is None and name not in guessed for name, data in inputs.items()):
+                continue
+            self.todo.remove(job)
+            job.given = guessed
+            self._launch(job, {**inputs, **guessed})
+            if job.lab.id not in self.computed:
+                self.computed.append(job.lab.id)
+            if (self.workers > 1 and not guessed and self._busy() < self.workers
+                    and any(job.lab.id in waiting.lab.inputs for waiting in self.todo)):
+                self._launch(job.anew(preview=True), inputs)
+
+    def _launch(self, job: _Job, inputs: dict[str, bytes]) -> None:
+        job.entry.parent.mkdir(parents=True, exist_ok=True)
+        job.staging = Path(tempfile.mkdtemp(prefix=TEMPORARY, dir=job.entry.parent))
+        work = job.staging / "work"
+        work.mkdir()
+        job.read = {name: sha256(data) for name, data in inputs.items()}
+        here, watch = work, (str(self.cfg.root), str(self.cache_dir))
+        if job.lab.script.suffix == ".ipynb":    # a notebook page runs beside its neighbours (nbsource.py)
+            from ..project.nbsource import lay_folder
+            here, job.links, mirrors = lay_folder(self.cfg.root, str(job.lab.script.relative_to(self.cfg.root)), work)
+            watch = (*watch, mirrors)
+        for name, rel in job.lab.data:           # files it declares: copied, to be published with it
+            (here / name).unlink(missing_ok=True)
+            (here / name).parent.mkdir(parents=True, exist_ok=True)
+            (here / name).write_bytes(read_bytes(self.cfg.root / rel, rel, self.hashes or None))
+        for name, data in inputs.items():        # what this lab reads: inputs/<lab>/results.json
+            (work / "inputs" / name).mkdir(parents=True)
+            (work / "inputs" / name / "results.json").write_bytes(data)
+        self.host.run(job.name, str(job.lab.script), job.cells, job.lab.display, self.cfg.figure_fonts,
+                      job.staging, here, job.result, job.preview, watch)
+        job.started = time.monotonic()
+        self.running[job.name] = job
+
+    def limit(self, lab: Lab) -> float:
+        """Seconds the lab may run."""
+        return self.timeout or lab.timeout or DEFAULT_TIMEOUT
+
+    def _wait(self) -> tuple[str, int]:
+        """The next lab done; meanwhile stop those past their timeout and report progress."""
+        while (done := self.host.finished(self.TICK)) is None:
+            now = time.monotonic()
+            for job in self.running.values():
+                if job.stopped_after is None and now - job.started > self.limit(job.lab):
+                    job.stopped_after = now - job.started
+                    self.host.kill(job.name)
+            if self.progress:
+                self.progress({job.lab.id: now - job.started for job in self.running.values() if not job.preview})
+        return done
+
+    def _announced(self, job: _Job) -> None:
+        """A running lab's results.json is final: the labs reading it may start."""
+        from .labrun import EARLY_RESULTS
+        try:
+            results = read_results((job.staging / EARLY_RESULTS).read_bytes())
+        except OSError:
+            return
+        if not isinstance(results, dict):       # its failure is reported once it is done
+            return
+        if job.preview:
+            if job.lab.id not in self.inputs:
+                self.previewed[job.lab.id] = input_bytes(results)
+        elif job.given:
+            job.early = input_bytes(results)
+        else:
+            self._publish(job.lab.id, input_bytes(results))
+
+    def _publish(self, name: str, data: bytes) -> None:
+        """Lab `name`'s results.json is final: its preview is no longer needed, and what its
+        readers made from the preview is kept if the preview's was the same, else made again."""
+        self.inputs[name] = data
+        if PREVIEW + name in self.running:
+            self.host.kill(PREVIEW + name)
+        if self.previewed.pop(name, None) is None:
+            return
+        for job in [*self.running.values(), *(job for job, _ in self.held.values())]:
+            if name not in job.given:
+                continue
+            if job.given.pop(name) == data:
+                if not job.given:
+                    self._confirmed(job)
+            elif job.name in self.running:
+                job.discarded = True
+                self.host.kill(job.name)
+            else:
+                del self.held[job.lab.id]
+                self._again(job)
+
+    def _confirmed(self, job: _Job) -> None:
+        """Every input a job got from a preview was the real one's: what it made stands."""
+        if job.early is not None:
+            self._publish(job.lab.id, job.early)
+        if job.lab.id in self.held:
+            self._done(*self.held.pop(job.lab.id))
+
+    def _again(self, job: _Job) -> None:
+        shutil.rmtree(job.staging, ignore_errors=True)
+        self.todo.insert(0, job.anew())
+
+    def finish(self) -> dict[str, Artifacts]:
+        if not self.running and self.todo:
+            self.start()
+        while any(not job.preview for job in self.running.values()):
+            from .labhost import INPUTS_READY   # (a build that runs no lab never imports multiprocessing)
+            name, exitcode = self._wait()
+            job = self.running[name]
+            if exitcode == INPUTS_READY:
+                job.announced = True
+                if not job.discarded:
+                    self._announced(job)
+            else:
+                del self.running[name]
+                if job.preview:
+                    shutil.rmtree(job.staging, ignore_errors=True)
+                elif job.discarded:
+                    self._again(job)
+                elif job.given:
+                    self.held[job.lab.id] = (job, exitcode)
+                else:
+                    self._done(job, exitcode)
+            self._launch_ready()
+        if self.host is not None:
+            self.host.stop()
+        for job in [*self.running.values(), *(job for job, _ in self.held.values())]:
+            shutil.rmtree(job.staging, ignore_errors=True)      # previews; readers of a lab that failed
+        self.running.clear()
+        self.held.clear()
+        if self.failures:
+            exc = self.failures
+            if any(isinstance(e, SourcesChanged) for e in exc):     # the build runs again: the rest may go
+                raise SourcesChanged(sorted({p.path for e in exc if isinstance(e, SourcesChanged) for p in e.problems}))
+            raise exc[0] if len(exc) == 1 else BuildError([p for e in exc for p in e.problems])
+        return {lab.id: self.artifacts[lab.id] for lab in self.cfg.labs}
+
+    def _done(self, job: _Job, exitcode: int) -> None:
+        """Store what a finished lab made (or its failure)."""
+        try:
+            if job.stopped_after is not None:
+                raise OSError("stopped")
+            run = json.loads(job.result.read_text(encoding="utf-8"))
+            job.result.unlink()
+        except (OSError, ValueError):
+            message = (f"the lab's process ended without a result (exit code {exitcode})"
+                       if job.stopped_after is None else
+                       f"stopped after {self.limit(job.lab):g} s, its timeout, with everything it had "
+                       f"started: make it faster, or raise its `timeout:` (seconds) in site.yaml")
+            run = {"cells": [], "error": {"line": 0, "trace": "", "message": message}}
+        if not run.get("confined") and job.lab.id not in self.unconfined:
+            self.unconfined.append(job.lab.id)
+        # What it read must be what the build's snapshot held when it started: else it ran on an edit
+        # made meanwhile, and what it made must not be stored under a key made of the old text.
+        edited = labreads.stale(self.cfg.root, run.get("reads", {}), self.hashes)
+        if edited and not run["error"]:
+            shutil.rmtree(job.staging, ignore_errors=True)
+            self.failures.append(SourcesChanged(edited))
+            return
+        for link in job.links:                   # its neighbours are the project's, not what it made
+            if link.is_symlink():
+                link.unlink()
+        try:
+            store(job.lab, job.key, job.source, self.env, str(job.lab.script.relative_to(self.cfg.root)),
+                  {**run, "inputs": job.read}, job.staging / "work", job.staging)
+            for old in job.entry.parent.iterdir():   # one entry per lab: drop stale keys
+                if old.name != job.staging.name and not old.name.startswith(TEMPORARY):
+                    shutil.rmtree(old)
+            os.replace(job.staging, job.entry)
+            self.artifacts[job.lab.id] = load_entry(job.lab, job.cells, job.entry, True)
+        except BuildError as exc:
+            self.failures.append(exc)
+        finally:
+            shutil.rmtree(job.staging, ignore_errors=True)
+        if job.lab.id not in self.inputs and job.lab.id in self.artifacts:   # it never said so before
+            self._publish(job.lab.id, self._input(job.lab.id))
+
+
+def lab_cells(cfg: SiteConfig, lab: Lab, memo: Memo | None, hashes: dict[str, str] | None) -> tuple[Cell, ...]:
+    """A lab's cells: its script's, or a notebook page's code cells (nbsource.py)."""
+    if lab.script.suffix == ".ipynb":
+        from ..project.nbsource import cells_of, load
+        return cells_of(load(cfg.root, str(lab.script.relative_to(cfg.root)), hashes, memo))
+    return read_cells(lab.script, cfg.root, memo, hashes)
+
+
+def _in_dependency_order(labs) -> list[Lab]:
+    done: set[str] = set()
+    ordered: list[Lab] = []
+    while len(ordered) < len(labs):
+        for lab in labs:
+            if lab.id not in done and set(lab.inputs) <= done:
+                ordered.append(lab)
+                done.add(lab.id)
+    return ordered
+
+
+def compute_labs(cfg: SiteConfig, cache_dir: Path, **options) -> dict[str, Artifacts]:
+    """Artifacts for every lab: from the cache when intact and current, else computed."""
+    with LabScheduler(cfg, cache_dir, **options) as labs:
+        return labs.start().finish()

@@ -1,0 +1,284 @@
+"""A notebook's cells as IPython runs them, inside the lab's process (labs with display: jupyter).
+
+The cells run in an IPython shell, as in Jupyter: magics (`%timeit`, `%%capture`, `%precision`,
+`%xmode`), `get_ipython()`, IPython's pretty printer and display formatters (`_repr_html_`,
+`_repr_latex_`, `display()`, `Markdown`, `Math`, `HTML`, `Image`). What a cell shows is kept
+as Jupyter keeps it, a list of nbformat outputs in the order they came: streams (stdout and
+stderr, as they interleave), display data and the execute result with every representation,
+and the error. Figures are saved as files beside the lab's other outputs and named in the
+output that shows them ({"output_type": "display_data", "figure": NAME}); so are PNG, JPEG,
+GIF and SVG images a cell displays ({"file": NAME}), so that the page links them and the
+build re-encodes them like the figures.
+
+Shell escapes (`!ls`, `%sx`) do not run in a build: they fail the cell, saying what to write.
+`%matplotlib inline` is what the lab's backend already does. Nothing is written outside the
+lab's folder: IPython's history is kept in memory, its profile under the lab's temporary folder.
+"""
+from __future__ import annotations
+
+import base64
+import io
+import os
+import re
+import sys
+import traceback
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..project.cells import Cell
+
+ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")        # an object's address differs every run: not shown
+IMAGES = {"image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/svg+xml": "svg"}
+SHELL_REFUSED = ("shell commands ({command}) do not run in the build, which runs only Python: "
+                 "use Python instead (pathlib.Path('.').iterdir(), subprocess.run([...]) for a program "
+                 "the lab needs), or delete the line")
+PIP_REFUSED = "the build installs nothing: list the package in requirements.txt, and delete this line"
+
+
+class ShellRefused(RuntimeError):
+    """A shell escape in a cell: the build runs Python only."""
+
+
+class _Stream(io.TextIOBase):
+    """sys.stdout or sys.stderr while a cell runs: what is written joins the cell's outputs."""
+    encoding = "utf-8"          # (IPython prints ± and µ when the stream can take them)
+
+    def __init__(self, name: str, cells: "NotebookShell"):
+        self.name, self.cells = name, cells
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if text:
+            self.cells.stream(self.name, text)
+        return len(text)
+
+    def isatty(self) -> bool:
+        return False
+
+
+class NotebookShell:
+    """One IPython shell for a lab's process; `run(code, cell)` runs a cell and returns what it showed."""
+
+    def __init__(self, folder: Path, save_figure):
+        """`folder`: the lab's working folder, where displayed images are saved; `save_figure(figure,
+        name)` saves a Matplotlib figure as Jupyter's inline backend would show it."""
+        os.environ.setdefault("IPYTHONDIR", str(Path(os.environ.get("TMPDIR", folder)) / "ipython"))
+        from IPython.core.displayhook import DisplayHook
+        from IPython.core.displaypub import DisplayPublisher
+        from IPython.core.interactiveshell import InteractiveShell
+        from traitlets.config import Config
+        shell_self = self
+
+        class Publisher(DisplayPublisher):
+            def publish(self, data, metadata=None, source=None, *, transient=None, update=False, **_):
+                shell_self.output({"output_type": "display_data", "data": data, "metadata": metadata or {}})
+
+            def clear_output(self, wait=False):
+                shell_self.outputs.clear()
+
+        class Hook(DisplayHook):
+            def start_displayhook(self):
+                pass
+
+            def write_output_prompt(self):
+                pass
+
+            def write_format_data(self, format_dict, md_dict=None):
+                shell_self.output({"output_type": "execute_result", "execution_count": self.prompt_count,
+                                   "data": format_dict, "metadata": md_dict or {}})
+
+            def finish_displayhook(self):
+                pass
+
+        config = Config()
+        config.HistoryManager.enabled = False
+        config.InteractiveShell.colors = "nocolor"
+        self.folder, self.save_figure = folder, save_figure
+        self.outputs: list[dict] = []
+        self.cell, self.shown, self.figures_shown, self.code_name = "", 0, set(), ""
+        self.error: BaseException | None = None
+        self.shell = InteractiveShell.instance(config=config, displayhook_class=Hook, display_pub_class=Publisher)
+        self.shell._showtraceback = self._traceback
+        self.shell.system = self.shell.getoutput = self._refuse
+        self.shell.enable_matplotlib = lambda gui=None: ("inline", os.environ.get("MPLBACKEND"))
+        self.shell.user_ns["__name__"] = "__main__"
+        # A cell's code is named as IPython names it in a traceback (In[3]), never by a hash of it:
+        # `SyntaxError: ... (In[3], line 2)`, and warnings say `In[3]:2:`.
+        self.shell.compile.get_code_name = lambda raw, transformed, number: f"In[{number}]"
+        try:
+            import matplotlib.figure
+            formatters = self.shell.display_formatter.formatters
+            formatters["image/png"].for_type(matplotlib.figure.Figure, self._figure)
+        except ImportError:
+            pass        # the lab reports what it misses
+
+    @property
+    def namespace(self) -> dict:
+        return self.shell.user_ns
+
+    def _refuse(self, command, *args, **kwargs):
+        command = str(command).strip().replace(sys.executable, "python")       # (%pip runs this Python's pip)
+        if re.match(r"^(\S*/)?(pip3?|python3? -m pip)\s+install\b", command):
+            raise ShellRefused(f"`!{command}`: {PIP_REFUSED}")
+        raise ShellRefused(SHELL_REFUSED.format(command=f"!{command}"))
+
+    def _traceback(self, etype, evalue, stb) -> None:
+        self.error = evalue
+        lines = [ADDRESS.sub("", line) for line in stb]
+        self.output({"output_type": "error", "ename": etype.__name__, "evalue": str(evalue), "traceback": lines})
+
+    def _figure(self, figure) -> bytes:
+        """A figure displayed (`display(fig)`, `fig` as a cell's last line, or left open), saved once:
+        as a PNG, or as SVG where the notebook asks for it (`%config InlineBackend.figure_format = 'svg'`)."""
+        self.shown += 1
+        inline = self.shell.config.get("InlineBackend", {})
+        formats = {inline.get("figure_format", "png"), *inline.get("figure_formats", ())}
+        name = f"{self.cell}-{self.shown}.{'svg' if 'svg' in formats else 'png'}"
+        self.save_figure(figure, self.folder / name)
+        self.figures_shown.add(id(figure))
+        return b"figure:" + name.encode()
+
+    def stream(self, name: str, text: str) -> None:
+        if self.outputs and self.outputs[-1]["output_type"] == "stream" and self.outputs[-1]["name"] == name:
+            self.outputs[-1]["text"] += text
+        else:
+            self.outputs.append({"output_type": "stream", "name": name, "text": text})
+
+    def output(self, out: dict) -> None:
+        if "data" in out:
+            out["data"] = self._kept(out["data"])
+            if out["data"] is None:
+                return
+        self.outputs.append(out)
+
+    def _kept(self, data: dict) -> dict | None:
+        """A display's representations as the build keeps them: text as text (addresses left out),
+        a figure or image as the file it was saved to."""
+        kept = {}
+        for mime, value in data.items():
+            if mime == "image/png" and isinstance(value, bytes) and value.startswith(b"figure:"):
+                name = value[len(b"figure:"):].decode()
+                return {"image/svg+xml": {"file": name}} if name.endswith(".svg") else {"figure": name}
+            if mime in IMAGES:
+                raw = value.encode() if mime == "image/svg+xml" and isinstance(value, str) else value
+                if isinstance(raw, str):
+                    raw = base64.b64decode(raw)
+                self.shown += 1
+                name = f"{self.cell}-{self.shown}.{IMAGES[mime]}"
+                (self.folder / name).write_bytes(raw)
+                kept[mime] = {"file": name}
+            elif isinstance(value, str):
+                kept[mime] = ADDRESS.sub("", value) if mime == "text/plain" else value
+            elif isinstance(value, (dict, list)):      # application/json, widget views
+                kept[mime] = value
+        return kept
+
+    def run(self, code: str, cell: str) -> tuple[list[dict], BaseException | None]:
+        """Run one cell's code: what it showed, in order, and the error it raised (None if none)."""
+        self.outputs, self.cell, self.error, self.figures_shown, self.shown = [], cell, None, set(), 0
+        self.code_name = f"In[{self.shell.execution_count}]"
+        streams = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = _Stream("stdout", self), _Stream("stderr", self)
+        try:
+            result = self.shell.run_cell(code, store_history=True)
+        finally:
+            sys.stdout, sys.stderr = streams
+        error = result.error_before_exec or result.error_in_exec
+        return self.outputs, (error or self.error) if not result.success else None
+
+
+# -- the inline figures ----------------------------------------------------------
+
+# Backends that draw in a live notebook (a page has none): figures are shown inline instead.
+INTERACTIVE_BACKENDS = {"nbagg", "notebook", "widget", "ipympl", "inline", "module://matplotlib_inline.backend_inline",
+                        "module://ipympl.backend_nbagg"}
+
+class InlineNotebook:
+    """A lab's cells run as Jupyter runs them (labipython.py), with its inline figures: a figure
+    still open when a cell ends, or when it calls plt.show(), is shown where it came (saved as
+    CELL-1.png, CELL-2.png, ... at twice its size, as the retina format does), and closed. A figure
+    the cell displayed is not shown again; one it saved as a PNG in its folder is shown as that file."""
+
+    def __init__(self, folder: Path, script: str):
+        self.folder, self.script = folder, script
+        self.saved: dict[int, str | None] = {}      # figure -> the PNG it was saved as in the lab's folder
+        self.shell = NotebookShell(folder, self._save)
+        if not script.endswith(".ipynb"):
+            self.shell.namespace["__file__"] = script
+        try:
+            import matplotlib.figure
+            import matplotlib.pyplot as plt
+        except ImportError:
+            return                  # the lab reports what it misses
+        original = matplotlib.figure.Figure.savefig
+
+        def savefig(figure, *args, **kwargs):
+            target = args[0] if args else kwargs.get("fname")
+            if isinstance(target, (str, os.PathLike)) and str(target).endswith(".png"):
+                where = Path(os.path.abspath(target))
+                self.saved[id(figure)] = str(where.relative_to(folder)) if where.is_relative_to(folder) else None
+            else:
+                self.saved.setdefault(id(figure), None)
+            return original(figure, *args, **kwargs)
+        matplotlib.figure.Figure.savefig = savefig
+        plt.show = lambda *args, **kwargs: self._flush()
+        chosen = matplotlib.use
+
+        def use(backend, *args, **kwargs):      # an interactive notebook backend: a page's figures are inline
+            if str(backend).lower() not in INTERACTIVE_BACKENDS:
+                chosen(backend, *args, **kwargs)
+        matplotlib.use = use
+
+    @property
+    def namespace(self) -> dict:
+        return self.shell.namespace
+
+    @property
+    def hidden(self) -> set:
+        """The names IPython itself puts in the namespace (In, Out, get_ipython, exit, ...)."""
+        return set(self.shell.shell.user_ns_hidden)
+
+    def _save(self, figure, path: Path) -> None:
+        figure.savefig(path, dpi=2 * figure.dpi, bbox_inches="tight")
+
+    def _flush(self) -> None:
+        plt = sys.modules.get("matplotlib.pyplot")
+        if plt is None:
+            return
+        for number in plt.get_fignums():
+            figure = plt.figure(number)
+            if id(figure) in self.shell.figures_shown:
+                continue
+            saved = self.saved.get(id(figure))
+            self.shell.output({"output_type": "display_data", "metadata": {},
+                               "data": {"figure": saved} if saved else {"image/png": self.shell._figure(figure)}})
+            self.shell.figures_shown.add(id(figure))
+        plt.close("all")
+
+    def run(self, cell: Cell) -> tuple[list[dict], BaseException | None]:
+        self.saved.clear()
+        outputs, error = self.shell.run(cell.source, cell.name)
+        self.shell.outputs = outputs
+        try:
+            self._flush()
+        except Exception as exc:  # noqa: BLE001 - drawing the figure it left open failed: the cell's error
+            import matplotlib.pyplot as plt
+            plt.close("all")
+            self.shell.output({"output_type": "error", "ename": type(exc).__name__, "evalue": str(exc),
+                               "traceback": traceback.format_exception_only(exc)})
+            error = error or exc
+        return self.shell.outputs, error
+
+
+def figure_outputs(outputs: list[dict]) -> list[str]:
+    """The figures and images a cell's outputs show, as file names."""
+    found = []
+    for out in outputs:
+        data = out.get("data", {})
+        if "figure" in data:
+            found.append(data["figure"])
+        found += [value["file"] for value in data.values() if isinstance(value, dict) and "file" in value]
+    return found

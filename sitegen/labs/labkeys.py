@@ -1,0 +1,158 @@
+"""A lab's cache keys: what its artifacts follow from, hashed, never a time.
+
+The source key is what the author wrote (the script, the project modules it
+imports, how its cells are shown, the source keys of the labs it reads); a
+frozen lab is reused while it holds. The lab key adds how the lab is run
+(the harness's code), the versions it runs with, the fonts its figures fall
+back on and its inputs' keys: a computed lab is reused while it holds. What
+a script imports is remembered under its hash, so an unchanged script is
+never parsed again.
+"""
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .artifacts import sha256
+from ..project.figurefonts import locate
+from ..core.memo import GENERATOR, Memo, environment
+
+if TYPE_CHECKING:
+    from ..project.config import Lab, SiteConfig
+
+# How a lab is run and what is kept of it: the labs package and every generator module it imports
+# (found from their imports, not listed): a change to any of them may change a byte of its artifacts.
+HARNESS = "labs"
+
+
+def _statements(tree: ast.AST):
+    """Every statement, nested ones included: imports are statements, so expressions
+    (most of a lab's tree) need no visit: ten times faster than ast.walk."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        yield node
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            stack.extend(reversed(getattr(node, field, ())))
+
+
+def _imported_names(data: bytes, memo: Memo) -> list[str]:
+    """The modules a script's source imports (absolute imports, with `from` names), remembered
+    under the source's hash: an unchanged script is not parsed again."""
+    def parse() -> bytes:
+        try:
+            tree = ast.parse(data)
+        except SyntaxError:
+            return b"[]"        # the run reports it with file:line
+        names = []
+        for node in _statements(tree):
+            if isinstance(node, ast.Import):
+                names += [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names += [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        return json.dumps(names).encode()
+    return json.loads(memo.get("imports", (sys.version, hashlib.sha256(data).hexdigest()), parse))
+
+
+def find_module(base: str, name: str) -> list[Path]:
+    """The project module `import name` may find from folder `base`, if any (real path)."""
+    rel = name.replace(".", os.sep)
+    return [Path(os.path.realpath(candidate)) for candidate in
+            (os.path.join(base, rel + ".py"), os.path.join(base, rel, "__init__.py")) if os.path.isfile(candidate)]
+
+
+def _local_imports(script: Path, root: Path, seen: set[Path], memo: Memo, found: dict | None = None) -> None:
+    """Add to `seen` the script and every project module it imports, recursively. `found`
+    remembers, for this build, where each imported name was looked for and what was there."""
+    if script in seen:
+        return
+    seen.add(script)
+    found = {} if found is None else found
+    for name in _imported_names(_code(script, root, memo, python=True), memo):
+        for base in (str(script.parent), str(root)):
+            if (base, name) not in found:
+                found[base, name] = find_module(base, name)
+            for module in found[base, name]:
+                _local_imports(module, root, seen, memo, found)
+
+
+def source_key(cfg: SiteConfig, lab: Lab, input_keys=(), memo: Memo | None = None, found: dict | None = None) -> str:
+    """What the author wrote that a lab's artifacts follow from: its script, the project modules it
+    imports, how its cells are shown (`display`), and the source keys of the labs it reads. A frozen
+    lab is reused while this holds. `found`: a dict shared by one build's calls (see _local_imports)."""
+    files: set[Path] = set()
+    _local_imports(lab.script, cfg.root, files, memo or Memo(None), found)
+    digest = hashlib.sha256(json.dumps(list(input_keys)).encode())
+    if lab.display != "script":
+        digest.update(f"display={lab.display}\0".encode())
+    for path in sorted(files):
+        digest.update(str(path.relative_to(cfg.root)).encode() + b"\0" + _code(path, cfg.root, memo) + b"\0")
+    for name, rel in lab.data:                  # files copied into its folder before it runs
+        digest.update(f"data={name}\0".encode() + (cfg.root / rel).read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _code(path: Path, root: Path, memo: Memo | None, python: bool = False) -> bytes:
+    """What of a lab's file its artifacts follow from: a script's bytes, or a notebook page's code
+    cells (its prose and saved outputs are not the lab's); with `python`, the code to find imports in."""
+    if path.suffix != ".ipynb":
+        return path.read_bytes()
+    from ..project.nbsource import load, python_of
+    source = load(root, str(path.relative_to(root)), None, memo)
+    return python_of(source) if python else source.code()
+
+
+def lab_key(cfg: SiteConfig, lab: Lab, env: dict | None = None, input_keys=(), source: str | None = None) -> str:
+    """The cache key: the lab's source key, its inputs' keys, the harness and the versions it runs with."""
+    digest = hashlib.sha256((source or source_key(cfg, lab)).encode())
+    digest.update(_harness(GENERATOR).encode())          # how labs are run
+    digest.update(json.dumps(env or environment(), sort_keys=True).encode())
+    digest.update(json.dumps(list(input_keys)).encode())    # labs it reads
+    return digest.hexdigest()
+
+
+@functools.lru_cache(maxsize=None)
+def _harness(folder: Path) -> str:
+    """The harness's files (`folder`: the generator's package), hashed once per process (the code that
+    runs is the code imported)."""
+    digest = hashlib.sha256()
+    for rel in harness_files(folder):
+        digest.update(rel.encode() + b"\0" + (folder / rel).read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def harness_files(folder: Path) -> list[str]:
+    """The modules of the labs package and every generator module they import, at any depth (relative
+    imports, nested ones included), as paths inside `folder`."""
+    found, todo = set(), sorted(f"{HARNESS}/{p.name}" for p in (folder / HARNESS).glob("*.py"))
+    while todo:
+        rel = todo.pop()
+        if rel in found or not (folder / rel).is_file():
+            continue
+        found.add(rel)
+        package = rel.split("/")[:-1]
+        for node in _statements(ast.parse((folder / rel).read_bytes())):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                base = package[:len(package) - node.level + 1]
+                parts = [*base, *(node.module.split(".") if node.module else [])]
+                todo += ["/".join(parts) + ".py", *("/".join([*parts, a.name]) + ".py" for a in node.names)]
+    return sorted(found)
+
+
+def font_files(cfg: SiteConfig, memo: Memo) -> dict:
+    """The fonts figures fall back on, by content (hashed once per file state, not every build)."""
+    if not cfg.figure_fonts:
+        return {}
+    fonts = {}
+    for spec in cfg.figure_fonts:
+        path = locate(spec)
+        stat = path.stat()
+        fonts[spec] = memo.get("font-sha256", (str(path), stat.st_size, stat.st_mtime_ns),
+                               lambda: sha256(path.read_bytes()).encode()).decode()
+    return {"figure_fonts": fonts}

@@ -1,0 +1,143 @@
+"""What a lab read of the project: recorded as it ran, checked before its results are reused.
+
+A lab's script may open a data file beside it, import a module of its own
+(relatively, inside a package, through a package's `__init__`), or list a
+folder of data: no list written by hand can know which. So the lab's process
+records it, as a compiler writes a depfile: an audit hook (PEP 578) sees every
+file opened (imports included: the import system opens the module's source or
+its cached bytecode) and every folder listed, and keeps those inside the
+project, each with what it held at that moment: a file's SHA-256, a folder's
+sorted names, or that it was absent. Files outside the project (the standard
+library, installed packages) are covered by the versions in the lab's key.
+
+The build reuses a lab's results (its cache entry, a frozen lab, the lab plan)
+only while every file and folder it read is as it was (`stale`), and stores a
+fresh run only if what it read is what the build's snapshot held when it
+started: an edit made while the lab ran is never published under the old key.
+
+Imported in the lab's process before anything else of the lab, and in the
+build's: the standard library and sources.py's names only.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+
+from ..core.sources import SKIPPED      # left out of a folder's listing, as the build's snapshot leaves them
+
+ABSENT = "absent"                # what a read found where no file was
+LISTING = "list:"               # a folder's record: LISTING + the SHA-256 of its sorted names
+
+
+def file_record(path: str) -> str:
+    """What a lab found at `path`: its SHA-256, a folder's listing, or ABSENT."""
+    try:
+        with open(path, "rb") as handle:
+            return hashlib.sha256(handle.read()).hexdigest()
+    except IsADirectoryError:
+        return listing_record(path)
+    except OSError:
+        return ABSENT
+
+
+def listing_record(path: str) -> str:
+    try:
+        names = sorted(name for name in os.listdir(path) if name not in SKIPPED)
+    except OSError:
+        return ABSENT
+    return LISTING + hashlib.sha256("\0".join(names).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+_PAUSED = [0]          # while above 0, the harness itself is looking (labrun's snapshots of the lab's folder)
+
+
+class unrecorded:
+    """`with unrecorded():` what the harness reads is not the lab's reading."""
+
+    def __enter__(self):
+        _PAUSED[0] += 1
+
+    def __exit__(self, *exc):
+        _PAUSED[0] -= 1
+
+
+class Recorder:
+    """Installed in a lab's process (`install`): every file under `root` it opens for reading and
+    every folder it lists there, not under `ignored` (its own working folder, the cache), by path
+    relative to `root`, with what it held when first read (`reads`)."""
+
+    def __init__(self, root: str, ignored: tuple[str, ...], mirrors: dict[str, str] | None = None):
+        """`mirrors`: folders laid out to stand for the project's (nbsource.lay_folder): a listing of
+        one is the listing of the folder it stands for."""
+        self.root = os.path.realpath(root) + os.sep
+        self.ignored = tuple(os.path.realpath(folder) + os.sep for folder in ignored)
+        self.mirrors = {os.path.realpath(k): os.path.realpath(v) for k, v in (mirrors or {}).items()}
+        self.reads: dict[str, str] = {}
+        self.busy = False
+
+    def install(self) -> "Recorder":
+        sys.addaudithook(self._hook)
+        return self
+
+    def _hook(self, event: str, args: tuple) -> None:
+        if self.busy or _PAUSED[0] or event not in ("open", "os.listdir", "os.scandir"):
+            return
+        if event != "open" and sys._getframe(1).f_code.co_filename.startswith("<frozen importlib"):
+            return      # the import system's look at a folder of sys.path: what it imports is opened
+        path = args[0] if args else None
+        if isinstance(path, bytes):
+            path = os.fsdecode(path)
+        if not isinstance(path, str):       # a file descriptor, or os.listdir() of the working folder
+            path = "." if path is None and event != "open" else None
+            if path is None:
+                return
+        if event == "open":
+            mode, flags = args[1], args[2]
+            if (mode and any(c in mode for c in "wax+")) or (not mode and flags & (os.O_WRONLY | os.O_RDWR)):
+                self._written(path)
+                return                      # a write: the sandbox keeps it in the lab's own folder
+        self.busy = True
+        try:
+            self._seen(os.path.realpath(path), listing=event != "open")
+        finally:
+            self.busy = False
+
+    def _written(self, path: str) -> None:
+        """A file the lab writes where a link to the project's file lies (a notebook's neighbour, laid
+        beside it): the link goes, and the lab writes its own file there, as in Jupyter it would
+        write over the one in its folder; the project's is never touched."""
+        absolute = os.path.abspath(path)
+        if self.mirrors and os.path.realpath(os.path.dirname(absolute)) in self.mirrors and os.path.islink(absolute):
+            os.unlink(absolute)
+
+    def _seen(self, real: str, listing: bool) -> None:
+        if listing and real in self.mirrors:
+            real = self.mirrors[real]
+        if not real.startswith(self.root) or real.startswith(self.ignored):
+            return
+        if real.endswith(".pyc") and f"{os.sep}__pycache__{os.sep}" in real:
+            import importlib.util        # an import that found its cached bytecode: the source it stands for
+            try:
+                real = importlib.util.source_from_cache(real)
+            except ValueError:
+                pass
+        rel = real[len(self.root):].replace(os.sep, "/")
+        key = rel + "/" if listing else rel
+        if key not in self.reads:
+            self.reads[key] = listing_record(real) if listing else file_record(real)
+
+
+def current(root: str, rel: str, hashes: dict[str, str]) -> str:
+    """What `rel` (a Recorder's key) holds now: as the build's snapshot (`hashes`) took it when it
+    is a source, else read now."""
+    if rel.endswith("/"):
+        return listing_record(os.path.join(root, rel[:-1]))
+    found = hashes.get(rel)
+    return found if found is not None else file_record(os.path.join(root, rel))
+
+
+def stale(root, reads: dict[str, str], hashes: dict[str, str]) -> list[str]:
+    """The files and folders among `reads` that no longer hold what the lab read."""
+    root = str(root)
+    return sorted(rel for rel, seen in reads.items() if current(root, rel, hashes) != seen)

@@ -1,0 +1,355 @@
+"""What runs inside a lab's process: its cells, one by one, and what they made.
+
+The lab host (labhost.py) forks one process per lab; that process confines
+itself (sandbox.py: it may write only in its own folder), runs the cells in
+its working folder capturing what each printed and which PNGs it saved,
+normalises what the lab wrote (figures in 256 colours without text chunks,
+.npz members with fixed times) and writes the result as JSON for the build.
+Nothing here runs in the build's own process.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import math
+import os
+import re
+import shutil
+import sys
+import traceback
+from pathlib import Path
+
+from ..project.cells import RAISES, Cell, cell_code
+from .labipython import InlineNotebook, figure_outputs
+from ..project.figurefonts import MISSING_GLYPH, NO_GLYPH, use
+from .labreads import Recorder, unrecorded
+
+ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
+WRITE_ONLY_HERE = "labs may write only in their own working folder, where they run"
+EARLY_RESULTS = "results.early.json"
+
+
+def run_lab(script: str, cells: tuple[Cell, ...], display: str, fonts: tuple[str, ...], staging: str, workdir: str,
+            result: str, announce=None, preview: bool = False, watch: tuple[str, str] | None = None) -> None:
+    """Body of a lab's process: confine it to `staging`, run it with its figures falling back on `fonts`
+    (figurefonts.py), write what it printed and saved to `result`. Once its cells have all run, its
+    results.json is final: a copy goes to `staging`/EARLY_RESULTS and `announce()` says so, so that
+    labs reading it can start while this one's figures are still being encoded.
+
+    A `preview` draws no figure (savefig does nothing) and ends once its results.json is handed on:
+    it runs beside the lab's real run only so that labs reading it can start sooner. The build
+    keeps what they make only if the real run's results.json turns out the same (compute.py).
+
+    `watch`: (the project, the cache[, folders laid out to stand for the project's]): every file and folder of the project the lab reads, outside
+    the cache, is recorded with what it held (labreads.py) and reported as the run's `reads`."""
+    from .sandbox import confine
+    recorder = Recorder(watch[0], (watch[1], staging), *watch[2:]).install() if watch else None
+    try:
+        use(fonts)
+        if preview:
+            _draw_nothing()
+        tmp = Path(staging) / "tmp"
+        tmp.mkdir(exist_ok=True)
+        os.environ["TMPDIR"] = str(tmp)          # tempfile works inside the confinement
+        confined = confine([staging, "/dev"])
+        run = run_cells(script, cells, workdir, confined, display, finish=not preview,
+                        cells_done=lambda: _hand_on_results(Path(workdir), Path(staging), announce))
+        run["confined"] = confined
+    except BaseException as exc:  # noqa: BLE001 - a harness failure is reported like a lab's
+        run = {"cells": [], "error": _failure(script, exc)}
+    if recorder is not None:
+        run["reads"] = dict(sorted(recorder.reads.items()))
+    Path(result + ".tmp").write_text(json.dumps(run), encoding="utf-8")
+    os.replace(result + ".tmp", result)
+
+
+def _draw_nothing() -> None:
+    try:
+        import matplotlib.figure
+    except ImportError:
+        return                  # the lab reports what it misses
+    matplotlib.figure.Figure.savefig = lambda *args, **kwargs: None
+
+
+def _hand_on_results(workdir: Path, staging: Path, announce) -> None:
+    found = [p for p in _files(workdir, RESULTS) if p.relative_to(workdir).parts[0] != "inputs"]
+    if announce is None or len(found) != 1:
+        return                              # the build reports what is wrong once the lab is done
+    shutil.copyfile(found[0], staging / (EARLY_RESULTS + ".tmp"))
+    os.replace(staging / (EARLY_RESULTS + ".tmp"), staging / EARLY_RESULTS)
+    announce()
+
+
+def _files(folder: Path, pattern: str = "*") -> list[Path]:
+    """What the lab wrote in its folder (a notebook's neighbours there are links to the project's),
+    looked at by the harness: not the lab's reading (labreads.py)."""
+    with unrecorded():
+        return sorted(p for p in folder.rglob(pattern) if not p.is_symlink())
+
+
+def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(folder)): (p.stat().st_mtime_ns, p.stat().st_size)
+            for p in _files(folder) if p.is_file()}
+
+
+def _failure(script: str, exc: BaseException, confined: bool = False, cell: Cell | None = None,
+             code_name: str = "") -> dict:
+    """A failure as the build reports it: the script's line (for a cell IPython ran, whose code is
+    named `code_name`, the line in the cell, counted from the cell's first line), and what to do."""
+    line = getattr(exc, "lineno", 0) if isinstance(exc, SyntaxError) else 0
+    if cell is not None:
+        line = cell.first_line + (line or 1) - 1
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if frame.filename == script:
+            line = frame.lineno or line
+        elif cell is not None and code_name and frame.filename == code_name:
+            line = cell.first_line + (frame.lineno or 1) - 1
+    message = f"{type(exc).__name__}: {exc}".rstrip(": ") if type(exc).__name__ != "ShellRefused" else str(exc)
+    if cell is not None and cell.number:
+        message = f"cell {cell.number}: {message}"
+    if isinstance(exc, FileNotFoundError) and script.endswith(".ipynb") and isinstance(exc.filename, str):
+        where = os.path.normpath(os.path.join(os.path.dirname(script), exc.filename))
+        message += f" (it runs in its own folder, as in Jupyter: there is no {where})"
+    if confined and isinstance(exc, PermissionError):
+        message += f" ({WRITE_ONLY_HERE})"
+    if isinstance(exc, ModuleNotFoundError) and exc.name:
+        top = exc.name.split(".")[0]
+        message += (f" ({top} is not installed here: install the package that provides it in the project's "
+                    "virtualenv and add it to requirements.txt, which is all Cloudflare Pages' build installs)")
+    if re.search(MISSING_GLYPH, message):
+        message += f" ({NO_GLYPH})"
+    return {"line": line, "message": message,
+            "trace": "".join(traceback.format_exception(exc))}
+
+
+def run_cells(script: str, cells: tuple[Cell, ...], workdir: str, confined: bool = False,
+              display: str = "script", cells_done=None, finish: bool = True) -> dict:
+    """Execute cells in order in `workdir`: what each printed and which PNGs it saved, and with
+    display "jupyter" what each showed, as IPython in Jupyter shows it (labipython.py). A cell tagged
+    raises-exception must raise; its error is what it shows; one that `may_fail` shows its error if
+    it raises one. Then, if `finish`, normalise what the lab wrote (figures, .npz files)."""
+    os.chdir(workdir)
+    os.environ["MPLBACKEND"] = LAB_BACKEND
+    sys.path.insert(0, str(Path(script).parent))
+    import warnings
+    from concurrent.futures import ThreadPoolExecutor
+    warnings.filterwarnings("ignore", message=".*non-interactive.*")
+    folder, results = Path(workdir), []
+    jupyter = InlineNotebook(folder, script) if display == "jupyter" else None
+    namespace = jupyter.namespace if jupyter else {"__name__": "__main__", "__file__": script}
+    # Figures are re-encoded in threads while the next cells run (Pillow and zlib
+    # release the GIL), from a snapshot of their bytes: a file the lab writes
+    # again later is re-encoded again at the end.
+    threads, encoding = ThreadPoolExecutor(2), {}
+
+    def failed(error: dict) -> dict:
+        threads.shutdown(cancel_futures=True)
+        return {"cells": results, "error": error}
+    for cell in cells:
+        before = _snapshot(folder)
+        stdout = io.StringIO()
+        value = error = None
+        outputs: list[dict] = []
+        if jupyter:
+            outputs, exc = jupyter.run(cell)
+            stdout.write("".join(o["text"] for o in outputs if o.get("name") == "stdout"))
+            value = next((o["data"].get("text/plain") for o in outputs if o["output_type"] == "execute_result"), None)
+            if exc is not None:
+                if isinstance(exc, Exception) and (cell.raises or cell.may_fail):
+                    error = "".join(traceback.format_exception_only(exc)).rstrip()
+                else:
+                    return failed(_failure(script, exc, confined, cell, jupyter.shell.code_name))
+        else:
+            try:
+                with contextlib.redirect_stdout(stdout):
+                    exec(compile(cell_code(cell), script, "exec"), namespace)
+            except Exception as exc:  # noqa: BLE001 - every failure is reported
+                if not (cell.raises or cell.may_fail):
+                    return failed(_failure(script, exc, confined))
+                error = "".join(traceback.format_exception_only(exc)).replace(script, Path(script).name).rstrip()
+            except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt: never meant
+                return failed(_failure(script, exc, confined))
+        if cell.raises and error is None:
+            return failed({"line": cell.first_line - 1, "trace": "", "message":
+                           f"cell {cell.label} is tagged {RAISES} but raised nothing: make it raise the error "
+                           "it is meant to show, or remove the tag"})
+        after = _snapshot(folder)
+        figures = sorted(p for p, stamp in after.items()
+                         if p.endswith(".png") and before.get(p) != stamp)
+        if jupyter:         # in the order the cell showed them; then the ones it saved itself
+            shown = figure_outputs(outputs)
+            figures = [p for p in shown if p.endswith(".png")] + [p for p in figures if p not in shown]
+        results.append({"name": cell.name, "stdout": stdout.getvalue(), "figures": figures,
+                        "value": value, "error": error, **({"outputs": outputs} if jupyter else {})})
+        for name in figures:
+            data = (folder / name).read_bytes()
+            encoding[name] = (data, threads.submit(_quantized, data))
+    if not any(p.relative_to(folder).parts[0] != "inputs" for p in _files(folder, RESULTS)):
+        # A notebook rarely writes a results.json: its own top-level values are its results.
+        hidden = jupyter.hidden if jupyter else ()
+        (folder / RESULTS).write_text(json.dumps(namespace_results(namespace, hidden), indent=1), encoding="utf-8")
+    if cells_done:
+        cells_done()
+    if not finish:
+        threads.shutdown(cancel_futures=True)
+        return {"cells": results, "error": None}
+    files = _files(folder)
+    for path in files:                  # first what needs no figure, while the last ones are encoded
+        if path.suffix == ".npz":
+            _normalize_zip(path)
+            bad = _non_finite_arrays(path)
+            if bad:
+                return failed({"line": 0, "trace": "", "message":
+                               f"non-finite values (NaN or inf) in {path.name}: {', '.join(bad)}"})
+    for path in files:
+        if path.suffix == ".png":
+            data = path.read_bytes()
+            snapshot, future = encoding.get(str(path.relative_to(folder)), (None, None))
+            path.write_bytes(future.result() if snapshot == data else _quantized(data))
+    threads.shutdown()
+    return {"cells": results, "error": None}
+
+
+# -- a lab's results, when it writes none ----------------------------------------
+
+RESULTS = "results.json"
+MAX_ITEMS = 100_000     # an array or list larger than this is data for a download, not a value to quote
+
+
+class _NotPlain(Exception):
+    pass
+
+
+def namespace_results(namespace: dict, hidden=()) -> dict:
+    """The top-level names a page may quote, as JSON: numbers, strings, booleans, NumPy scalars and
+    numeric arrays, and lists, tuples and dicts of those; names starting with '_', IPython's own
+    (`hidden`: In, Out, exit, ...), and everything else (modules, functions, figures, data frames,
+    NaN), left out."""
+    found = {}
+    for name, value in namespace.items():
+        if name.startswith("_") or name in hidden:
+            continue
+        try:
+            found[name] = _plain(value, 0)
+        except (_NotPlain, RecursionError):
+            continue
+    return found
+
+
+def _plain(value, depth: int):
+    if depth > 20:
+        raise _NotPlain
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return value
+        raise _NotPlain
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and isinstance(value, numpy.generic):
+        return _plain(value.item(), depth + 1)
+    if numpy is not None and isinstance(value, numpy.ndarray):
+        if value.size > MAX_ITEMS or not (numpy.issubdtype(value.dtype, numpy.number) or value.dtype == bool) \
+                or numpy.iscomplexobj(value):
+            raise _NotPlain
+        return _plain(value.tolist(), depth + 1)
+    if isinstance(value, (list, tuple)):
+        if len(value) > MAX_ITEMS:
+            raise _NotPlain
+        return [_plain(item, depth + 1) for item in value]
+    if isinstance(value, dict) and all(isinstance(key, str) for key in value) and len(value) <= MAX_ITEMS:
+        return {key: _plain(item, depth + 1) for key, item in value.items()}
+    raise _NotPlain
+
+
+def _non_finite_arrays(path: Path) -> list[str]:
+    """Names of the numeric arrays in an .npz that hold NaN or inf (NumPy is loaded here)."""
+    import numpy as np
+    with np.load(path) as data:
+        return [name for name in data.files
+                if np.issubdtype(data[name].dtype, np.number) and not np.isfinite(data[name]).all()]
+
+
+PRELOAD = ("numpy", "matplotlib.pyplot", "PIL.Image", "sitegen.labs.labbackend")
+LAB_BACKEND = "module://sitegen.labs.labbackend"      # Agg, with fast intermediate PNGs
+
+
+def preload() -> None:
+    """Import what labs use once, in the lab host, so that every lab forked from it starts warm.
+
+    Each lab still gets a process of its own (forked from this clean state),
+    so no lab sees another's global state: the bytes do not depend on which
+    labs share a worker or run in parallel.
+    """
+    os.environ["MPLBACKEND"] = LAB_BACKEND
+    import importlib
+    for name in PRELOAD:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass    # the lab reports what it misses
+
+
+# -- normalising what a lab wrote ----------------------------------------------
+
+def _quantized(data: bytes) -> bytes:
+    """The PNG re-encoded with 256 colours and without text chunks (no version strings).
+
+    Plots have few colours: this is about a third of matplotlib's size and
+    looks the same. Opaque figures use median cut (octree is several times
+    faster but bands colour bars); ones with transparency keep it. zlib level 6:
+    level 9 would be 7% smaller and cost 80 ms more per lab.
+    """
+    from PIL import Image
+    with Image.open(io.BytesIO(data)) as image:
+        image.load()
+    if image.mode == "RGBA" and image.getextrema()[3][0] == 255:
+        image = _median_cut(image)
+    elif image.mode == "RGB":
+        image = image.quantize(256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    elif image.mode == "RGBA":
+        image = image.quantize(256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
+    out = io.BytesIO()
+    image.save(out, format="PNG", compress_level=6)
+    return out.getvalue()
+
+
+def _median_cut(image):
+    """An opaque RGBA figure in 256 colours: its background colour kept exactly,
+    the other 255 chosen by median cut among the pixels that are not background.
+
+    Most of a plot is background; leaving it out of the median cut makes it two
+    to six times faster (it is the part of a lab the build adds, and runs for
+    every figure), and spends all 255 other colours on what is drawn.
+    """
+    import numpy as np
+    from PIL import Image
+    rgba = np.asarray(image)
+    pixels = rgba.view(np.uint32)[..., 0]                       # one 32-bit word per RGBA pixel
+    drawn = pixels != pixels[0, 0]                              # a figure's corner is its face colour
+    if not drawn.any():
+        return image.convert("RGB").quantize(1)
+    colours = np.ascontiguousarray(pixels[drawn].view(np.uint8).reshape(1, -1, 4)[..., :3])
+    strip = Image.fromarray(colours, "RGB").quantize(255, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    index = np.full(pixels.shape, 255, dtype=np.uint8)
+    index[drawn] = np.asarray(strip)[0]
+    palette = strip.getpalette()[:255 * 3]
+    result = Image.fromarray(index, "P")
+    result.putpalette(palette + [0] * (255 * 3 - len(palette)) + rgba[0, 0, :3].tolist())
+    return result
+
+
+def _normalize_zip(path: Path) -> None:
+    """Rewrite a zip (.npz) with fixed member times so equal data gives equal bytes."""
+    import zipfile
+    with zipfile.ZipFile(path) as source:
+        members = [(info.filename, source.read(info)) for info in source.infolist()]
+    with zipfile.ZipFile(path, "w") as target:
+        for name, data in members:
+            info = zipfile.ZipInfo(name, date_time=ZIP_EPOCH)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            target.writestr(info, data, compresslevel=9)

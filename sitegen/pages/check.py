@@ -1,0 +1,174 @@
+"""Phase 4: verify every reference before anything is rendered.
+
+Cells, tables, values, figures and links of every page are resolved against
+the labs' artifacts and the set of files the site will contain; all problems
+are reported together, each as `content/...md:LINE: ...`.
+"""
+from __future__ import annotations
+
+from ..labs.artifacts import NARROW, Artifacts, artifacts_digest
+from .blocks import KINDS, Checking
+from ..project.config import SiteConfig
+from ..core.memo import Memo, digest
+from .content import content_images
+from .page import Page
+from .prose import (LINK, VALUE, SiteMap, Unresolved, block_formulas, format_value, is_external, lookup,
+                    resolve_target, to_mathml)
+from ..core.errors import Collector
+
+
+def lab_outputs(art: Artifacts) -> set[str]:
+    """Every path a lab publishes: its notebook, downloads and figures."""
+    paths = {f"{art.lab.downloads}/{name}" for name in art.hashes if not name.endswith(".png")}
+    paths.update(art.figure_path(name) for name in art.figures)
+    if art.lab.notebook:
+        paths.add(art.lab.notebook)
+    return paths
+
+
+def site_map(cfg: SiteConfig, pages: list[Page], published: dict[str, set[str]], hashes: dict[str, str]) -> SiteMap:
+    """Every path a link may point to: the pages, the images beside them, and what the labs publish
+    (`published`: lab id -> its lab_outputs; `hashes`: the build's snapshot of the sources)."""
+    images = content_images(cfg.content_dir, hashes)
+    return SiteMap(set().union(*published.values()) | {page.output for page in pages} | set(images),
+                   {page.content_path: page.output for page in pages}, images)
+
+
+def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts], hashes: dict[str, str],
+               memo: Memo | None = None) -> SiteMap:
+    """Raises every problem at once; else the site map, for rendering (`hashes`: the build's snapshot)."""
+    problems = Collector()
+    checking = Checking(cfg, problems)
+    for art in artifacts.values():
+        for name in art.figures:
+            if name.endswith(NARROW) and name[: -len(NARROW)] + ".png" not in art.figures:
+                problems.add("site.yaml", art.lab.line, f"lab {art.lab.id} saved {name}, a narrow variant of "
+                             f"{name[: -len(NARROW)]}.png, which it did not save: save both, or name it otherwise")
+    problems.raise_if_any()
+    published = {lab_id: lab_outputs(art) for lab_id, art in artifacts.items()}
+    sitemap = site_map(cfg, pages, published, hashes)
+    writers: dict[str, str] = {}
+    for page in pages:
+        if page.output in writers:
+            problems.add(page.source, 0, f"two pages write {page.output}: this one and {writers[page.output]}")
+        writers[page.output] = page.source
+    for output in sitemap.images:
+        writers.setdefault(output, f"content/{output}")
+    for lab_id, art in artifacts.items():
+        for output in sorted(published[lab_id] & writers.keys()):
+            problems.add("site.yaml", art.lab.line, f"lab {art.lab.id} publishes {output}, which "
+                         f"{writers[output]} also writes: give the lab's images, downloads or notebook another path")
+    for page in pages:              # an alias fires even where a file exists: it must not hide one
+        for alias in page.aliases:
+            if served_file(alias, sitemap):
+                problems.add(page.source, page.meta_line, f"aliases: {alias} is the address of "
+                                                          f"{served_file(alias, sitemap)}, which the site publishes: "
+                                                          "a redirect there would hide it")
+    by_source = {page.source: page for page in pages}
+    for art in artifacts.values():
+        page = by_source.get(f"content/{art.lab.page}")
+        if page is not None and page.lab != art.lab.id:
+            problems.add(page.source, page.meta_line, f"site.yaml makes this the page of lab "
+                                                      f"{art.lab.id}: its front matter needs 'lab: {art.lab.id}'")
+    # What a page's check depends on besides its own text: the site's settings, every lab's
+    # outputs (by their provenance, which hashes each file) and every published path.
+    context = digest(cfg.digest, cfg.base_url, artifacts_digest(artifacts),
+                     sitemap.digest)
+    last = memo.recorded("page-check", context) if memo is not None else {}
+    checked = {}                    # source -> (output, digest, its entry's name): what this build records
+    for page in pages:
+        seen = memo.reused(last, page.source, (page.output, page.digest)) if memo is not None else None
+        if seen is not None:
+            checked[page.source] = seen         # as the last build found it, in this same context
+            continue
+        key = (context, page.source, page.output, page.digest)
+        # (a page not read from its file has no digest)
+        name = memo.name("page-check", key) if memo is not None and page.digest else None
+        if name is not None and memo.entry(name) is not None:
+            checked[page.source] = (page.output, page.digest, name)
+            continue                # checked, with this text and all it refers to, and found right
+        before = len(problems.problems)
+        _check_page(page, artifacts, sitemap, checking, problems, memo)
+        if name is not None and len(problems.problems) == before:
+            memo.put("page-check", key, b"ok")
+            checked[page.source] = (page.output, page.digest, name)
+    problems.raise_if_any()
+    if memo is not None:
+        memo.record("page-check", context, checked)
+    return sitemap
+
+
+def _check_page(page, artifacts, sitemap, checking, problems, memo) -> None:
+    """A page's references: its lab, parent, values, figures, links and blocks."""
+    art = artifacts.get(page.lab) if page.lab else None
+    if page.lab and art is None:
+        known = ", ".join(sorted(artifacts)) or "none in site.yaml"
+        problems.add(page.source, page.meta_line, f"unknown lab '{page.lab}' (labs: {known})")
+    results = art.results if art else None
+    if "parent" in page.meta:
+        try:
+            resolve_target(page, page.meta["parent"], sitemap)
+        except Unresolved as exc:
+            problems.add(page.source, page.meta_line, f"front matter parent: {exc}")
+    for block in page.blocks:
+        if block.kind == "prose":
+            if (VALUE.search(block.text) or "figure:" in block.text) and art is None:
+                if not page.lab:
+                    problems.add(page.source, block.line,
+                                 "this refers to a lab, but the front matter names none: add 'lab: ID'")
+                continue
+            _prose(page, block, art, results, sitemap, problems, memo)
+            continue
+        kind = KINDS[block.kind]
+        if not kind.needs_lab:
+            kind.check(checking, page, block, None)
+            continue
+        shown = artifacts.get(kind.lab(page, block) or "")
+        if shown is None:
+            if kind.names_lab:
+                problems.add(page.source, block.line, f"{block.kind}: unknown lab '{block.args[0]}' "
+                                                      f"(labs: {', '.join(sorted(artifacts)) or 'none'})")
+            elif not page.lab:
+                problems.add(page.source, block.line,
+                             "this refers to a lab, but the front matter names none: add 'lab: ID'")
+            continue
+        kind.check(checking, page, block, shown)
+
+
+def _prose(page, block, art, results, sitemap, problems, memo):
+    for number, tex, display in block_formulas(block):
+        try:
+            to_mathml(tex, display, memo)
+        except Unresolved as exc:
+            problems.add(page.source, number, str(exc))
+    for offset, line in enumerate(block.text.splitlines()):
+        number = block.line + offset
+        for match in VALUE.finditer(line):
+            try:
+                format_value(lookup(results, match["path"]), match["spec"])
+            except Unresolved as exc:
+                problems.add(page.source, number, f"value {{{{ {match['path']} }}}}: {exc}")
+        for match in LINK.finditer(line):
+            target = match["target"]
+            if target.startswith("figure:"):
+                name = target[len("figure:"):]
+                if name not in art.figures:
+                    problems.add(page.source, number, f"unknown figure '{name}' "
+                                                      f"(lab {art.lab.id} saved: {', '.join(art.figures) or 'none'})")
+                elif not match["text"].strip():
+                    problems.add(page.source, number, f"figure '{name}' needs alt text: ![what it shows](figure:{name})")
+            elif not is_external(target):
+                try:
+                    resolve_target(page, target, sitemap)
+                except Unresolved as exc:
+                    problems.add(page.source, number, str(exc))
+
+
+def served_file(url_path: str, files: dict) -> str | None:
+    """The output file Cloudflare Pages answers a path with (at most one redirect)."""
+    path = url_path.lstrip("/")
+    for candidate in (path, path + ".html", path.rstrip("/") + "/index.html" if path else "index.html",
+                      path[:-1] + ".html" if path.endswith("/") else None):
+        if candidate is not None and candidate.lstrip("/") in files:
+            return candidate.lstrip("/")
+    return None

@@ -1,0 +1,208 @@
+"""Phase 3: content/*.md into Pages, and how a page's references resolve.
+
+A page is YAML front matter between `---` lines, then Markdown in which a line
+`::: kind args key=value` is a block the build fills in:
+
+    ::: cell NAME [output=shown|collapsed]   a lab cell's code and printed output
+    ::: table PATH axes=a,b caption="..."     a tensor from results.json as a table
+                     [columns=PATH]           column labels: a list of names in results.json
+    ::: downloads                             the lab's downloads with their sizes
+    ::: widget LAB [view=NAME]                 the lab's own interactive widget (site.yaml: widget)
+    ::: materials                             the lecture's map: the pages of `sequence:`, in order
+
+What prose may say (values, figures, links, math) and how it resolves is
+prose.py's.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import re
+import shlex
+from pathlib import Path
+
+from .blocks import KINDS
+from ..core.errors import BuildError, Collector, Problem
+from ..core.memo import Memo
+from .page import Block, Page
+from ..core.sources import decode, read_bytes
+from ..core.yamlfile import load_yaml
+
+DIRECTIVE = re.compile(r"^:::\s*(?P<kind>\S+)(?P<rest>.*)$")
+FRONT_MATTER = {"title": str, "description": str, "lab": str, "toc": bool, "parent": str, "url": str, "aliases": list,
+                "minutes": int}
+# A published address: ASCII folders and a name, as Pages wants them (a trailing / for a folder's index).
+URL = re.compile(r"^/?(?:[A-Za-z0-9][A-Za-z0-9._-]*/)*(?:[A-Za-z0-9][A-Za-z0-9._-]*)?$")
+REQUIRED = {"title"}
+
+
+def url_output(url: str) -> str | None:
+    """The output file of a front matter `url` (course/lab11 -> course/lab11.html, course/ -> course/index.html),
+    or None if it is not an address the site can publish."""
+    if not URL.match(url) or ".." in url.split("/"):
+        return None
+    path = url.strip("/")
+    if not path or url.endswith("/"):
+        return (path + "/index.html").lstrip("/")
+    return path if path.endswith(".html") else path + ".html"
+
+
+def parse_page(text: str, source: str, output: str, memo=None) -> Page:
+    problems = Collector()
+    lines = text.splitlines()
+    meta, body_start, meta_line = {}, 0, 1
+    if lines and lines[0].strip() == "---":
+        try:
+            end = next(i for i in range(1, len(lines)) if lines[i].strip() == "---")
+        except StopIteration:
+            raise BuildError(Problem(source, 1, "front matter opened with '---' is never closed; "
+                                                     "add a line '---' after it")) from None
+        loaded = load_yaml("\n".join(lines[1:end]), source, line_offset=1, memo=memo)
+        meta_line = 2
+        if loaded is None:
+            loaded = {}
+        if not isinstance(loaded, dict):
+            raise BuildError(Problem(source, 2, "front matter must be a mapping (key: value lines)"))
+        key_lines = getattr(loaded, "key_lines", {})
+        for key, value in loaded.items():
+            line = key_lines.get(key, 0) + 1
+            if key not in FRONT_MATTER:
+                problems.add(source, line, f"unknown front matter key '{key}' "
+                                           f"(expected one of: {', '.join(sorted(FRONT_MATTER))})")
+            elif not isinstance(value, FRONT_MATTER[key]):
+                problems.add(source, line, f"front matter '{key}' must be a "
+                                           f"{FRONT_MATTER[key].__name__}, not {type(value).__name__}")
+        meta, body_start = dict(loaded), end + 1
+        if isinstance(meta.get("url"), str):
+            output = url_output(meta["url"]) or output
+            if url_output(meta["url"]) is None:
+                problems.add(source, key_lines.get("url", 0) + 1, f"url {meta['url']!r} must be a path of ASCII "
+                                                                  "names, e.g. course/lab11 (published as course/lab11.html)")
+        for alias in meta.get("aliases", []) if isinstance(meta.get("aliases"), list) else []:
+            if not (isinstance(alias, str) and alias.startswith("/") and URL.match(alias)):
+                problems.add(source, key_lines.get("aliases", 0) + 1, f"aliases: {alias!r} must be an old address "
+                                                                      "of this page, e.g. /course/old-name")
+    for key in sorted(REQUIRED - set(meta)):
+        problems.add(source, meta_line, f"front matter is missing required key '{key}'")
+
+    blocks: list[Block] = []
+    prose: list[str] = []
+    prose_line = body_start + 1
+    fence = None
+    for index in range(body_start, len(lines)):
+        line, number = lines[index], index + 1
+        stripped = line.lstrip()
+        if stripped.startswith(("```", "~~~")):
+            marker = stripped[:3]
+            fence = None if fence == marker else (fence or marker)
+        match = DIRECTIVE.match(line) if fence is None else None
+        if not match:
+            if not prose:
+                prose_line = number
+            prose.append(line)
+            continue
+        if "".join(prose).strip():
+            blocks.append(Block("prose", prose_line, "\n".join(prose)))
+        prose = []
+        block = _directive(match, source, number, problems)
+        if block:
+            blocks.append(block)
+    if "".join(prose).strip():
+        blocks.append(Block("prose", prose_line, "\n".join(prose)))
+    _check_nesting(blocks, source, problems)
+    problems.raise_if_any()
+    return Page(source, output, meta, tuple(blocks), meta_line)
+
+
+def _check_nesting(blocks: list[Block], source: str, problems: Collector) -> None:
+    """Containers (`::: exercise` ... `::: end`) close, and what belongs inside one is inside it."""
+    opened: Block | None = None
+    parts: list[str] = []
+    for block in blocks:
+        kind = KINDS.get(block.kind)
+        if kind is None:
+            continue
+        if block.kind == "end":
+            if opened is None:
+                problems.add(source, block.line, "'::: end' closes nothing: it ends an exercise opened with '::: exercise'")
+            opened = None
+        elif kind.container:
+            if opened is not None:
+                problems.add(source, block.line, f"'::: {block.kind}' inside the {opened.kind} opened at line "
+                                                 f"{opened.line}: close that one with '::: end' first")
+            opened, parts = block, []
+        elif kind.within:
+            if opened is None or opened.kind != kind.within:
+                problems.add(source, block.line, f"'::: {block.kind}' belongs inside an {kind.within}: open one "
+                                                 f"with '::: {kind.within}' above it")
+            elif parts and KINDS[parts[-1]].last:
+                problems.add(source, block.line, f"'::: {block.kind}' after the {parts[-1]} at the {kind.within}'s "
+                                                 f"end: put it before, so that the {parts[-1]} comes last")
+            parts.append(block.kind)
+    if opened is not None:
+        problems.add(source, opened.line, f"'::: {opened.kind}' is never closed: add a line '::: end' after it")
+
+
+def _directive(match, source, number, problems) -> Block | None:
+    kind = match["kind"]
+    if kind not in KINDS:
+        problems.add(source, number, f"unknown block '::: {kind}' (expected one of: {', '.join(KINDS)})")
+        return None
+    try:
+        words = shlex.split(match["rest"])
+    except ValueError as exc:
+        problems.add(source, number, f"'::: {kind}': {exc} (quote values with spaces: key=\"a b\")")
+        return None
+    allowed, count = KINDS[kind].options, KINDS[kind].names
+    args = tuple(w for w in words if "=" not in w)
+    options = dict(w.split("=", 1) for w in words if "=" in w)
+    for key, value in options.items():
+        if key not in allowed:
+            problems.add(source, number, f"'::: {kind}' has no option '{key}'"
+                                         + (f" (expected: {', '.join(sorted(allowed))})" if allowed else ""))
+        elif allowed[key] is not None and value not in allowed[key]:
+            problems.add(source, number, f"{kind} option {key}= must be "
+                                         + " or ".join(f"'{v}'" for v in allowed[key]))
+    if len(args) != count:
+        problems.add(source, number, f"'::: {kind}' takes {count} name{'s' if count != 1 else ''}, got {len(args)}")
+        return None
+    return Block(kind, number, args=args, options=options)
+
+
+IMAGES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".svg",
+          ".mp4", ".m4v", ".webm", ".mp3", ".ogg", ".wav")      # and the videos and sounds a page plays
+
+
+def content_images(content_dir: Path, hashes: dict[str, str]) -> dict[str, Path]:
+    """Images (and videos, sounds) kept beside the pages (content/x/images/a.png), published at the same place
+    (x/images/a.png), so that a page's relative links to them work as written: among the
+    sources the build's snapshot took (`hashes`), as the pages are."""
+    images = [rel[len("content/"):] for rel in hashes
+              if rel.startswith("content/") and os.path.splitext(rel)[1].lower() in IMAGES]
+    return {rel: content_dir / rel for rel in sorted(images, key=lambda rel: rel.split("/"))}
+
+
+def load_pages(content_dir: Path, hashes: dict[str, str], memo: Memo | None = None) -> list[Page]:
+    """Every page (content/**.md among the sources the build's snapshot took: `hashes`, source ->
+    SHA-256), parsed; with a Memo, a page whose text did not change is neither read nor parsed again."""
+    memo = memo or Memo(None)
+    problems: list = []
+    pages = []
+    for source in sorted((rel for rel in hashes if rel.startswith("content/") and rel.endswith(".md")),
+                         key=lambda rel: rel.split("/")):
+        rel = source[len("content/"):]
+        output = rel[: -len(".md")] + ".html"           # content/x/y.md is published as x/y.html
+        try:
+            found = memo.recall("parsed", (source, hashes[source]))
+            if found is None:
+                data = read_bytes(content_dir / rel, source, hashes)
+                digest = hashlib.sha256(data).hexdigest()     # what was read (it may have changed since)
+                found = (memo.remember("parsed", (source, digest), lambda: dataclasses.replace(
+                    parse_page(decode(data, source), source, output, memo), digest=digest)),)
+            pages.append(found[0])
+        except BuildError as exc:
+            problems.extend(exc.problems)
+    if problems:
+        raise BuildError(problems)
+    return pages

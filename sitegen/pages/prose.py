@@ -1,0 +1,222 @@
+"""What prose may say, and how it resolves: values, figures, links and math.
+
+In a page's Markdown, `{{ path }}` is a value from the lab's results.json (4
+decimals, or `{{ path | .2e }}`), `![alt](figure:NAME.png)` is a figure the
+lab saved, links name pages by their source (`guide.md#anchor`) or site path
+(`/course/x`), and `$...$` (inline) or a line `$$...$$` (display) is LaTeX
+math. check verifies every reference; render (the page) and notebook (the
+download) both resolve prose through transform_prose, each with its own
+idea of a link and a figure.
+"""
+from __future__ import annotations
+
+import functools
+import html
+import json
+import posixpath
+import re
+from pathlib import PurePosixPath
+
+from typing import TYPE_CHECKING
+
+from ..core.memo import Memo, digest, package_version
+
+if TYPE_CHECKING:              # content reads pages with blocks.py, which resolves prose through here
+    from .page import Page
+
+VALUE = re.compile(r"\{\{\s*(?P<path>[^}|]+?)\s*(?:\|\s*(?P<spec>[^}]*?)\s*)?\}\}")
+LINK = re.compile(r"(?P<bang>!?)\[(?P<text>[^\]]*)\]\((?P<target>[^)\s]+)(?P<title>\s+\"[^\"]*\")?\)")
+DISPLAY_MATH = re.compile(r"^\s*\$\$(?P<tex>.+?)\$\$\s*$")
+INLINE_MATH = re.compile(r"(?<![\\$\w])\$(?=\S)(?P<tex>[^$\n]+?)(?<=\S)\$(?![\w$])")
+CODE_SPAN = re.compile(r"(`+).+?\1")
+PATH_TOKEN = re.compile(r"\.?([A-Za-z_][A-Za-z0-9_]*)|\[(-?\d+)\]")
+FIGURE_LINE = re.compile(r"^\s*!\[(?P<alt>[^\]]+)\]\(figure:(?P<name>[^)\s]+)(?:\s+\"(?P<title>[^\"]*)\")?\)\s*$")
+
+
+class Unresolved(LookupError):
+    """A reference that does not resolve; its message says what exists."""
+
+
+def math_spans(line: str) -> list[tuple[int, int, str, bool]]:
+    """(start, end, LaTeX, display) of each formula in a line, outside `code`."""
+    display = DISPLAY_MATH.match(line)
+    if display:
+        return [(0, len(line), display["tex"].strip(), True)]
+    code = [m.span() for m in CODE_SPAN.finditer(line)]
+    return [(m.start(), m.end(), m["tex"], False) for m in INLINE_MATH.finditer(line)
+            if not any(a <= m.start() < b for a, b in code)]
+
+
+def block_formulas(block):
+    """(line, LaTeX, display) of each formula in a prose block, values inside it read as 0."""
+    for offset, line in enumerate(block.text.splitlines()):
+        for _, _, tex, display in math_spans(VALUE.sub("0", line)):
+            yield block.line + offset, tex, display
+
+
+def to_mathml(tex: str, display: bool, memo: Memo | None = None) -> str:
+    """MathML for the browser to render: no script, no font download.
+
+    Remembered in the memo: importing latex2mathml costs more than the rest of
+    a prose-edit rebuild's rendering.
+    """
+    def convert() -> bytes:
+        from latex2mathml.converter import convert
+        try:
+            mathml = convert(tex, display="block" if display else "inline")
+        except Exception as exc:  # noqa: BLE001 - latex2mathml raises many kinds
+            raise Unresolved(f"math ${tex}$ is not LaTeX that can be read: {type(exc).__name__} {exc}".rstrip())
+        return _for_browsers(mathml).encode()
+    if memo is None:
+        return convert().decode()
+    return memo.get("mathml", (package_version("latex2mathml"), tex, display), convert).decode()
+
+
+BOLD_DIGITS = re.compile(r'<mn mathvariant="bold">([0-9.]+)</mn>')
+BARE_BAR = re.compile(r"<mo>(&#x02016;|&#x0007C;|\|)</mo>")
+
+
+def _for_browsers(mathml: str) -> str:
+    """MathML as MathML Core browsers draw it: a bold digit (\\mathbf{1}) as the bold character itself,
+    since they ignore mathvariant but on <mi>; a bar that \\left does not size (\\lVert, \\rVert, |)
+    never stretched, so that its two sides are drawn alike."""
+    mathml = BOLD_DIGITS.sub(lambda m: "<mn>" + "".join(chr(0x1D7CE + int(c)) if c.isdigit() else c
+                                                          for c in m[1]) + "</mn>", mathml)
+    return BARE_BAR.sub(lambda m: f'<mo stretchy="false">{m[1]}</mo>', mathml)
+
+
+def lookup(data, path: str):
+    """`trace.attention[0]` in results.json: the value, or Unresolved."""
+    tokens = list(PATH_TOKEN.finditer(path))
+    if not tokens or "".join(t.group(0) for t in tokens) != path or path.startswith("."):
+        raise Unresolved(f"'{path}' is not a value path like name.key[0]")
+    value, walked = data, ""
+    for token in tokens:
+        key, index = token.group(1), token.group(2)
+        if key is not None:
+            if not isinstance(value, dict) or key not in value:
+                options = ", ".join(sorted(value)) if isinstance(value, dict) else "none (not a mapping)"
+                raise Unresolved(f"no '{key}' in {walked or 'results.json'}; it has: {options}")
+            value = value[key]
+        else:
+            i = int(index)
+            if not isinstance(value, list) or not -len(value) <= i < len(value):
+                size = len(value) if isinstance(value, list) else 0
+                raise Unresolved(f"index [{i}] out of range in {walked} (length {size})")
+            value = value[i]
+        walked += token.group(0)
+    return value
+
+
+def format_value(value, spec: str | None = None) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        if spec:
+            raise Unresolved(f"format '{spec}' applies to numbers, not {type(value).__name__}")
+        return str(value)
+    if spec:
+        try:
+            text = format(value, spec)
+        except ValueError as exc:
+            raise Unresolved(f"bad number format '{spec}': {exc}") from None
+    else:
+        text = str(value) if isinstance(value, int) else f"{value:.4f}"
+    return "0" + text[2:] if re.fullmatch(r"-0(\.0*)?(e[+-]0+)?", text) else text
+
+
+def is_external(target: str) -> bool:
+    return bool(re.match(r"^[a-z][a-z0-9+.-]*:", target)) and not target.startswith("figure:")
+
+
+class SiteMap(frozenset):
+    """Every path the site publishes (a set of output paths), where each page's source is published
+    (`pages`: content path -> output, since a page's `url` may differ from its file), and the images
+    kept beside the pages (`images`: output path -> file)."""
+
+    def __new__(cls, paths, pages: dict[str, str], images: dict | None = None):
+        site = super().__new__(cls, paths)
+        site.pages, site.images = dict(pages), dict(images or {})
+        return site
+
+    @functools.cached_property
+    def digest(self) -> str:
+        """What is published where, hashed: part of every key of what shows links or paths."""
+        return digest(json.dumps([sorted(self), sorted(self.pages.items()), sorted(self.images)]))
+
+
+SOURCES = (".md", ".ipynb")       # a link to a page's source file
+
+
+def resolve_target(page: Page, target: str, sitemap: SiteMap) -> tuple[str, str]:
+    """An internal link as (output path, fragment); raises Unresolved.
+
+    A link to a page's source (`guide.md`, or a notebook page's `chapter 2.ipynb`, spaces written
+    as %20 or not) is relative to the linking page's source file and goes wherever that page is
+    published; any other relative link is relative to the published page.
+    """
+    from urllib.parse import unquote
+    path, _, fragment = target.partition("#")
+    path = unquote(path) if path.endswith(SOURCES) else path
+    if not path:
+        return page.output, fragment
+    if path.startswith("/"):
+        candidates = [path.strip("/"), path.strip("/") + ".html",
+                      (path.strip("/") + "/index.html").lstrip("/")]
+    else:
+        base = posixpath.dirname(page.content_path if path.endswith(SOURCES) else page.output)
+        normal = posixpath.normpath(posixpath.join(base, path))
+        if normal == ".." or normal.startswith("../"):
+            raise Unresolved(f"link '{target}' leaves the site")
+        candidates = [sitemap.pages.get(normal, "")] if normal.endswith(SOURCES) else [normal]
+    for candidate in candidates:
+        if candidate in sitemap:
+            return candidate, fragment
+    raise Unresolved(f"link '{target}' points to nothing the site builds")
+
+
+def pretty_url(output: str) -> str:
+    """The form Cloudflare Pages serves without a redirect: x.html -> x, a/index.html -> a/."""
+    if output == "index.html" or output.endswith("/index.html"):
+        return output[: -len("index.html")]
+    return output[: -len(".html")] if output.endswith(".html") else output
+
+
+def relative_url(from_output: str, to_output: str, fragment: str = "") -> str:
+    """A relative href from one output file to another, in the no-redirect form.
+
+    404.html is answered at any unknown path, so its links are root-absolute.
+    """
+    target = pretty_url(to_output)
+    if from_output == "404.html":
+        return "/" + target + (f"#{fragment}" if fragment else "")
+    is_dir = not target or target.endswith("/")
+    parts = PurePosixPath(target).parts if target else ()
+    folder, name = (parts, "") if is_dir else (parts[:-1], parts[-1])
+    base = PurePosixPath(from_output).parent.parts
+    common = 0
+    while common < min(len(base), len(folder)) and base[common] == folder[common]:
+        common += 1
+    pieces = [".."] * (len(base) - common) + list(folder[common:])
+    rel = "/".join(pieces + ([name] if name else [])) + ("/" if is_dir and pieces else "")
+    return (rel or "./") + (f"#{fragment}" if fragment else "")
+
+
+def transform_prose(text: str, results: dict | None, href, figure_block=None, math=None) -> str:
+    """Fill values, point links at their targets, and (on pages) lift figures into
+    blocks and turn formulas into MathML via `math(tex, display)`."""
+    lines = []
+    for line in text.splitlines():
+        match = FIGURE_LINE.match(line)
+        if match and figure_block is not None:
+            lines.append(figure_block(match["name"], match["alt"], match["title"] or ""))
+            continue
+        line = VALUE.sub(lambda m: html.escape(format_value(lookup(results, m["path"]), m["spec"])), line)
+        if math is not None:
+            for start, end, tex, display in reversed(math_spans(line)):
+                line = line[:start] + math(tex, display) + line[end:]
+        lines.append(LINK.sub(lambda m: _link(m, href), line))
+    return "\n".join(lines)
+
+
+def _link(match, href) -> str:
+    title = match["title"] or ""
+    return f"{match['bang']}[{match['text']}]({href(match['target'])}{title})"

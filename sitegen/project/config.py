@@ -1,0 +1,348 @@
+"""Phase 1: site.yaml into a validated, frozen SiteConfig.
+
+Every problem names `site.yaml:LINE` and what was expected; unknown keys are
+errors, so a typo never silently falls back to a default.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from string import Formatter
+from pathlib import Path
+from typing import NamedTuple
+
+from . import figurefonts
+from ..core.errors import BuildError, Collector, Problem
+from ..core.sources import decode, read_bytes, read_text, source_path
+from ..core.yamlfile import LineDict, load_generator_yaml, load_yaml
+
+SLUG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+PROJECT = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,56}[a-z0-9])?$")
+OUT_PATH = re.compile(r"^[a-z0-9][a-z0-9._/-]*$", re.IGNORECASE)
+# How a lab's cells are shown: what they print and the PNGs they save ("script"), or that and,
+# as Jupyter shows them, each cell's last expression and the figures left open ("jupyter").
+DISPLAYS = ("script", "jupyter")
+
+
+class Lab(NamedTuple):
+    id: str
+    title: str
+    script: Path          # absolute path of the lab's cell script
+    images: str           # output folder of its figures, relative to dist/
+    downloads: str        # output folder of results.json, tensors.npz, CSV
+    notebook: str         # output path of the notebook download ("" for none)
+    page: str             # content page that presents the lab (and the notebook's prose)
+    inputs: tuple[str, ...]   # labs whose results.json this lab reads from inputs/<id>/
+    line: int             # where site.yaml declares it
+    timeout: float | None = None   # seconds it may run (None: the default)
+    describe: dict = {}   # download file name -> what it is (never changed: one dict for all)
+    widget: dict | None = None    # {"script": a module in static/, "needs": results.json keys it reads}
+    display: str = "script"       # "jupyter": a cell also shows its last expression and open figures
+    data: tuple = ()              # (name in its folder, project path) of files copied in before it runs
+
+
+class Vocabulary(NamedTuple):
+    """The site's words that are not prose (sitegen/project/vocabulary.yaml, then site.yaml's `vocabulary:`)."""
+    axes: dict            # axis name -> label of an index, with {} for the index
+    downloads: dict       # file type (or "*") -> what such a download is
+    words: dict           # the interface's words, with {names} filled in by the build
+
+    def download_note(self, lab: "Lab", name: str, needs: list[str] | tuple = ()) -> str:
+        """What a lab's download is: the lab's own description, else its type's, else any file's; a
+        notebook's says what it `needs` installed ({needs})."""
+        text = lab.describe.get(name) or self.downloads.get(name.rsplit(".", 1)[-1]) or self.downloads["*"]
+        return text.replace("{needs}", "、".join(needs) if needs else self.words["needs_nothing"])
+
+
+class NavItem(NamedTuple):
+    title: str
+    page: str             # content path, e.g. course/guide.md
+
+
+@dataclass(frozen=True)
+class SiteConfig:
+    root: Path
+    path: Path            # site.yaml itself
+    title: str
+    description: str
+    project: str          # the Cloudflare Pages project it deploys to ("" for none)
+    base_url: str
+    language: str
+    nav: tuple[NavItem, ...]
+    sequence: tuple[str, ...]   # reading order of the materials (content paths): previous / next
+    labs: tuple[Lab, ...]
+    vocabulary: Vocabulary
+    figure_fonts: tuple[str, ...] = ()   # fonts figures fall back on, as package:path (figurefonts.py)
+    digest: str = ""      # SHA-256 of site.yaml as read: what keys of what shows the site's settings hold
+
+    @property
+    def content_dir(self) -> Path:
+        return self.root / "content"
+
+    def lab(self, lab_id: str) -> Lab | None:
+        return next((lab for lab in self.labs if lab.id == lab_id), None)
+
+
+class _Fields:
+    """Reads one mapping against its expected keys, recording problems."""
+
+    def __init__(self, data, where: str, path: str, problems: Collector, parent_line: int):
+        self.path, self.problems, self.where = path, problems, where
+        self.line = getattr(data, "line", parent_line)
+        if not isinstance(data, dict):
+            problems.add(path, parent_line, f"{where} must be a mapping of keys to values")
+            data = LineDict()
+        self.data = data
+        self.seen: set[str] = set()
+
+    def key_line(self, key):
+        return getattr(self.data, "key_lines", {}).get(key, self.line)
+
+    def get(self, key: str, kind=str, default=None, required=True):
+        self.seen.add(key)
+        if key not in self.data:
+            if required:
+                self.problems.add(self.path, self.line, f"{self.where} is missing required key '{key}'")
+            return default
+        value = self.data[key]
+        if not isinstance(value, kind):
+            want = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+            self.problems.add(self.path, self.key_line(key),
+                              f"{self.where}.{key} must be a {want}, not {type(value).__name__}")
+            return default
+        return value
+
+    def finish(self) -> None:
+        for key in self.data:
+            if key not in self.seen:
+                expected = ", ".join(sorted(self.seen))
+                self.problems.add(self.path, self.key_line(key),
+                                  f"unknown key '{key}' in {self.where} (expected one of: {expected})")
+
+
+@functools.lru_cache(maxsize=None)
+def _real_folder(folder: str) -> str:
+    return os.path.realpath(folder)
+
+
+def _real_path(path: str) -> str:
+    """os.path.realpath, each folder resolved once per build (its pages and scripts share a few)."""
+    folder, name = os.path.split(path)
+    if name in ("", ".", ".."):
+        return os.path.realpath(path)
+    real = os.path.join(_real_folder(folder), name)
+    return os.path.realpath(real) if os.path.islink(real) else real
+
+
+def _content_page(content: str, page: str) -> bool:
+    """A page inside content/, Markdown or a notebook (`content`: its real path; a path that climbs out
+    does not count)."""
+    path = _real_path(os.path.join(content, page))      # (pathlib's resolve and parents cost more)
+    return page.endswith((".md", ".ipynb")) and path.startswith(content + os.sep) and os.path.isfile(path)
+
+
+def _has_cycle(labs: list[Lab]) -> bool:
+    inputs = {lab.id: set(lab.inputs) for lab in labs}
+    done: set[str] = set()
+    while len(done) < len(inputs):
+        ready = {i for i, needs in inputs.items() if i not in done and needs <= done}
+        if not ready:
+            return True
+        done |= ready
+    return False
+
+
+def load_config(root: Path, memo=None, hashes: dict[str, str] | None = None) -> SiteConfig:
+    """site.yaml, checked (`memo`: a Memo that remembers what its text parses to; `hashes`: the
+    build's snapshot, which the text read must match)."""
+    _real_folder.cache_clear()          # (folders may be other links than in the last build of this process)
+    root = Path(root).resolve()
+    content = os.path.realpath(root / "content")
+    path = root / "site.yaml"
+    rel = "site.yaml"
+    if not path.is_file():
+        raise BuildError(Problem(rel, 0, f"no site.yaml in {root}; create it (see README.md)"))
+    raw = read_bytes(path, rel, hashes)
+    data = load_yaml(decode(raw, rel), rel, memo=memo)
+    problems = Collector()
+    top = _Fields(data, "site.yaml", rel, problems, 1)
+    site = _Fields(top.get("site", dict, LineDict()), "site", rel, problems, top.line)
+    title = site.get("title", default="")
+    description = site.get("description", default="", required=False)
+    project = site.get("project", default="", required=False)
+    if project and not PROJECT.match(project):
+        problems.add(rel, site.key_line("project"), f"site.project {project!r} must be a Cloudflare Pages project "
+                                                    "name: lowercase ASCII letters, digits and '-', at most 58")
+    # The address follows from the project (https://NAME.pages.dev) unless a custom domain is given.
+    base_url = site.get("base_url", default=f"https://{project}.pages.dev" if project else "https://example.invalid",
+                        required=not project)
+    if base_url and not re.match(r"^https?://[^/\s]+$", base_url.rstrip("/")):
+        problems.add(rel, site.key_line("base_url"),
+                     f"site.base_url must look like https://host (no path), not {base_url!r}")
+    language = site.get("language", default="zh-CN", required=False)
+    figure_fonts = site.get("figure_fonts", list, [], required=False)
+    for i, spec in enumerate(figure_fonts):
+        if not (isinstance(spec, str) and figurefonts.locate(spec)):
+            problems.add(rel, site.key_line("figure_fonts") + 1 + i,
+                         f"site.figure_fonts[{i}]: no font file {spec!r} in an installed package: write it as "
+                         f"{figurefonts.FONT_SPEC} and list the package in requirements.txt")
+    site.finish()
+
+    nav = []
+    for i, item in enumerate(top.get("nav", list, [], required=False)):
+        f = _Fields(item, f"nav[{i}]", rel, problems, top.key_line("nav"))
+        nav.append(NavItem(title=f.get("title", default=""), page=f.get("page", default="")))
+        if nav[-1].page and not _content_page(content, nav[-1].page):
+            problems.add(rel, f.key_line("page"), f"nav[{i}].page: no such page content/{nav[-1].page}")
+        f.finish()
+
+    sequence = top.get("sequence", list, [], required=False)
+    for i, item in enumerate(sequence):
+        if not isinstance(item, str) or not _content_page(content, item):
+            problems.add(rel, top.key_line("sequence") + 1 + i, f"sequence[{i}]: no such page content/{item}")
+    if len(set(map(str, sequence))) != len(sequence):
+        problems.add(rel, top.key_line("sequence"), "sequence lists a page twice")
+
+    labs, seen_ids = [], {}
+    for i, item in enumerate(top.get("labs", list, [], required=False)):
+        f = _Fields(item, f"labs[{i}]", rel, problems, top.key_line("labs"))
+        lab_id = f.get("id", default="")
+        script = f.get("script", default="")
+        values = {key: f.get(key, default="") for key in ("title", "images", "downloads", "page")}
+        values["notebook"] = f.get("notebook", default="", required=False)
+        inputs = f.get("inputs", list, [], required=False)
+        describe = f.get("describe", dict, {}, required=False)
+        for name, text in describe.items():
+            if not isinstance(text, str):
+                problems.add(rel, f.key_line("describe"), f"labs[{i}].describe.{name} must be text saying what "
+                                                          "the download is")
+        widget = f.get("widget", dict, None, required=False)
+        if widget is not None:
+            w = _Fields(widget, f"labs[{i}].widget", rel, problems, f.key_line("widget"))
+            script_name, needs = w.get("script", default=""), w.get("needs", list, [], required=False)
+            w.finish()
+            if script_name and not source_path(root, f"static/{script_name}").is_file():
+                problems.add(rel, w.key_line("script"), f"labs[{i}].widget.script: no such file static/{script_name}")
+            if not all(isinstance(key, str) for key in needs):
+                problems.add(rel, w.key_line("needs"), f"labs[{i}].widget.needs lists the keys of results.json it reads")
+            widget = {"script": script_name, "needs": [str(key) for key in needs]}
+        timeout = f.get("timeout", (int, float), None, required=False)
+        if timeout is not None and (isinstance(timeout, bool) or not 0 < timeout <= 86400):
+            problems.add(rel, f.key_line("timeout"), f"labs[{i}].timeout must be a number of seconds "
+                                                    f"between 1 and 86400, not {timeout!r}")
+            timeout = None
+        display = f.get("display", default="script", required=False)
+        if display not in DISPLAYS:
+            problems.add(rel, f.key_line("display"), f"labs[{i}].display must be "
+                                                     f"{' or '.join(DISPLAYS)}, not {display!r}")
+        f.finish()
+        if lab_id and not SLUG.match(lab_id):
+            problems.add(rel, f.key_line("id"), f"labs[{i}].id {lab_id!r} must be lowercase ASCII letters, digits and '-'")
+        if lab_id in seen_ids:
+            problems.add(rel, f.key_line("id"), f"duplicate lab id {lab_id!r} (first at site.yaml:{seen_ids[lab_id]})")
+        seen_ids.setdefault(lab_id, f.key_line("id"))
+        script_path = Path(_real_path(os.path.join(root, script)))
+        if script and not script_path.is_file():
+            problems.add(rel, f.key_line("script"), f"labs[{i}].script: no such file {script!r} inside the project")
+        elif script and not str(script_path).startswith(f"{root / 'compute'}{os.sep}"):
+            # Only compute/ is watched for changes (sources.SOURCES): a script elsewhere would be stale.
+            problems.add(rel, f.key_line("script"), f"labs[{i}].script {script!r} is outside compute/: "
+                                                    "move it into compute/, where the labs' code lives")
+        if values["page"] and not _content_page(content, values["page"]):
+            problems.add(rel, f.key_line("page"), f"labs[{i}].page: no such page content/{values['page']}")
+        for key in ("images", "downloads", "notebook"):
+            if values[key] and not (OUT_PATH.match(values[key]) and ".." not in values[key].split("/")):
+                problems.add(rel, f.key_line(key),
+                             f"labs[{i}].{key} {values[key]!r} must be a relative ASCII path (letters, digits, . _ - /)")
+        labs.append(Lab(id=lab_id, script=script_path, line=f.line, inputs=tuple(map(str, inputs)),
+                        timeout=timeout, describe=dict(describe), widget=widget, display=display, **values))
+    labs += _notebook_labs(root, hashes, memo, seen_ids, problems)
+    ids = {lab.id for lab in labs}
+    for lab in labs:
+        for name in lab.inputs:
+            if name not in ids or name == lab.id:
+                problems.add(rel, lab.line, f"lab {lab.id}: inputs names {name!r}, which is not another lab "
+                                            f"(labs: {', '.join(sorted(ids))})")
+    if not problems.problems and _has_cycle(labs):
+        problems.add(rel, top.key_line("labs"), "labs' inputs form a cycle: a lab cannot depend on itself")
+    vocabulary = _vocabulary(top.get("vocabulary", dict, LineDict(), required=False), rel, problems, top.line, memo)
+    top.finish()
+    problems.raise_if_any()
+    return SiteConfig(root=root, path=path, title=title, description=description, project=project,
+                      base_url=base_url.rstrip("/"), language=language, figure_fonts=tuple(figure_fonts), nav=tuple(nav),
+                      sequence=tuple(map(str, sequence)), labs=tuple(labs), vocabulary=vocabulary,
+                      digest=hashlib.sha256(raw).hexdigest())
+
+
+def _notebook_labs(root: Path, hashes, memo, seen_ids: dict, problems: Collector) -> list[Lab]:
+    """The lab of each notebook page (nbsource.py): its code cells, published beside its page."""
+    from . import nbsource
+    labs = []
+    for rel in nbsource.notebooks(root, hashes):
+        try:
+            source = nbsource.load(root, rel, hashes, memo)
+        except BuildError as exc:
+            problems.problems.extend(exc.problems)
+            continue
+        folder = nbsource.output_folder(rel)
+        if "lab" not in source.meta:
+            continue            # prose only: a page, without a lab
+        if source.lab_id in seen_ids:
+            problems.add(rel, 1, f"its lab id {source.lab_id!r} is taken by the lab at site.yaml:"
+                                 f"{seen_ids[source.lab_id]}: rename the notebook or that lab")
+            continue
+        seen_ids[source.lab_id] = 0
+        for name, path in nbsource.data_sources(source).items():
+            if not (root / path).is_file():
+                problems.add(rel, source.meta_lines.get("data", 1), f"data: no file {name} beside the notebook "
+                                                                    f"(looked for {path})")
+        labs.append(Lab(id=source.lab_id, title=source.meta["title"], script=root / rel, images=folder,
+                        downloads=folder, notebook=f"{folder}/{nbsource.download_name(rel)}",
+                        page=rel[len("content/"):], inputs=(), line=0, timeout=source.timeout,
+                        display="jupyter", data=tuple(nbsource.data_sources(source).items())))
+    return labs
+
+
+DEFAULT_VOCABULARY = Path(__file__).with_name("vocabulary.yaml")
+AXIS_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
+
+
+def _defaults(memo=None) -> dict:
+    """The generator's own vocabulary."""
+    return load_generator_yaml(read_text(DEFAULT_VOCABULARY, "sitegen/project/vocabulary.yaml"), memo)
+
+
+def _placeholders(text: str) -> set[str]:
+    return {name for _, name, _, _ in Formatter().parse(text) if name is not None}
+
+
+def _vocabulary(data, rel: str, problems: Collector, parent_line: int, memo=None) -> Vocabulary:
+    """The generator's vocabulary with the site's additions and changes, checked."""
+    defaults = _defaults(memo)
+    site = _Fields(data, "vocabulary", rel, problems, parent_line)
+    merged = {}
+    for part in ("axes", "downloads", "words"):
+        given = site.get(part, dict, LineDict(), required=False)
+        for key, value in given.items():
+            line = getattr(given, "key_lines", {}).get(key, site.line)
+            where = f"vocabulary.{part}.{key}"
+            if not isinstance(value, str):
+                problems.add(rel, line, f"{where} must be text, not {type(value).__name__}")
+            elif part == "axes" and not (AXIS_NAME.match(str(key)) and value.count("{}") == 1):
+                problems.add(rel, line, f"{where}: an axis is a lowercase name whose label holds one {{}} for "
+                                        f"the index, e.g. time: \"step {{}}\"")
+            elif part == "words" and key not in defaults["words"]:
+                import difflib          # (only for a mistake: not imported by every build)
+                close = difflib.get_close_matches(str(key), defaults["words"], n=3)
+                problems.add(rel, line, f"{where}: no such word" + (f" (did you mean {' or '.join(close)}?)"
+                                                                    if close else "")
+                             + "; the words are listed in sitegen/project/vocabulary.yaml")
+            elif part == "words" and not _placeholders(value) <= _placeholders(defaults["words"][key]):
+                problems.add(rel, line, f"{where} may use only {', '.join(sorted(_placeholders(defaults['words'][key]))) or 'no'} "
+                                        f"{{names}}, not {', '.join(sorted(_placeholders(value) - _placeholders(defaults['words'][key])))}")
+        merged[part] = {**defaults[part], **{str(k): v for k, v in given.items() if isinstance(v, str)}}
+    site.finish()
+    return Vocabulary(**merged)

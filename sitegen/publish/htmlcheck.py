@@ -1,0 +1,285 @@
+"""Phase 6: the rendered site checked before it is written, read by an HTML parser as a browser
+reads it (whatever the quoting, letter case or character references).
+
+Links and #anchors must resolve; nothing may break the Content-Security-Policy
+(inline scripts and styles, event handlers, `javascript:` and `data:`
+navigations in any spelling) or load from another site (SVG's `href` and
+`xlink:href`, `background=` and `srcset` included), since a copy opened from
+disk has no CSP to stop it; images without alt text, empty sections and
+external links without rel are warnings. What one file says on its own is
+remembered under its bytes; Cloudflare Pages' limits are checked last.
+"""
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urljoin, urlsplit
+
+from ..pages.check import served_file
+from ..project.config import SiteConfig
+from ..pages.page import Page
+from ..core.errors import Collector, Problem
+from ..core.memo import Memo, digest
+from ..core.sources import source_path
+from ..core.stored import Stored, bytes_of, sha256_of, size_of
+
+# Attributes whose value a browser follows or loads, on any element (SVG's among them).
+URL_ATTRIBUTES = {"href", "src", "xlink:href", "action", "formaction", "data", "poster", "background", "ping"}
+# Elements that make a browser load or send something, and the attributes that say where. The
+# pages may load only the site's own files: nothing from another origin (a filtered network, a
+# student's privacy), and no redirect elsewhere. `background` is any element's (<table>, <body>).
+LOADS = {"script": ("src",), "iframe": ("src",), "frame": ("src",), "img": ("src", "srcset"),
+         "link": ("href",), "object": ("data",), "embed": ("src",), "form": ("action",), "base": ("href",),
+         "video": ("src", "poster"), "audio": ("src",), "source": ("src", "srcset"), "track": ("src",),
+         "input": ("src", "formaction"), "button": ("formaction",), "a": ("ping",), "area": ("ping",),
+         "image": ("href", "xlink:href"), "use": ("href", "xlink:href"), "feimage": ("href", "xlink:href")}
+NOT_LOADED = {"canonical", "alternate", "author", "license", "help", "prev", "next", "me"}   # <link rel=...>
+NAVIGATES = ("href", "xlink:href", "action", "formaction", "src", "data")   # where javascript: would run
+# What a browser drops from a URL before reading its scheme: leading and trailing C0 controls and
+# spaces, and every tab and newline inside it (the URL standard).
+URL_NOISE = re.compile(r"[\t\n\r]")
+HEADINGS = {f"h{level}": level for level in range(2, 7)}
+CSP = "which the site's Content-Security-Policy blocks: move it to static/ and load it by URL"
+
+
+def _scheme(url: str) -> str:
+    cleaned = URL_NOISE.sub("", url.strip("\x00\x01\x02\x03\x04\x05\x06\x07\x08\x0b\x0c\x0e\x0f\x10\x11"
+                                          "\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f "))
+    scheme, colon, _ = cleaned.partition(":")
+    return scheme.lower() if colon and re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*", scheme) else ""
+
+
+class _Reader(HTMLParser):
+    """One page's ids, links into the site, problems and warnings, as a browser would parse it."""
+
+    def __init__(self, path: str, base_url: str):
+        super().__init__(convert_charrefs=True)
+        base = urlsplit(base_url)
+        self.path, self.host, self.here = path, base.netloc, f"{base.scheme}://{base.netloc}/{path}"
+        self.ids, self.links, self.errors, self.warnings = set(), [], [], []
+        self.heading: list | None = None     # [level, text parts] of the heading being read
+        self.anchor = 0                       # depth inside a heading's own permalink
+        self.ended: tuple[int, str] | None = None    # a heading just closed, nothing after it yet
+
+    # -- elements ------------------------------------------------------------
+    def handle_starttag(self, tag, attrs):
+        self._element(tag, attrs)
+
+    def handle_startendtag(self, tag, attrs):
+        self._element(tag, attrs)
+
+    def _element(self, tag, attrs):
+        attributes = {}
+        for name, value in attrs:
+            attributes.setdefault(name, value or "")
+        raw = self.get_starttag_text() or f"<{tag}"
+        level = HEADINGS.get(tag)
+        self._after_heading(level)
+        if self.heading is not None and tag == "a" and "heading-anchor" in attributes.get("class", "").split():
+            self.anchor += 1
+        if level:
+            self.heading = [level, []]
+        if "id" in attributes:
+            self.ids.add(attributes["id"])
+        self._blocked(tag, attributes, raw)
+        self._loads(tag, attributes)
+        for name, value in attributes.items():      # (in the page's order)
+            if name in URL_ATTRIBUTES:
+                self._link(name, value)
+        if tag == "img" and not attributes.get("alt", "").strip():
+            self.warnings.append((raw[:30], f"{self.path}: an image without alt text: {raw[:80]}"))
+        if (tag == "a" and _scheme(attributes.get("href", "")) in ("http", "https")
+                and urlsplit(attributes["href"].strip()).netloc != self.host and "rel" not in attributes):
+            self.warnings.append((raw[9:40], f"{self.path}: external link without rel "
+                                             f"(add rel=\"noopener\"): {raw[:80]}"))
+        if tag == "meta" and attributes.get("http-equiv", "").strip().lower() == "refresh":
+            self.errors.append((attributes.get("content", "http-equiv"), f"{self.path} has <meta http-equiv=\"refresh\">, "
+                                "which sends readers to another address: link to it instead"))
+
+    def handle_endtag(self, tag):
+        if self.heading is not None and tag == "a" and self.anchor:
+            self.anchor -= 1
+        elif self.heading is not None and tag == f"h{self.heading[0]}":
+            title = re.sub(r"\s+", " ", "".join(self.heading[1])).strip()
+            self.ended, self.heading = (self.heading[0], title), None
+        elif tag == "article":
+            self._after_heading(0)
+        else:
+            self._after_heading(None)
+
+    def handle_data(self, data):
+        if self.heading is not None and not self.anchor:
+            self.heading[1].append(data)
+        if data.strip():
+            self._after_heading(None)
+
+    def _after_heading(self, level: int | None) -> None:
+        """What comes next after a heading: another of its level or higher (or the article's end,
+        level 0) means its section is empty; anything else, that it is not."""
+        if self.ended is not None:
+            if level is not None and level <= self.ended[0]:
+                title = self.ended[1]
+                self.warnings.append((title, f"{self.path}: section '{title}' is empty"))
+            self.ended = None
+
+    # -- what the policy forbids and what loads ------------------------------------
+    def _blocked(self, tag, attributes, raw) -> None:
+        found = []
+        if tag == "script" and "src" not in attributes:
+            found.append("an inline <script>")
+        if tag == "style":
+            found.append("an inline <style>")
+        if "style" in attributes:
+            found.append("a style= attribute")
+        if any(name.startswith("on") for name in attributes):
+            found.append("an on...= event handler")
+        for name in NAVIGATES:
+            if name not in attributes:
+                continue
+            scheme = _scheme(attributes[name])
+            if scheme in ("javascript", "vbscript"):
+                found.append("a javascript: link")
+            elif scheme == "data" and not (name == "src" and tag in ("img", "source", "video", "audio")):
+                found.append("a data: link, which browsers refuse to open or run")
+        for what in found:
+            self.errors.append((raw[:12], f"{self.path} has {what}, " + (CSP if "data:" not in what else
+                               "whatever the policy: link to a file of the site instead")))
+
+    def _loads(self, tag, attributes) -> None:
+        if tag == "link" and attributes.get("rel") and set(attributes["rel"].lower().split()) <= NOT_LOADED:
+            return
+        for attribute in LOADS.get(tag, ()) + ("background",):
+            value = attributes.get(attribute, "").strip()
+            urls = [part.strip().split()[0] for part in value.split(",") if part.strip()] if attribute == "srcset" \
+                else [value]
+            for url in filter(None, urls):
+                target = urlsplit(urljoin(self.here, url))
+                if target.scheme == "data" and tag in ("img", "source", "video") or \
+                        (target.scheme in ("http", "https") and target.netloc == self.host):
+                    continue
+                if target.scheme in ("javascript", "data"):
+                    continue            # said by _blocked
+                self.errors.append((url, f"{self.path} has <{tag} {attribute}=\"{url}\">, which loads from "
+                                         f"{target.scheme}://{target.netloc}: pages may load only the site's own "
+                                         "files (put it in static/ or a lab's outputs)"))
+
+    def _link(self, name: str, value: str) -> None:
+        target = urlsplit(urljoin(self.here, value.strip()))
+        if target.netloc == self.host and target.scheme in ("http", "https"):
+            needle = value.split("#", 1)[1] if "#" in value else value.rsplit("/", 1)[-1]
+            self.links.append((name, value, unquote(target.path), unquote(target.fragment), needle))
+
+    def close(self):
+        super().close()
+        self._after_heading(0)
+
+
+def check_rendered(cfg: SiteConfig, pages: list[Page], files: dict[str, bytes], memo: Memo | None = None) -> list[Problem]:
+    """Every rendered HTML file: links and #anchors resolve and nothing breaks the CSP
+    (errors, raised together); images without alt text, empty sections and
+    external links without rel are returned as warnings. What one file says on its own is
+    remembered under its bytes (`memo`). A file as the last build found it, when the site publishes
+    the same paths, needs no look again but at its links into files that changed (their #anchors)."""
+    problems, warnings = Collector(), Collector()
+    sources = {page.output: page.source for page in pages}
+    context = digest(cfg.base_url, "\0".join(sorted(files)))
+    last = memo.recorded("html-check", context) if memo is not None else {}
+    records, seen = {}, {}      # path -> what the next build needs of it; path -> what it says (read anew)
+    shas = {path: sha256_of(files[path]) for path in sorted(path for path in files if path.endswith(".html"))}
+    for path, sha in shas.items():
+        found = memo.reused(last, path, (sha,)) if memo is not None else None
+        if found is not None:
+            records[path] = found
+        else:
+            seen[path] = _read_html(path, files[path], cfg.base_url, memo, sha)
+    served_at: dict[str, str | None] = {}       # every page links to the same few: each looked up once
+    unchanged = set(records)
+
+    def ids(path: str) -> set:
+        if path not in seen:                    # a file as last time, into which a changed one links
+            seen[path] = _read_html(path, files[path], cfg.base_url, memo, shas[path])
+        return seen[path]["ids"]
+
+    for path in sorted(unchanged | seen.keys()):
+        def where(needle: str) -> tuple[str, int]:
+            return _source_line(cfg.root, sources.get(path), needle)
+        if path in unchanged:                   # found right last time: only its links into changed files
+            for attribute, url, served, fragment, needle in records[path][2]:
+                if served not in unchanged and fragment not in ids(served):
+                    problems.add(*where(needle), f"{attribute}=\"{url}\" in {path}: {served} has no id '{fragment}'")
+            for needle, message in records[path][3]:
+                warnings.add(*where(needle), message)
+            continue
+        found, elsewhere = seen[path], []
+        for attribute, url, target, fragment, needle in found["links"]:
+            if target not in served_at:
+                served_at[target] = served_file(target, files)
+            served = served_at[target]
+            if served is None:
+                problems.add(*where(needle), f"{attribute}=\"{url}\" in {path} points to no file of the site")
+            elif fragment and served.endswith(".html") and served in files:
+                if fragment not in ids(served):
+                    problems.add(*where(needle), f"{attribute}=\"{url}\" in {path}: {served} has no id '{fragment}'")
+                elif served != path:
+                    elsewhere.append((attribute, url, served, fragment, needle))
+        for needle, message in found["errors"]:
+            problems.add(*where(needle), message)
+        for needle, message in found["warnings"]:
+            warnings.add(*where(needle), message)
+        if memo is not None and (name := memo.name("html-check", (path, cfg.base_url,
+                                                                   shas[path]))) is not None:
+            records[path] = (shas[path], name, elsewhere, found["warnings"])
+    problems.raise_if_any()
+    if memo is not None:
+        memo.record("html-check", context, {path: records[path] for path in sorted(records)})
+    return warnings.problems
+
+
+def _read_html(path: str, data: bytes | Stored, base_url: str, memo: Memo | None, sha: str | None = None) -> dict:
+    """What one HTML file says on its own: its ids, its links into the site (each with the path and
+    #fragment it asks for), and its problems, with the text that finds each in its source. With a
+    memo, remembered under the file's SHA-256 (`sha`, when the caller has it)."""
+    if memo is not None:
+        return memo.remember("html-check", (path, base_url, sha or sha256_of(data)),
+                             lambda: _read_html(path, data, base_url, None))
+    reader = _Reader(path, base_url)
+    reader.feed(bytes_of(data).decode("utf-8"))
+    reader.close()
+    return {"ids": reader.ids, "links": reader.links, "errors": reader.errors, "warnings": reader.warnings}
+
+
+def _source_line(root: Path, source: str | None, url: str) -> tuple[str, int]:
+    """Best place to point an author at: the source line naming the link's anchor or file."""
+    if not source:
+        return ("templates/", 0)
+    try:
+        lines = source_path(root, source).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return (source, 0)
+    needle = url.split("#", 1)[1] if "#" in url else url.rsplit("/", 1)[-1]
+    for number, line in enumerate(lines, 1):
+        if needle and needle in line:
+            return (source, number)
+    return (source, 0)
+
+
+PAGES_MAX_FILES = 20_000
+PAGES_MAX_BYTES = 25 * 1024 * 1024
+
+
+def check_pages_limits(files: dict[str, bytes]) -> None:
+    """What Cloudflare Pages accepts: 20,000 files, 25 MiB each, ASCII paths."""
+    problems = Collector()
+    if len(files) > PAGES_MAX_FILES:
+        problems.add("dist", 0, f"{len(files)} files; Cloudflare Pages takes at most {PAGES_MAX_FILES}")
+    for path, data in sorted(files.items()):
+        if size_of(data) > PAGES_MAX_BYTES:
+            problems.add(path, 0, f"{size_of(data) / 2**20:.1f} MiB; Cloudflare Pages takes at most 25 MiB a file")
+        if not path.isascii() or any(c in path for c in " ?#%\\"):
+            problems.add(path, 0, "file names must be ASCII without spaces, ?, #, % or \\ "
+                                  "(non-ASCII names break Pages' redirects)")
+    if "404.html" not in files:
+        problems.add("content/404.md", 0, "no 404.html: without it Pages answers every unknown URL with "
+                                          "the home page and status 200; add content/404.md")
+    problems.raise_if_any()

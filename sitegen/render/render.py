@@ -1,0 +1,413 @@
+"""Phase 5: pages, assets and lab files as OutputFiles, in memory.
+
+Templates get one typed context per page and never compute; the numbers they
+show were computed by the labs and formatted here.
+"""
+from __future__ import annotations
+
+import functools
+import html
+import json
+import re
+import struct
+from typing import NamedTuple
+
+import jinja2
+from markupsafe import Markup
+
+from ..pages.blocks import KINDS, code, hidden_blocks, word_html
+from .converters import markdown_converter, template_environment, template_line
+from ..labs.artifacts import NARROW, Artifacts, artifacts_digest
+from ..project.config import SiteConfig
+from ..pages.page import Page
+from ..pages.prose import (LINK, SiteMap, Unresolved, is_external, math_spans, pretty_url, relative_url, resolve_target, to_mathml,
+                    transform_prose)
+from ..core.errors import BuildError, Problem
+from .deploy import add_deploy_files
+from ..pages.highlight import highlighted, pygments_css
+from .assets import PAGE_SCRIPTS, PREVIEW_SCRIPTS, publish_assets
+from .mathfont import formula_characters, subset
+from ..core.memo import Memo, digest
+from .search import INDEX, search_index
+from ..core.sources import read_bytes
+
+
+class Outputs(dict):
+    """Output path -> bytes (or a Stored file); a path is written once (two writers is a bug). `rendered`: the
+    pages rendered anew (the others were unchanged, and came from the memo)."""
+    rendered: tuple[str, ...] = ()
+
+    def add(self, path: str, data: bytes, source: str = "") -> None:
+        if path in self:
+            raise BuildError(Problem(source or path, 0, f"{path} would be written twice"))
+        self[path] = data
+
+
+class PageContext(NamedTuple):
+    """Everything a page template may use."""
+    site: SiteConfig
+    page: Page
+    body: str                 # rendered HTML of the page's content
+    toc: list                 # [{id, name, level}] of h2/h3 headings
+    stylesheet: str           # relative href of the fingerprinted CSS
+    icon: str                 # relative href of the favicon
+    scripts: list             # relative hrefs of the scripts the page loads
+    home: str                 # relative href of the home page
+    canonical: str            # the page's absolute URL on the published site
+    nav: list                 # [{title, href, current}]
+    breadcrumbs: list         # [{title, href}] from home to the page's parent
+    previous: dict | None     # {title, href} in site.yaml's sequence
+    next: dict | None
+    provenance: Markup        # on lab pages: which script computed its numbers, when, with what ("" elsewhere)
+    words: dict               # the interface's words (site.yaml's vocabulary over the generator's)
+
+
+PLACEHOLDER = re.compile("<!--block-[0-9]+-->|\ue000[0-9]+\ue001")     # see Renderer.page_body
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    return struct.unpack(">II", data[16:24])
+
+
+def provenance_note(words: dict, provenance: dict) -> Markup:
+    """The footer of a lab's page: which script computed it, when, with what (no seed: none said)."""
+    seed = provenance.get("seed")
+    return word_html(words["provenance"], script=code(provenance["script"]), when=provenance["computed_at"],
+                      seed="" if seed is None else words["provenance_seed"].format(seed=seed),
+                      python=provenance["python"], numpy=provenance["numpy"], matplotlib=provenance["matplotlib"])
+
+
+def while_labs_run(cfg: SiteConfig, memo: Memo, pending, pages: list[Page], hashes: dict[str, str]) -> None:
+    """What rendering can do before the labs' results exist, done while they compute: Pygments'
+    CSS, and for the labs being computed (`pending`: (lab, cells) pairs) their highlighted code,
+    the compiled templates and Markdown's extensions (the first page rendered would otherwise pay
+    about 40 ms for these after the last lab ends), and the math font (its
+    subset of a new set of characters costs 0.2 s). A template that does not compile is left for
+    rendering to report, with its file and line."""
+    pygments_css(memo)
+    if not pending:
+        return
+    try:
+        if chars := formula_characters(pages, memo):
+            subset(chars, memo)
+    except Unresolved:
+        pass            # a formula that is not LaTeX: the check reports it, with its line
+    env = template_environment(cfg.root, memo.folder, hashes)
+    for name in env.list_templates():
+        try:
+            env.get_template(name)
+        except jinja2.TemplateError:
+            pass
+    markdown_converter(cfg.vocabulary.words).convert("# warm\n\n*x* [y](z)\n\n| a |\n|---|\n| 1 |\n\n```python\nx = 1\n```\n")
+    for _, cells in pending:
+        for cell in cells:
+            highlighted(memo, cell.source)
+
+
+class Renderer:
+    def __init__(self, cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts], memo: Memo,
+                 sitemap: SiteMap, hashes: dict[str, str], solutions: str = "folded"):
+        self.cfg, self.pages, self.artifacts, self.memo = cfg, pages, artifacts, memo
+        self.hashes = hashes                # the build's snapshot of the sources (templates/ among them)
+        self.solutions = solutions          # exercises' solutions: folded, shown or omitted
+        self.sitemap = sitemap
+        self.env = template_environment(cfg.root, memo.folder, hashes)
+        self.out = Outputs()
+        self.words, self.axes = cfg.vocabulary.words, cfg.vocabulary.axes
+        self.markdown = markdown_converter(self.words)
+        self.rendered: list[str] = []       # the pages rendered anew (the others came from the memo)
+        self.last_pages: dict[str, tuple] = {}      # source -> (digest, its entry's name), as the last build
+        self.page_records: dict[str, tuple] = {}    # recorded them, and as this one does (memo.recorded)
+        self.last_notebooks: dict[str, tuple] = {}  # lab -> (page source, page digest, lab digest, name): the
+        self.notebook_records: dict[str, tuple] = {}    # same for its notebook
+
+    def template(self, name: str):
+        try:
+            return self.env.get_template(name)
+        except jinja2.TemplateSyntaxError as exc:
+            raise BuildError(Problem(f"templates/{exc.name or name}", exc.lineno, f"template syntax: {exc.message}"))
+        except jinja2.TemplateNotFound as exc:
+            raise BuildError(Problem(f"templates/{name}", 0, f"template not found: {exc.name}"))
+
+    def render_template(self, template: str, **context) -> str:
+        try:
+            return self.template(template).render(**context)
+        except jinja2.UndefinedError as exc:
+            line = template_line(exc, template)
+            raise BuildError(Problem(f"templates/{line[0]}", line[1], f"undefined in template: {exc.message}"))
+
+    # -- labs ---------------------------------------------------------------
+    def lab_files(self, art: Artifacts, page: Page) -> None:
+        script = art.lab.script.relative_to(self.cfg.root).as_posix()       # (what a problem with them names)
+        for name in art.figures:
+            self.out.add(art.figure_path(name), art.stored(name), script)
+        for name in art.hashes:
+            if not name.endswith(".png"):
+                self.out.add(f"{art.lab.downloads}/{name}", art.stored(name), script)
+        if art.lab.notebook:
+            # Rebuilt only when what it is made of changed: its page, its lab (its digest: a recompute
+            # changes computed_at), site.yaml (words, descriptions), links, solutions, the generator.
+            made = (page.source, page.digest, art.digest)
+            seen = self.memo.reused(self.last_notebooks, art.lab.id, made)
+            notebook = self.memo.stored(seen[3]) if seen is not None else None
+            if notebook is None:
+                key = (page.source, page.digest, made[2], self.notebook_site_key)
+                memo = self.memo if page.digest else Memo(None)  # (a page not read from its file has no digest)
+                notebook = memo.kept("notebook", key, lambda: self.notebook(page, art))
+                seen = (*made, memo.name("notebook", key))
+            if seen[3] is not None:
+                self.notebook_records[art.lab.id] = seen
+            self.out.add(art.lab.notebook, notebook, page.source)
+
+    def notebook(self, page: Page, art: Artifacts) -> bytes:
+        """A lab's notebook download: a notebook page's own notebook with this build's outputs, or one
+        made of its page's prose and its cells (notebook.py)."""
+        from .notebook import build_notebook, computed_notebook
+        if art.lab.script.suffix == ".ipynb":
+            rel = page.source
+            return computed_notebook(self.cfg, page, art, self.sitemap, read_bytes(self.cfg.root / rel, rel, self.hashes))
+        return build_notebook(self.cfg, page, art, self.sitemap, self.solutions)
+
+    @functools.cached_property
+    def sequence_items(self) -> list[tuple[Page, Artifacts | None]]:
+        pages = {p.content_path: p for p in self.pages}
+        return [(pages[rel], self.artifacts.get(pages[rel].lab or "")) for rel in self.cfg.sequence if rel in pages]
+
+    def materials(self, page: Page) -> list[dict]:
+        """The lecture's map as `page` shows it (blocks.py, ::: materials)."""
+        items = []
+        for other, art in self.sequence_items:
+            figure = next((f for f in art.figures if not f.endswith(NARROW)), None) if art else None
+            thumbnail = None
+            if figure:
+                width, height = png_size(art.files[figure].read_bytes())
+                thumbnail = {"src": relative_url(page.output, art.figure_path(figure)),
+                             "width": (width + 1) // 2, "height": (height + 1) // 2,
+                             "alt": _figure_alt(other, figure) or self.words["material_thumb"].format(title=other.title)}
+            items.append({"title": other.title, "description": other.meta.get("description", ""),
+                          "href": relative_url(page.output, other.output), "path": "/" + pretty_url(other.output),
+                          "kind": self.words["material_lab" if art and art.lab.notebook else
+                                             "material_figures" if art else "material_reading"],
+                          "minutes": other.meta.get("minutes") or reading_minutes(other), "thumbnail": thumbnail})
+        return items
+
+    @functools.cached_property
+    def by_output(self) -> dict[str, Page]:
+        return {p.output: p for p in self.pages}
+
+    @functools.cached_property
+    def notebook_site_key(self) -> str:
+        """What of the site any notebook shows: site.yaml, its links' targets, solutions."""
+        return digest(self.cfg.digest, self.cfg.base_url, self.sitemap.digest, self.solutions)
+
+    # -- pages --------------------------------------------------------------
+    def output_markdown(self, text: str) -> str:
+        """Markdown a cell displayed (text/markdown), with its math, as the page's prose is made."""
+        formulas: dict[str, str] = {}
+        lines = []
+        for line in text.splitlines():
+            for start, end, tex, display in reversed(math_spans(line)):
+                key = f"\ue000m{len(formulas)}\ue001"
+                formulas[key] = to_mathml(tex, display, self.memo)
+                line = line[:start] + key + line[end:]
+            lines.append(line)
+        body = self.output_converter.reset().convert("\n".join(lines))
+        return re.sub("\ue000m\\d+\ue001", lambda m: formulas[m.group(0)], body)
+
+    @functools.cached_property
+    def output_converter(self):
+        return markdown_converter(self.words)
+
+    def figure_html(self, page: Page, art: Artifacts, name: str, alt: str, caption: str = "") -> str:
+        """A lab's figure on `page`, with its narrow variant for phones if it has one."""
+        def shown(figure: str) -> dict:         # saved at twice the size it is shown at
+            width, height = png_size(art.files[figure].read_bytes())
+            return {"src": relative_url(page.output, art.figure_path(figure)),
+                    "width": (width + 1) // 2, "height": (height + 1) // 2}
+        narrow = art.narrow(name)
+        return self.render_template("partials/figure.html", figure=shown(name), narrow=shown(narrow) if narrow else None,
+                                    alt=alt, caption=caption, words=self.words)
+
+    def page_body(self, page: Page) -> tuple[str, list, list[str]]:
+        """The page's HTML, its table of contents, and the extra scripts its blocks need."""
+        art = self.artifacts.get(page.lab) if page.lab else None
+        results = art.results if art else None
+        rendered: dict[str, str] = {}
+        scripts: list[str] = []
+
+        def placeholder(html_text: str) -> str:
+            key = f"<!--block-{len(rendered)}-->"
+            rendered[key] = html_text
+            return f"\n\n{key}\n\n"
+
+        def href(target: str) -> str:
+            if is_external(target):
+                return target
+            if target.startswith("figure:"):
+                return relative_url(page.output, art.figure_path(target[len("figure:"):]))
+            output, fragment = resolve_target(page, target, self.sitemap)
+            return relative_url(page.output, output, fragment)
+
+        def figure_block(name: str, alt: str, caption: str) -> str:
+            return placeholder(self.figure_html(page, art, name, alt, caption))
+
+        def math(tex: str, display: bool) -> str:
+            mathml = to_mathml(tex, display, self.memo)
+            if display:
+                return placeholder(f'<div class="math" tabindex="0" data-search-ignore>{mathml}</div>')
+            key = f"\ue000{len(rendered)}\ue001"      # Markdown leaves private-use characters alone
+            rendered[key] = mathml
+            return key
+
+        parts = []
+        hidden = hidden_blocks(page, self.solutions)
+        for index, block in enumerate(page.blocks):
+            if index in hidden:
+                continue
+            if block.kind == "prose":
+                parts.append(transform_prose(block.text, results, href, figure_block, math))
+            else:
+                kind = KINDS[block.kind]
+                shown = self.artifacts[kind.lab(page, block)] if kind.needs_lab else None
+                parts.append(placeholder(kind.render(self, page, block, shown)))
+                scripts.extend(kind.scripts(shown))
+        md = self.markdown.reset()
+        body = md.convert("\n".join(parts)).replace('class="heading-anchor"',
+                                                      'class="heading-anchor" data-search-ignore')
+        # One pass over the page, not one per placeholder (a page of 10,000 formulas was quadratic);
+        # what a placeholder stands for may hold others (a figure's caption, its formulas).
+        def fill(match) -> str:
+            value = rendered.get(match.group(0))
+            return match.group(0) if value is None else PLACEHOLDER.sub(fill, value)
+        body = PLACEHOLDER.sub(fill, body)
+        # Code and formulas scroll sideways in their own box on a phone: reachable by keyboard.
+        body = body.replace("<pre>", '<pre tabindex="0">')
+        toc = [{"id": t["id"], "name": html.unescape(t["name"]), "level": t["level"]}
+               for t in _flatten(md.toc_tokens) if t["level"] in (2, 3)]
+        return body, toc, scripts
+
+    def site_key(self, assets: dict[str, str], scripts: list[str]) -> str:
+        """What any page may show besides its own source and neighbours (the generator and the
+        packages' versions are in every memo key): the templates, site.yaml, every lab's results (by provenance), what is published where, and
+        the assets' hashed names. A page is rendered again only when this or its own part changed."""
+        templates = sorted((rel, sha) for rel, sha in self.hashes.items() if rel.startswith("templates/"))
+        return digest(self.cfg.digest, self.cfg.base_url, self.solutions, json.dumps(templates),
+                      artifacts_digest(self.artifacts), self.sitemap.digest,
+                      json.dumps(assets, sort_keys=True), json.dumps(scripts))
+
+    def page(self, page: Page, assets: dict[str, str], scripts: list[str], site_key: str = "") -> None:
+        """Render `page` into the outputs, or take it from the memo when neither its source, nor
+        what it shows of other pages (navigation, breadcrumbs, previous/next), nor `site_key` changed:
+        when no page's title, address or parent changed either, as the last build recorded it."""
+        # (a page with the lecture's map shows what other pages hold: it is looked up by all of that)
+        mapped = any(block.kind == "materials" for block in page.blocks)
+        seen = None if mapped else self.memo.reused(self.last_pages, page.source, (page.digest,))
+        if seen is not None and (kept := self.memo.stored(seen[1])) is not None:
+            self.page_records[page.source] = seen
+            self.out.add(page.output, kept, page.source)
+            return
+        art = self.artifacts.get(page.lab) if page.lab else None
+        published = self.sitemap.pages          # content path -> output
+        nav = [{"title": item.title, "href": relative_url(page.output, published[item.page]),
+                "current": published[item.page] == page.output} for item in self.cfg.nav]
+        by_output = self.by_output
+        crumbs, parent, seen = [], page.meta.get("parent"), {page.output}
+        while parent:
+            output, fragment = resolve_target(page, parent, self.sitemap)
+            if output in seen:
+                break
+            seen.add(output)
+            parent_page = by_output[output]
+            crumbs.insert(0, {"title": parent_page.title, "href": relative_url(page.output, output, fragment)})
+            parent = parent_page.meta.get("parent")
+        if page.output != "index.html":
+            crumbs.insert(0, {"title": self.words["home"], "href": relative_url(page.output, "index.html")})
+        order = self.cfg.sequence
+        neighbours = {}
+        if page.content_path in order:
+            at = order.index(page.content_path)
+            for key, index in (("previous", at - 1), ("next", at + 1)):
+                if 0 <= index < len(order):
+                    other = by_output[published[order[index]]]
+                    neighbours[key] = {"title": other.title, "href": relative_url(page.output, other.output)}
+        shown = self.materials(page) if mapped else []
+        key = (site_key, page.source, page.digest,
+               json.dumps([nav, crumbs, neighbours, shown], ensure_ascii=False, sort_keys=True))
+        site_key = site_key if page.digest else ""         # (a page not read from its file has no digest)
+        name = self.memo.name("page", key) if site_key else None
+        if name is not None:
+            self.page_records[page.source] = (page.digest, name)
+        if name is not None and (kept := self.memo.stored(name)) is not None:
+            self.out.add(page.output, kept, page.source)
+            return
+        try:
+            body, toc, extra = self.page_body(page)
+        except RecursionError:
+            raise BuildError(Problem(page.source, 0, "nested too deeply to render (lists, quotes or "
+                                                     "emphasis inside each other hundreds of levels deep)")) from None
+        context = PageContext(site=self.cfg, page=page, body=body, toc=toc if page.meta.get("toc", True) else [],
+                              stylesheet=relative_url(page.output, assets["style.css"]),
+                              icon=relative_url(page.output, assets["favicon.svg"]),
+                              scripts=[relative_url(page.output, s) for s in
+                                       scripts + sorted({assets[name] for name in extra})],
+                              home=relative_url(page.output, "index.html"), nav=nav, breadcrumbs=crumbs,
+                              canonical=f"{self.cfg.base_url}/{pretty_url(page.output)}",
+                              previous=neighbours.get("previous"), next=neighbours.get("next"),
+                              provenance=provenance_note(self.words, art.provenance) if art else "",
+                              words=self.words)
+        html_bytes = self.render_template("page.html", ctx=context).encode()
+        self.rendered.append(page.source)
+        self.out.add(page.output, self.memo.keep("page", key, html_bytes) if site_key else html_bytes, page.source)
+
+
+def _flatten(tokens):
+    for token in tokens:
+        yield token
+        yield from _flatten(token.get("children", []))
+
+
+def _figure_alt(page: Page, figure: str) -> str | None:
+    """The words a page gives a lab's figure where it shows it (![what it shows](figure:NAME))."""
+    for block in page.blocks:
+        if block.kind == "prose":
+            for match in LINK.finditer(block.text):
+                if match["bang"] and match["target"] == f"figure:{figure}" and match["text"].strip():
+                    return match["text"].strip()
+    return None
+
+
+def reading_minutes(page: Page) -> int:
+    """The minutes a page's prose takes to read, at 400 characters a minute (a Chinese reader's pace;
+    a Latin word counts as its letters), at least one."""
+    text = "".join(block.text for block in page.blocks if block.kind == "prose")
+    return max(1, round(len(re.sub(r"[\s#*_`>\[\]()|:-]", "", text)) / 400))
+
+
+def render_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts], sitemap: SiteMap,
+                hashes: dict[str, str], preview: bool = False, memo: Memo | None = None,
+                solutions: str = "folded") -> Outputs:
+    """Every file of the site; `sitemap` is what the check resolved links against, `hashes` the
+    build's snapshot of the sources."""
+    renderer = Renderer(cfg, pages, artifacts, memo or Memo(None), sitemap, hashes, solutions)
+    assets = publish_assets(cfg, pages, renderer.memo, renderer.out, preview, hashes)
+    scripts = [assets[name] for name in PAGE_SCRIPTS + (PREVIEW_SCRIPTS if preview else ())]
+    site_key = renderer.site_key(assets, scripts) if memo else ""
+    # What every page shows of the others (navigation, breadcrumbs, previous/next) follows from these.
+    context = digest(site_key, json.dumps([[p.source, p.output, p.title, p.meta.get("parent")] for p in pages],
+                                          ensure_ascii=False))
+    renderer.last_pages = renderer.memo.recorded("pages", context) if site_key else {}
+    for page in pages:
+        renderer.page(page, assets, scripts, site_key)
+    renderer.memo.record("pages", context, renderer.page_records)
+    by_source = {page.source: page for page in pages}
+    renderer.last_notebooks = renderer.memo.recorded("notebooks", renderer.notebook_site_key)
+    for art in artifacts.values():
+        renderer.lab_files(art, by_source[f"content/{art.lab.page}"])
+    renderer.memo.record("notebooks", renderer.notebook_site_key, renderer.notebook_records)
+    for output, path in sitemap.images.items():
+        renderer.out.add(output, read_bytes(path, f"content/{output}", hashes), f"content/{output}")
+    renderer.out.add(INDEX, search_index({page.output: (page.title, renderer.out[page.output])
+                                          for page in pages if page.output != "404.html"}, renderer.memo), "search")
+    add_deploy_files(cfg, renderer.out, {alias: page.output for page in pages for alias in page.aliases})
+    renderer.out.rendered = tuple(renderer.rendered)
+    return renderer.out

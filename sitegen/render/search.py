@@ -1,0 +1,143 @@
+"""Full-text search built with the site: the readable text of every page, by section.
+
+Each page's `data-search-body` element is read from the rendered HTML and cut
+into sections at its headings; what is marked `data-search-ignore` (code
+cells, their outputs, tensor tables, widgets, navigation, display
+formulas) is left out. The result is one small `search.json` that
+static/search.js loads on first use and matches by substring, which suits
+Chinese (no word segmentation to get wrong: 意力 finds 注意力) as well as
+English.
+"""
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+
+from ..core.memo import Memo, digest
+from ..pages.prose import pretty_url
+from ..core.stored import Stored, bytes_of, sha256_of
+
+INDEX = "search.json"
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+BLOCKS = {"p", "li", "div", "section", "td", "th", "pre", "blockquote", "figcaption", "dt", "dd", "tr"}
+HEADINGS = {"h1", "h2", "h3"}
+IGNORED = re.compile(r"<([a-zA-Z][\w-]*)\b[^>]*?\sdata-search-ignore\b[^>]*>")
+
+
+def _without_ignored(html: str) -> str:
+    """The HTML with every element marked data-search-ignore cut out, found by matching tags.
+
+    Code cells and tables are most of a lab page; skipping them here is many
+    times faster than parsing them only to drop their text.
+    """
+    kept, at = [], 0
+    for start in IGNORED.finditer(html):
+        if start.start() < at:
+            continue                    # inside an element already cut
+        tags, depth, end = re.compile(rf"<(/?){start[1]}\b[^>]*>"), 1, start.end()
+        while depth and (tag := tags.search(html, end)):
+            depth += -1 if tag[1] else 1
+            end = tag.end()
+        kept.append(html[at:start.start()])
+        at = end
+    kept.append(html[at:])
+    return "".join(kept)
+
+
+class _Sections(HTMLParser):
+    """[id, heading, text] for each section of the search body, in order."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.sections: list[list[str]] = [["", "", ""]]
+        self.body = 0          # depth inside the search body (0: outside)
+        self.heading: list[str] | None = None    # text of the heading being read
+        self.parts: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag in VOID:
+            if tag == "br" and self.body:
+                self._text(" ")
+            return
+        if self.body:
+            self.body += 1
+        elif "data-search-body" in attrs:
+            self.body = 1
+            return
+        if self.body and tag in HEADINGS and self.heading is None:
+            self._close_section()
+            self.sections.append([attrs.get("id") or "", "", ""])
+            self.heading = []
+
+    def handle_endtag(self, tag):
+        if not self.body or tag in VOID:
+            return
+        self.body -= 1
+        if tag in HEADINGS and self.heading is not None:
+            self.sections[-1][1] = _squeeze("".join(self.heading))
+            self.heading = None
+        elif tag in BLOCKS:
+            self._text(" ")
+
+    def handle_data(self, data):
+        if self.body:
+            self._text(data)
+
+    def _text(self, data: str) -> None:
+        (self.heading if self.heading is not None else self.parts).append(data)
+
+    def _close_section(self) -> None:
+        self.sections[-1][2] = _squeeze("".join(self.parts))
+        self.parts = []
+
+    def result(self) -> list[list[str]]:
+        self._close_section()
+        return [s for s in self.sections if s[1] or s[2]]
+
+
+def _squeeze(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def page_sections(html: str) -> list[list[str]]:
+    """The searchable sections of one rendered page: [heading id, heading, text]."""
+    parser = _Sections()
+    parser.feed(_without_ignored(html))
+    parser.close()
+    return parser.result()
+
+
+def search_index(pages: dict[str, tuple[str, bytes | Stored]], memo: Memo | None = None) -> bytes:
+    """search.json for these pages (output path -> (title, HTML)), in output order; a page's
+    sections are remembered under its HTML's hash, as the JSON they are written as, so only
+    changed pages are read, and the index is joined from the pieces without parsing them again
+    (the same bytes as json.dumps of the whole, compact)."""
+    memo = memo or Memo(None)
+    context = digest(INDEX_FORMAT)
+    last, records, entries = memo.recorded("search", context), {}, []
+    for output, (title, html) in sorted(pages.items()):
+        sha = sha256_of(html)
+        seen = memo.reused(last, output, (sha, title))  # (sha, title, its entry's name, the start of its JSON)
+        sections = memo.entry(seen[2]) if seen is not None else None
+        if sections is None:
+            name = memo.name("search", (INDEX_FORMAT, sha))
+            sections = memo.entry(name) if name else None
+            if sections is None:
+                sections = _compact(page_sections(bytes_of(html).decode("utf-8")))
+                memo.put("search", (INDEX_FORMAT, sha), sections)
+            seen = (sha, title, name, f'{{"url":{_compact(pretty_url(output)).decode()},'
+                                      f'"title":{_compact(title).decode()},"sections":')
+        records[output] = seen
+        if sections != b"[]":
+            entries.append(seen[3] + sections.decode("utf-8") + "}")
+    memo.record("search", context, records)
+    return ('{"pages":[' + ",".join(entries) + "]}").encode()
+
+
+INDEX_FORMAT = "compact-1"        # how a page's sections are remembered: change it when _compact changes
+
+
+def _compact(value) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
