@@ -5,6 +5,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from support import REPO, run_build, tiny_site
 
 
@@ -75,3 +77,72 @@ def test_a_lab_is_added_to_an_empty_flow_list_of_labs_and_a_one_line_list_is_nam
     with pytest.raises(BuildError) as failed:
         _with_lab_entry("site:\n  title: 课\nlabs: [{id: old}]\n", entry)
     assert str(failed.value.problems[0]).startswith("site.yaml:3: labs: is written on one line")
+
+
+# -- new site --------------------------------------------------------------------------
+
+def _new_site(tmp_path, *args):
+    made = subprocess.run([sys.executable, str(REPO / "build.py"), "new", "site", str(tmp_path / "mine"), *args],
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    return tmp_path / "mine", made
+
+
+def test_a_new_site_builds_strictly_at_once_with_its_map_guide_lab_and_deploy_files(tmp_path):
+    from helpers import Elements
+    root, made = _new_site(tmp_path, "--title", "第三讲 · 从线性回归到梯度下降")
+    assert made.stdout.startswith("wrote 13 files into ")
+    files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+    assert files == [".ci/pages-build", ".github/workflows/site.yml", ".gitignore", ".python-version", "README.md",
+                     "build.py", "compute/lab01.py", "content/404.md", "content/guide.md", "content/index.md",
+                     "content/lab01.md", "requirements.txt", "site.yaml"]
+    assert (root / ".ci/pages-build").stat().st_mode & 0o111                   # runnable
+    assert "sitegen @ " in (root / "requirements.txt").read_text(encoding="utf-8")
+    assert not (root / "sitegen").exists() and len((root / "build.py").read_text(encoding="utf-8").splitlines()) < 15
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    assert readme.startswith("# 第三讲 · 从线性回归到梯度下降\n\n```sh\npython3 -m venv .venv && .venv/bin/pip install -r "
+                             "requirements.txt && .venv/bin/python build.py\n.venv/bin/python build.py serve\n```\n")
+    result = run_build(root, tmp_path / "dist", tmp_path / "cache", "--strict")
+    assert result.returncode == 0, result.stderr
+    assert "lab01 computed" in result.stdout
+    home = Elements((tmp_path / "dist/index.html").read_text(encoding="utf-8"))
+    assert [a[1]["href"] for a in home.find("a", **{"class": "material-link"})] == ["guide", "lab01"]
+    assert home.find("title")[0][2].startswith("第三讲 · 从线性回归到梯度下降")
+    lab = (tmp_path / "dist/lab01.html").read_text(encoding="utf-8")
+    results = json.loads((tmp_path / "dist/lab01/materials/results.json").read_text(encoding="utf-8"))
+    assert f"五个 y 的总和是 {results['total']:.4f}。" in lab
+    assert (tmp_path / "dist/404.html").is_file() and (tmp_path / "dist/guide.html").is_file()
+
+
+def test_the_new_site_yaml_names_every_key_the_build_reads(tmp_path):
+    """Every key of every mapping site.yaml has, found from the build's own answer to a key it does
+    not know (so a key added to the build and not to the starter fails here)."""
+    import re
+
+    import yaml
+
+    from sitegen.core.errors import BuildError
+    from sitegen.project.config import load_config
+    root, _ = _new_site(tmp_path)
+    text = (root / "site.yaml").read_text(encoding="utf-8")
+    data = yaml.safe_load(text)
+    for mapping in (data, data["site"], data["nav"][0], data["labs"][0]):
+        mapping["zzz"] = 1
+    data["labs"][0]["widget"], data["vocabulary"] = {"zzz": 1}, {"zzz": 1}
+    (root / "site.yaml").write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    with pytest.raises(BuildError) as failed:
+        load_config(root)
+    expected = [m.group(1) for p in failed.value.problems if (m := re.search(r"expected one of: (.*)\)$", p.message))]
+    keys = {key for found in expected for key in found.split(", ")}
+    assert len(expected) == 6 and {"base_url", "figure_fonts", "inputs", "display", "needs", "axes", "sequence"} <= keys
+    missing = [key for key in sorted(keys) if not re.search(rf"^[ #]*(- )?{key}(:| )", text, re.M)]
+    assert missing == []
+
+
+def test_a_new_site_is_never_written_over_files_and_leaves_nothing_when_it_fails(tmp_path):
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full/notes.txt").write_text("我的笔记", encoding="utf-8")
+    refused = subprocess.run([sys.executable, str(REPO / "build.py"), "new", "site", str(tmp_path / "full")],
+                             capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 1 and "is not an empty folder" in refused.stderr and "Traceback" not in refused.stderr
+    assert [p.name for p in (tmp_path / "full").iterdir()] == ["notes.txt"]

@@ -13,6 +13,8 @@ command `pip install` of the generator makes), in the course's folder, writes di
     python build.py info outputs  the files a build of this site must write, one per line (for a CI check)
     python build.py freeze [LAB]  build, and store the labs' results in frozen/ (commit it): a build
                                   elsewhere reuses them while the lab's code is unchanged
+    python build.py new site DIR [--title T]  start a course of its own in DIR: pages, a lab, the
+                                  deploy workflow, requirements.txt naming this generator
     python build.py new lab ID    start a lab: compute/ID.py, its page and its site.yaml entry
     python build.py new page PATH start a page: content/PATH.md
     python build.py import NB.ipynb [--id ID] [--page PATH]
@@ -65,9 +67,10 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
                         help="build once (default), serve a live preview, or print site.yaml's project and "
                              "address (for a deploy script: `python build.py info >> $GITHUB_OUTPUT`)")
     parser.add_argument("names", nargs="*", help="freeze: the labs to freeze (default: every lab); "
-                                                 "new: `lab ID` or `page PATH`; import: notebooks")
+                                                 "new: `site DIR`, `lab ID` or `page PATH`; import: notebooks")
     parser.add_argument("--page", help="new lab, import: the page's path in content/ (default: the lab's id)")
     parser.add_argument("--id", help="import: the lab's id (default: from the notebook's file name)")
+    parser.add_argument("--title", help="new site: the course's title")
     parser.add_argument("--port", type=int, default=8788, help="preview port (serve)")
     parser.add_argument("--root", type=Path, default=root, help=f"project folder (default: {root})")
     parser.add_argument("--out", type=Path, help="output folder (default: ROOT/dist)")
@@ -138,10 +141,16 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
 
     try:
         if args.command == "new":
-            from sitegen.commands.scaffold import new_lab, new_page
-            if len(args.names) != 2 or args.names[0] not in ("lab", "page"):
-                parser.error("new takes `lab ID` or `page PATH`")
+            from sitegen.commands.scaffold import new_lab, new_page, new_site
+            if len(args.names) != 2 or args.names[0] not in ("site", "lab", "page"):
+                parser.error("new takes `site DIR`, `lab ID` or `page PATH`")
             kind, name = args.names
+            if kind == "site":
+                made, notes = new_site(Path(name), args.title)
+                print(f"wrote {len(made)} files into {name}; next: cd {name}, then README.md's first command", flush=True)
+                for note in notes:
+                    print(f"note: {note}", file=sys.stderr)
+                return 0
             made = new_lab(args.root, name, args.page) if kind == "lab" else new_page(args.root, name)
             print("wrote " + ", ".join(made) + "; " + NEXT)
             return 0

@@ -1,4 +1,4 @@
-"""`python build.py new lab ID` and `new page PATH`: starting files that build at once.
+"""`python build.py new site DIR`, `new lab ID` and `new page PATH`: starting files that build at once.
 
 The starters are data (sitegen/commands/starters/), commented for the teacher. Nothing existing is
 overwritten; site.yaml gets the lab's entry appended to its `labs:` list, as text, so its
@@ -137,18 +137,109 @@ def check_new_lab(cfg, lab_id: str) -> None:
                                                  f"choose another id (--id {lab_id}-lab)"))
 
 
-def new_lab(root: Path, lab_id: str, page: str | None = None) -> list[str]:
+def new_lab(root: Path, lab_id: str, page: str | None = None, title: str | None = None) -> list[str]:
     """compute/ID.py, its page, and its entry in site.yaml."""
     check_new_lab(load_config(root), lab_id)
-    page = page_path(page or lab_id)
-    script, page_rel = f"compute/{lab_id.replace('-', '_')}.py", f"content/{page}.md"
+    made, entry = _lab_files(lab_id, page_path(page or lab_id), title or lab_id)
     files = NewFiles(root)
     try:
-        files.create(script, _fill("lab.py", id=lab_id, page=f"{page}.md", script=script))
-        files.create(page_rel, _fill("lab.md", id=lab_id, title=lab_id, script=script))
-        files.add_labs([lab_entry(lab_id, lab_id, script, f"{page}.md", f"{lab_id}.ipynb")])
+        for rel, text in made.items():
+            files.create(rel, text)
+        files.add_labs([entry])
         load_config(root)
     except BaseException:
         files.undo()
         raise
-    return [script, page_rel, "site.yaml"]
+    return [*made, "site.yaml"]
+
+
+def _lab_files(lab_id: str, page: str, title: str) -> tuple[dict[str, str], str]:
+    """A new lab's script and page (path -> text), and its entry in site.yaml."""
+    script = f"compute/{lab_id.replace('-', '_')}.py"
+    return ({script: _fill("lab.py", id=lab_id, page=f"{page}.md", script=script),
+             f"content/{page}.md": _fill("lab.md", id=lab_id, title=json.dumps(title, ensure_ascii=False), script=script)},
+            lab_entry(lab_id, title, script, f"{page}.md", f"{lab_id}.ipynb"))
+
+
+SITE = STARTERS / "site"        # a course, as `new site` writes it (its text's __NAMES__ filled in)
+
+
+def new_site(folder: Path, title: str | None = None) -> tuple[list[str], list[str]]:
+    """A course of its own in `folder` (new, or empty) that builds under --strict at once: site.yaml
+    with every key commented, a home page (the lecture's map), a 404 page, a guide, a lab and its page,
+    requirements.txt naming this generator, the deploy workflow, .ci/pages-build and a README.
+    Returns the files written and notes for the teacher; on any failure nothing is left."""
+    folder = Path(folder)
+    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        raise BuildError(Problem(str(folder), 0, "is not an empty folder: name a new one (nothing was written)"))
+    import yaml
+    defaults = yaml.safe_load((STARTERS / "new-site.yaml").read_text(encoding="utf-8"))
+    title = title or defaults["title"]
+    project = re.sub(r"[^a-z0-9]+", "-", folder.resolve().name.lower()).strip("-")[:58].strip("-") or "my-course"
+    requirement, notes = generator_requirement()
+    made_folder = not folder.exists()
+    folder.mkdir(parents=True, exist_ok=True)
+    lab, entry = _lab_files(defaults["lab"]["id"], defaults["lab"]["id"], defaults["lab"]["title"])
+    files = {p.relative_to(SITE).as_posix(): p for p in SITE.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+    made = []
+    try:
+        for rel in sorted({*files, *lab}):
+            text = lab[rel] if rel in lab else files[rel].read_text(encoding="utf-8")
+            for key, value in (("TITLE", title), ("PROJECT", project), ("GENERATOR", requirement)):
+                text = text.replace(f"__{key}__", value)
+            if rel == "site.yaml":
+                text = _with_lab_entry(text, entry)
+            target = folder / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+            if rel in files:
+                target.chmod(files[rel].stat().st_mode & 0o777 | 0o644)
+            made.append(rel)
+        load_config(folder)
+    except BaseException:
+        for rel in reversed(made):
+            (folder / rel).unlink(missing_ok=True)
+        for path in sorted((p for p in folder.rglob("*") if p.is_dir()), reverse=True):
+            if not any(path.iterdir()):
+                path.rmdir()
+        if made_folder and not any(folder.iterdir()):
+            folder.rmdir()
+        raise
+    return made, notes
+
+
+def generator_requirement() -> tuple[str, list[str]]:
+    """requirements.txt's line for this generator, as exactly as it can be named: a checkout's
+    repository at its commit, else how pip installed it (PEP 610's direct_url.json); and notes."""
+    import subprocess
+    from importlib import metadata
+    here = Path(__file__).resolve().parents[2]            # the folder that holds sitegen/
+    if (here / "pyproject.toml").is_file():               # run from a checkout
+        def git(*args):
+            try:
+                done = subprocess.run(["git", "-C", str(here), *args], capture_output=True, text=True, timeout=30)
+            except OSError:
+                return ""
+            return done.stdout.strip() if done.returncode == 0 else ""
+        url, commit = git("remote", "get-url", "origin"), git("rev-parse", "HEAD")
+        if url.startswith(("https://", "ssh://", "git@")) and commit:
+            return f"sitegen @ git+{url}@{commit}", []
+        return _local(here.as_uri())
+    try:
+        installed = metadata.distribution("sitegen")
+    except metadata.PackageNotFoundError:
+        return _local(here.as_uri())
+    direct = json.loads(installed.read_text("direct_url.json") or "null")
+    if direct is None:
+        return f"sitegen=={installed.version}", []
+    if "vcs_info" in direct:
+        return f"sitegen @ git+{direct['url']}@{direct['vcs_info']['commit_id']}", []
+    if direct["url"].startswith("file:"):
+        return _local(direct["url"])
+    return f"sitegen @ {direct['url']}", []
+
+
+def _local(url: str) -> tuple[str, list[str]]:
+    return f"sitegen @ {url}", [f"requirements.txt names the generator by a folder on this machine ({url}), which "
+                                "Cloudflare Pages and GitHub cannot reach: before you deploy, name its repository "
+                                "instead, as sitegen @ git+https://github.com/OWNER/REPO@COMMIT"]
