@@ -72,6 +72,26 @@ def test_a_lab_brings_its_own_widget(tmp_path):
     assert '<script type="module" src="assets/sum.' in page
 
 
+def test_a_widget_s_own_stylesheet_is_loaded_by_the_pages_that_hold_it_only(tmp_path):
+    from helpers import Elements
+    from sitegen.commands.pipeline import build
+    root = widget_site(tmp_path)
+    (root / "static/sum.css").write_text(".widget.sum { border: 1px solid; }\n", encoding="utf-8")
+    edit(root / "site.yaml", "      script: sum.js\n", "      script: sum.js\n      style: sum.css\n")
+    build(root, tmp_path / "dist", cache=tmp_path / "cache", strict=True)
+
+    def sheets(name):
+        found = Elements((tmp_path / "dist" / name).read_text(encoding="utf-8")).find("link", rel="stylesheet")
+        return [e[1]["href"].split(".")[0] for e in found]
+    assert sheets("index.html") == ["assets/style", "assets/sum"]
+    assert sheets("404.html") == ["/assets/style"]           # (the 404 page is served at any address)
+    css = next((tmp_path / "dist/assets").glob("sum.*.css")).read_text(encoding="utf-8")
+    assert css == ".widget.sum{border:1px solid}"
+    edit(root / "site.yaml", "      style: sum.css", "      style: sum.js")
+    with pytest.raises(BuildError, match=r"site.yaml:\d+: labs\[0\].widget.style names a .css file of static/"):
+        build(root, tmp_path / "dist", cache=tmp_path / "cache")
+
+
 def test_a_widget_s_mistakes_are_named(tmp_path):
     from sitegen.commands.pipeline import build
     root = widget_site(tmp_path, needs="[x, weights]")

@@ -37,7 +37,7 @@ class Kind(NamedTuple):
     options: dict               # option -> its allowed values, or None for any text
     check: Callable             # (checking, page, block, art): report what is wrong
     render: Callable            # (renderer, page, block, art) -> HTML
-    scripts: Callable = lambda art: ()   # (art) -> what a page holding it loads from static/
+    scripts: Callable = lambda art: ()   # (art) -> what a page holding it loads from static/ (*.css: as a stylesheet)
     names_lab: bool = False     # its name is the lab it shows (else: the page's lab)
     needs_lab: bool = True      # False: it shows no lab's results (an exercise's frame)
     container: bool = False     # it opens a part of the page that `::: end` closes
@@ -336,7 +336,8 @@ KINDS = {
     "table": Kind(1, {"axes": None, "caption": None, "columns": None}, _check_table, _render_table),
     "downloads": Kind(0, {}, _nothing_to_check, _render_downloads),
     "widget": Kind(1, {"view": None}, _check_widget, _render_widget,
-                   scripts=lambda art: (art.lab.widget["script"],) if art.lab.widget else (), names_lab=True),
+                   scripts=lambda art: tuple(filter(None, (art.lab.widget["script"], art.lab.widget["style"])))
+                   if art.lab.widget else (), names_lab=True),
     "exercise": Kind(0, {"title": None}, _nothing_to_check, _render_practice, needs_lab=False, container=True),
     "hint": Kind(0, {}, _nothing_to_check, _render_practice, needs_lab=False, within="exercise"),
     "solution": Kind(0, {}, _nothing_to_check, _render_practice, needs_lab=False, within="exercise", last=True),

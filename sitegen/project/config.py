@@ -39,7 +39,8 @@ class Lab(NamedTuple):
     line: int             # where site.yaml declares it
     timeout: float | None = None   # seconds it may run (None: the default)
     describe: dict = {}   # download file name -> what it is (never changed: one dict for all)
-    widget: dict | None = None    # {"script": a module in static/, "needs": results.json keys it reads}
+    widget: dict | None = None    # {"script": a module in static/, "style": its stylesheet there or "",
+                                  #  "needs": results.json keys it reads}
     display: str = "script"       # "jupyter": a cell also shows its last expression and open figures
     data: tuple = ()              # (name in its folder, project path) of files copied in before it runs
 
@@ -223,12 +224,15 @@ def load_config(root: Path, memo=None, hashes: dict[str, str] | None = None) -> 
         if widget is not None:
             w = _Fields(widget, f"labs[{i}].widget", rel, problems, f.key_line("widget"))
             script_name, needs = w.get("script", default=""), w.get("needs", list, [], required=False)
+            style = w.get("style", default="", required=False)
             w.finish()
-            if script_name and not source_path(root, f"static/{script_name}").is_file():
-                problems.add(rel, w.key_line("script"), f"labs[{i}].widget.script: no such file static/{script_name}")
+            for key, name, kind in (("script", script_name, ".js"), ("style", style, ".css")):
+                if name and not (name.endswith(kind) and source_path(root, f"static/{name}").is_file()):
+                    problems.add(rel, w.key_line(key), f"labs[{i}].widget.{key}: no such file static/{name}"
+                                 if name.endswith(kind) else f"labs[{i}].widget.{key} names a {kind} file of static/")
             if not all(isinstance(key, str) for key in needs):
                 problems.add(rel, w.key_line("needs"), f"labs[{i}].widget.needs lists the keys of results.json it reads")
-            widget = {"script": script_name, "needs": [str(key) for key in needs]}
+            widget = {"script": script_name, "style": style, "needs": [str(key) for key in needs]}
         timeout = f.get("timeout", (int, float), None, required=False)
         if timeout is not None and (isinstance(timeout, bool) or not 0 < timeout <= 86400):
             problems.add(rel, f.key_line("timeout"), f"labs[{i}].timeout must be a number of seconds "

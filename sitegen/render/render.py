@@ -50,6 +50,7 @@ class PageContext(NamedTuple):
     body: str                 # rendered HTML of the page's content
     toc: list                 # [{id, name, level}] of h2/h3 headings
     stylesheet: str           # relative href of the fingerprinted CSS
+    stylesheets: list         # relative hrefs of the stylesheets its blocks add (a widget's own)
     icon: str                 # relative href of the favicon
     scripts: list             # relative hrefs of the scripts the page loads
     home: str                 # relative href of the home page
@@ -349,7 +350,9 @@ class Renderer:
                               stylesheet=relative_url(page.output, assets["style.css"]),
                               icon=relative_url(page.output, assets["favicon.svg"]),
                               scripts=[relative_url(page.output, s) for s in
-                                       scripts + sorted({assets[name] for name in extra})],
+                                       scripts + sorted({assets[name] for name in extra if not name.endswith(".css")})],
+                              stylesheets=[relative_url(page.output, s) for s in
+                                           sorted({assets[name] for name in extra if name.endswith(".css")})],
                               home=relative_url(page.output, "index.html"), nav=nav, breadcrumbs=crumbs,
                               canonical=f"{self.cfg.base_url}/{pretty_url(page.output)}",
                               previous=neighbours.get("previous"), next=neighbours.get("next"),
