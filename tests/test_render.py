@@ -46,3 +46,22 @@ def test_a_figure_opens_at_full_size_and_its_narrow_variant_is_shown_on_phones(t
     assert result.returncode == 1
     assert "site.yaml:7: lab tiny saved line.narrow.png, a narrow variant of line.png, which it did not save" \
         in result.stderr
+
+
+def test_a_lecture_links_the_course_s_other_lectures_by_their_sites_addresses(tmp_path):
+    """Each lecture is a site (its own Pages project); nav's `url` names another's address."""
+    from helpers import Elements
+    from support import edit
+    root = tiny_site(tmp_path / "site")
+    edit(root / "site.yaml", "labs:\n", "nav:\n  - title: 本讲\n    page: index.md\n  - title: 第四讲\n"
+                                        "    url: https://lecture-04.pages.dev/\n\nlabs:\n")
+    result = run_build(root, tmp_path / "dist", tmp_path / "cache", "--strict")
+    assert result.returncode == 0, result.stderr
+    links = Elements((tmp_path / "dist/index.html").read_text(encoding="utf-8")).find("a")
+    nav = [(e[2], e[1]) for e in links if e[2] in ("本讲", "第四讲")]
+    assert nav == [("本讲", {"href": "./", "aria-current": "page"}),
+                   ("第四讲", {"href": "https://lecture-04.pages.dev/", "rel": "noopener"})]
+    edit(root / "site.yaml", "    url: https://lecture-04.pages.dev/\n", "    url: lecture-04\n    page: index.md\n")
+    result = run_build(root, tmp_path / "dist", tmp_path / "cache")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "nav[1].url is another site's address, https://host/path, given instead of a page" in result.stderr

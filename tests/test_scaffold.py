@@ -147,3 +147,31 @@ def test_a_new_site_is_never_written_over_files_and_leaves_nothing_when_it_fails
                              capture_output=True, text=True, timeout=60)
     assert refused.returncode == 1 and "is not an empty folder" in refused.stderr and "Traceback" not in refused.stderr
     assert [p.name for p in (tmp_path / "full").iterdir()] == ["notes.txt"]
+
+
+def test_the_new_site_names_the_generator_as_it_was_installed(tmp_path, monkeypatch):
+    from importlib import metadata
+
+    from sitegen.commands.scaffold import generator_requirement
+
+    class Installed:
+        version = "0.1.0"
+
+        def __init__(self, direct):
+            self.direct = direct
+
+        def read_text(self, name):
+            return json.dumps(self.direct) if name == "direct_url.json" and self.direct else None
+    cases = [({"url": "https://github.com/o/sitegen", "vcs_info": {"vcs": "git", "commit_id": "ab12"}},
+              "sitegen @ git+https://github.com/o/sitegen@ab12", 0),
+             ({"url": "file:///home/t/sitegen", "dir_info": {}}, "sitegen @ file:///home/t/sitegen", 1),
+             ({"url": "https://example.org/sitegen-0.1.0.tar.gz", "archive_info": {}},
+              "sitegen @ https://example.org/sitegen-0.1.0.tar.gz", 0),
+             (None, "sitegen==0.1.0", 0)]
+    for direct, line, notes in cases:
+        monkeypatch.setattr(metadata, "distribution", lambda name, direct=direct: Installed(direct))
+        named, said = generator_requirement(tmp_path)        # (tmp_path: no checkout there)
+        assert named == line and len(said) == notes, (named, said)
+    git = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True)
+    requirement, _ = generator_requirement(REPO)             # a checkout: its origin at its commit, else its folder
+    assert requirement in (f"sitegen @ {REPO.as_uri()}",) or requirement.endswith(f"@{git.stdout.strip()}")

@@ -208,7 +208,7 @@ def promised_outputs(root: Path) -> list[str]:
     cfg = load_config(root, None, sources)
     published = {page.content_path: page.output for page in
                  load_pages(cfg.content_dir, sources) + notebook_pages(root, sources)}
-    named = [item.page for item in cfg.nav] + list(cfg.sequence) + [lab.page for lab in cfg.labs]
+    named = [item.page for item in cfg.nav if item.page] + list(cfg.sequence) + [lab.page for lab in cfg.labs]
     outputs = ["index.html", "404.html", "_headers", "search.json"] + [published[page] for page in named]
     outputs += [lab.notebook for lab in cfg.labs if lab.notebook]
     return list(dict.fromkeys(outputs))

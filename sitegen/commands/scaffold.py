@@ -208,12 +208,12 @@ def new_site(folder: Path, title: str | None = None) -> tuple[list[str], list[st
     return made, notes
 
 
-def generator_requirement() -> tuple[str, list[str]]:
-    """requirements.txt's line for this generator, as exactly as it can be named: a checkout's
-    repository at its commit, else how pip installed it (PEP 610's direct_url.json); and notes."""
+def generator_requirement(here: Path = Path(__file__).resolve().parents[2]) -> tuple[str, list[str]]:
+    """requirements.txt's line for this generator (`here`: the folder that holds sitegen/), as exactly
+    as it can be named: a checkout's repository at its commit, else how pip installed it (PEP 610's
+    direct_url.json); and notes."""
     import subprocess
     from importlib import metadata
-    here = Path(__file__).resolve().parents[2]            # the folder that holds sitegen/
     if (here / "pyproject.toml").is_file():               # run from a checkout
         def git(*args):
             try:

@@ -60,7 +60,8 @@ class Vocabulary(NamedTuple):
 
 class NavItem(NamedTuple):
     title: str
-    page: str             # content path, e.g. course/guide.md
+    page: str             # content path, e.g. course/guide.md ("" for another site's address)
+    url: str = ""         # another site's address, e.g. another lecture's: https://lecture-03.pages.dev
 
 
 @dataclass(frozen=True)
@@ -195,7 +196,12 @@ def load_config(root: Path, memo=None, hashes: dict[str, str] | None = None) -> 
     nav = []
     for i, item in enumerate(top.get("nav", list, [], required=False)):
         f = _Fields(item, f"nav[{i}]", rel, problems, top.key_line("nav"))
-        nav.append(NavItem(title=f.get("title", default=""), page=f.get("page", default="")))
+        url = f.get("url", default="", required=False)
+        nav.append(NavItem(title=f.get("title", default=""), page=f.get("page", default="", required=not url), url=url))
+        if url and (nav[-1].page or not re.match(r"^https?://[^/\s]+(/\S*)?$", url)):
+            problems.add(rel, f.key_line("url"), f"nav[{i}].url is another site's address, https://host/path, given "
+                                                 "instead of a page" if nav[-1].page else
+                                                 f"nav[{i}].url must look like https://host/path, not {url!r}")
         if nav[-1].page and not _content_page(content, nav[-1].page):
             problems.add(rel, f.key_line("page"), f"nav[{i}].page: no such page content/{nav[-1].page}")
         f.finish()

@@ -55,7 +55,7 @@ class PageContext(NamedTuple):
     scripts: list             # relative hrefs of the scripts the page loads
     home: str                 # relative href of the home page
     canonical: str            # the page's absolute URL on the published site
-    nav: list                 # [{title, href, current}]
+    nav: list                 # [{title, href, current, external}]
     breadcrumbs: list         # [{title, href}] from home to the page's parent
     previous: dict | None     # {title, href} in site.yaml's sequence
     next: dict | None
@@ -309,8 +309,9 @@ class Renderer:
             return
         art = self.artifacts.get(page.lab) if page.lab else None
         published = self.sitemap.pages          # content path -> output
-        nav = [{"title": item.title, "href": relative_url(page.output, published[item.page]),
-                "current": published[item.page] == page.output} for item in self.cfg.nav]
+        nav = [{"title": item.title, "href": item.url, "current": False, "external": True} if item.url else
+               {"title": item.title, "href": relative_url(page.output, published[item.page]),
+                "current": published[item.page] == page.output, "external": False} for item in self.cfg.nav]
         by_output = self.by_output
         crumbs, parent, seen = [], page.meta.get("parent"), {page.output}
         while parent:
