@@ -46,7 +46,8 @@ def main() -> int:
                  ("prose edit: the course's lab page", courses, "content/course/lab09.md"),
                  ("prose edit: the course's guide", courses, "content/course/guide.md")]
     if args.labs:
-        synthetic = {side: make_course(tmp / f"labs-{side}", args.labs, args.notes) for side in trees}
+        synthetic = {side: make_course(tmp / f"labs-{side}", args.labs, args.notes, tree)
+                     for side, tree in trees.items()}
         pages = args.labs * (2 if args.notes else 1) + 2
         scenarios.append((f"prose edit: {args.labs} labs ({pages} pages), one lab page", synthetic,
                           "content/labs/lab07.md"))

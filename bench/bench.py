@@ -105,10 +105,14 @@ def copy_repo(target: Path, tree: Path = REPO) -> Path:
     return target
 
 
-def make_course(target: Path, labs: int, notes: bool = False) -> Path:
+def make_course(target: Path, labs: int, notes: bool = False, tree: Path = REPO) -> Path:
     """A course of `labs` copies of the real lab, each with its own seed and page, and with
-    `notes` a second page each (a copy of the guide, prose and lists)."""
-    (target / "compute").mkdir()
+    `notes` a second page each (a copy of the guide, prose and lists); with `tree`'s templates/ and
+    static/ where it has them (a generator from before its theme moved into the package needs them)."""
+    for part in ("templates", "static"):
+        if (tree / part).is_dir():
+            shutil.copytree(tree / part, target / part)
+    (target / "compute").mkdir(parents=True, exist_ok=True)
     (target / "content/labs").mkdir(parents=True)
     code, page = LAB.read_text(encoding="utf-8"), PAGE.read_text(encoding="utf-8")
     page = re.sub(r"^(parent|url): .*\n", "", page, flags=re.M)          # each copy publishes at its own path
