@@ -30,7 +30,7 @@ def test_a_frozen_lab_is_reused_elsewhere_and_refused_once_its_code_changes(tmp_
     edit(clone / "compute/tiny.py", "/ 4", "/ 5")
     stale = run_build(clone, tmp_path / "clone-dist", tmp_path / "clone-cache")
     assert stale.returncode == 1 and "Traceback" not in stale.stderr
-    assert ("error: frozen/tiny: lab tiny is frozen, but its script (or a module or lab it reads) changed since: "
+    assert ("error: frozen/tiny: lab tiny is frozen, but its script (or a module it imports) changed since: "
             "run `python build.py freeze tiny` where it can be computed and commit frozen/tiny, or delete "
             "frozen/tiny to compute it in every build") in stale.stderr
     assert tree_bytes(tmp_path / "clone-dist") == before
@@ -59,3 +59,19 @@ def test_freezing_an_unknown_lab_names_the_labs(tmp_path):
     result = run_build(root, tmp_path / "dist", tmp_path / "cache", "freeze", "tiy")
     assert result.returncode == 1 and "error: site.yaml: freeze: no lab 'tiy' (labs: tiny)" in result.stderr
     assert not (root / "frozen").exists()
+
+
+def test_a_frozen_reader_stands_while_what_it_read_is_the_same_and_is_refused_once_it_differs(tmp_path):
+    from test_incremental import reading_site
+    root = reading_site(tmp_path / "site")
+    assert run_build(root, tmp_path / "dist", tmp_path / "cache", "freeze", "reader").returncode == 0
+    edit(root / "compute/tiny.py", "print('saved')", "print('saved', 'again')")     # tiny's results: the same
+    same = run_build(root, tmp_path / "dist", tmp_path / "cache")
+    assert same.returncode == 0 and "[tiny computed, reader frozen]" in same.stdout, same.stderr
+    before = tree_bytes(tmp_path / "dist")
+    edit(root / "compute/tiny.py", "/ 4", "/ 5")                                      # tiny's results: others
+    stale = run_build(root, tmp_path / "dist", tmp_path / "cache")
+    assert stale.returncode == 1 and "Traceback" not in stale.stderr
+    assert ("error: frozen/reader: lab reader is frozen, but the results of tiny, which it reads, changed since: "
+            "run `python build.py freeze reader`") in stale.stderr
+    assert tree_bytes(tmp_path / "dist") == before

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from support import EPOCH, REPO, computed, run_build, tiny_site, tree_bytes
+from support import EPOCH, REPO, computed, edit, run_build, tiny_site, tree_bytes
 
 
 
@@ -105,6 +105,23 @@ def test_a_damaged_cache_entry_is_detected_and_recomputed(built):
     (next((cache / "labs/reader").iterdir()) / "manifest.json").write_text("{", encoding="utf-8")
     guide.write_text(guide.read_text(encoding="utf-8") + "\n又一句。\n", encoding="utf-8")
     assert computed(run_build(root, out, cache)) == {"reader"}
+
+
+def test_a_reader_is_reused_while_the_bytes_it_read_are_the_same_and_runs_when_they_change(built):
+    """Early cut-off: an edit to the read lab that leaves its results.json as it was runs the read
+    lab alone; one that changes them runs the reader too. Either build equals a clean one."""
+    root, out, cache = built
+    edit(root / "compute/tiny.py", "print('saved')", "print('saved', 'again')")        # the same results
+    assert computed(run_build(root, out, cache)) == {"tiny"}
+    kept = tree_bytes(out)
+    assert "saved again" in (out / "index.html").read_text(encoding="utf-8")
+    clean = run_build(root, out.with_name("clean"), cache.with_name("clean-cache"))
+    assert computed(clean) == {"tiny", "reader"} and tree_bytes(out.with_name("clean")) == kept
+    edit(root / "compute/tiny.py", "'total': float(x.sum())", "'total': float(x.sum()) + 1")   # other results
+    assert computed(run_build(root, out, cache)) == {"tiny", "reader"}
+    edit(root / "compute/tiny.py", "'total': float(x.sum()) + 1", "'total': float(x.sum())")   # as they were
+    assert computed(run_build(root, out, cache)) == {"tiny", "reader"}      # (one entry per lab: made anew)
+    assert tree_bytes(out) == kept
 
 
 def test_a_changed_numpy_version_invalidates_the_cache(built, monkeypatch):

@@ -26,7 +26,7 @@ from ..project.cells import Cell, read_cells
 from ..core.errors import BuildError, Collector, SourcesChanged
 from . import labplan
 from . import labreads
-from .freeze import FROZEN, load_frozen
+from .freeze import FROZEN, load_frozen, stale_frozen
 from .labkeys import font_files, lab_key, source_key
 from .labstore import input_bytes, read_results, store
 from ..core.memo import TEMPORARY, Memo, environment
@@ -57,6 +57,7 @@ class _Job:
     discarded: bool = False              # a preview gave it inputs the real run did not make: it runs again
     cached: Artifacts | None = None      # its cache entry, current but for its inputs, which are still to run:
     #                                      taken if they give it the same bytes it was made from (early cut-off)
+    frozen: bool = False                 # `cached` is frozen/'s: if they give it other bytes, the build fails
     read: dict[str, str] = field(default_factory=dict)    # lab id -> SHA-256 of the inputs it was given
     links: list = field(default_factory=list)             # a notebook's neighbours laid beside it (nbsource.py)
 
@@ -77,9 +78,12 @@ class _Job:
 class LabScheduler:
     """Computes the labs the cache lacks, each in a fresh process forked from the lab host.
 
-    All cache keys are known up front (a lab's key includes its inputs' keys),
-    so `start()` knows what must run, launches what is ready and returns at
-    once: the caller does its own work while labs compute, then `finish()`
+    All cache keys are known up front (a lab's key is its own source's, not
+    its inputs'), so `start()` knows what may run, launches what is ready and
+    returns at once; a lab that reads another whose entry the cache holds is
+    reused, not run, once that lab's results.json is final and the same bytes
+    as its entry was made from (early cut-off: an edit to that lab that leaves
+    its results as they were runs none of its readers): the caller does its own work while labs compute, then `finish()`
     stores each result as it arrives and launches the labs that waited for it.
     At most `jobs` labs run at once. The host (`LabHost`, started by the caller
     as early as it can, or here) is stopped as soon as no lab is left to run.
@@ -129,13 +133,22 @@ class LabScheduler:
         stale, imports = Collector(), {}
         for lab in _in_dependency_order(cfg.labs):
             cells = lab_cells(cfg, lab, memo, self.hashes)
-            sources[lab.id] = source_key(cfg, lab, [sources[name] for name in lab.inputs], memo, imports)
+            # Its key is its own source's: the labs it reads are not in it. Its entry (or frozen/'s) is
+            # reused while the bytes it read of them are the same (early cut-off: _made_from, once they
+            # are final), however their code changed.
+            sources[lab.id] = source_key(cfg, lab, memo, imports)
             if lab.id not in refreeze and (frozen := load_frozen(cfg, lab, cells, sources[lab.id], stale,
                                                                   self.hashes)):
-                self.artifacts[lab.id] = frozen
                 keys[lab.id] = frozen.provenance["cache_key"]
+                if any(name not in self.artifacts for name in lab.inputs):       # decided once they are
+                    self.todo.append(_Job(lab, cells, keys[lab.id], sources[lab.id], frozen.entry,
+                                          cached=frozen, frozen=True))
+                elif self._made_from(frozen, self._inputs_of(lab)):
+                    self.artifacts[lab.id] = frozen
+                else:
+                    stale.problems.append(stale_frozen(lab))
                 continue
-            keys[lab.id] = lab_key(cfg, lab, self.env, [keys[name] for name in lab.inputs], sources[lab.id])
+            keys[lab.id] = lab_key(cfg, lab, self.env, sources[lab.id])
             entry = self.cache_dir / "labs" / lab.id / keys[lab.id]
             found = load_entry(lab, cells, entry, False, memo) if use_cache else None
             if found is not None and labreads.stale(cfg.root, found.reads, self.hashes):
@@ -209,6 +222,10 @@ class LabScheduler:
                     self.artifacts[job.lab.id] = job.cached       # reused: its inputs' bytes are as they were
                     self._publish(job.lab.id, self._input(job.lab.id))
                     return self._launch_ready()                   # which may decide its readers
+                if job.frozen:                                    # never run here: it says so
+                    self.todo.remove(job)
+                    self.failures.append(BuildError(stale_frozen(job.lab)))
+                    return self._launch_ready()
                 job.cached = None                                 # they changed: it runs
             if self._busy() >= self.workers:
                 break

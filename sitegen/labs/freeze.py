@@ -3,9 +3,9 @@
 Cloudflare Pages' builder has 20 minutes and no GPU; a lab that needs more is
 frozen with `python build.py freeze LAB` and its cache entry committed. A
 build reuses it while the lab's source key (its script, the project modules it
-imports, the labs it reads) is the one it was frozen with, whatever versions
-the build runs with (as Quarto's freeze), and otherwise fails naming the lab:
-never stale numbers, silently.
+imports) is the one it was frozen with and the labs it reads give it the bytes
+it was frozen on, whatever versions the build runs with (as Quarto's freeze),
+and otherwise fails naming the lab: never stale numbers, silently.
 """
 from __future__ import annotations
 
@@ -42,12 +42,20 @@ def load_frozen(cfg: SiteConfig, lab: Lab, cells: tuple[Cell, ...], source: str,
                                f"script's: run `python build.py freeze {lab.id}` again")
     elif found.provenance.get("source_key") != source or (edited := stale(cfg.root, found.reads, hashes)):
         what = f"{', '.join(edited)} changed" if found.provenance.get("source_key") == source else \
-            "its script (or a module or lab it reads) changed"
+            "its script (or a module it imports) changed"
         problems.add(where, 0, f"lab {lab.id} is frozen, but {what} since: run `python build.py freeze "
                                f"{lab.id}` where it can be computed and commit {where}, or delete {where} "
                                "to compute it in every build")
         return None
     return found
+
+
+def stale_frozen(lab: Lab) -> Problem:
+    """A frozen lab whose inputs (the results of the labs it reads) are not what it was frozen on."""
+    where = f"{FROZEN}/{lab.id}"
+    return Problem(where, 0, f"lab {lab.id} is frozen, but the results of {', '.join(lab.inputs)}, which it "
+                             f"reads, changed since: run `python build.py freeze {lab.id}` where it can be "
+                             f"computed and commit {where}, or delete {where} to compute it in every build")
 
 
 def is_frozen(cfg: SiteConfig, art: Artifacts) -> bool:

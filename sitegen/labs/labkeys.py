@@ -1,10 +1,12 @@
 """A lab's cache keys: what its artifacts follow from, hashed, never a time.
 
 The source key is what the author wrote (the script, the project modules it
-imports, how its cells are shown, the source keys of the labs it reads); a
-frozen lab is reused while it holds. The lab key adds how the lab is run
-(the harness's code), the versions it runs with, the fonts its figures fall
-back on and its inputs' keys: a computed lab is reused while it holds. What
+imports, how its cells are shown); a frozen lab is reused while it holds. The
+lab key adds how the lab is run (the harness's code), the versions it runs
+with and the fonts its figures fall back on: a computed lab is reused while it
+holds. Neither holds the labs a lab reads: what it was given of them is checked
+by its bytes once they are final (compute.py), so an edit to a lab that leaves
+its results as they were runs none of its readers. What
 a script imports is remembered under its hash, so an unchanged script is
 never parsed again.
 """
@@ -82,13 +84,14 @@ def _local_imports(script: Path, root: Path, seen: set[Path], memo: Memo, found:
                 _local_imports(module, root, seen, memo, found)
 
 
-def source_key(cfg: SiteConfig, lab: Lab, input_keys=(), memo: Memo | None = None, found: dict | None = None) -> str:
+def source_key(cfg: SiteConfig, lab: Lab, memo: Memo | None = None, found: dict | None = None) -> str:
     """What the author wrote that a lab's artifacts follow from: its script, the project modules it
-    imports, how its cells are shown (`display`), and the source keys of the labs it reads. A frozen
-    lab is reused while this holds. `found`: a dict shared by one build's calls (see _local_imports)."""
+    imports, how its cells are shown (`display`); not the labs it reads, whose results it is checked
+    against by their bytes. A frozen lab is reused while this holds. `found`: a dict shared by one
+    build's calls (see _local_imports)."""
     files: set[Path] = set()
     _local_imports(lab.script, cfg.root, files, memo or Memo(None), found)
-    digest = hashlib.sha256(json.dumps(list(input_keys)).encode())
+    digest = hashlib.sha256()
     if lab.display != "script":
         digest.update(f"display={lab.display}\0".encode())
     for path in sorted(files):
@@ -108,12 +111,12 @@ def _code(path: Path, root: Path, memo: Memo | None, python: bool = False) -> by
     return python_of(source) if python else source.code()
 
 
-def lab_key(cfg: SiteConfig, lab: Lab, env: dict | None = None, input_keys=(), source: str | None = None) -> str:
-    """The cache key: the lab's source key, its inputs' keys, the harness and the versions it runs with."""
+def lab_key(cfg: SiteConfig, lab: Lab, env: dict | None = None, source: str | None = None) -> str:
+    """The cache key: the lab's own source key, the harness and the versions it runs with. Not the
+    keys of the labs it reads: what it read of them is checked by its bytes (compute._made_from)."""
     digest = hashlib.sha256((source or source_key(cfg, lab)).encode())
     digest.update(_harness(GENERATOR).encode())          # how labs are run
     digest.update(json.dumps(env or environment(), sort_keys=True).encode())
-    digest.update(json.dumps(list(input_keys)).encode())    # labs it reads
     return digest.hexdigest()
 
 
