@@ -91,17 +91,19 @@ def _new_site(tmp_path, *args):
 def test_a_new_site_builds_strictly_at_once_with_its_map_guide_lab_and_deploy_files(tmp_path):
     from helpers import Elements
     root, made = _new_site(tmp_path, "--title", "第三讲 · 从线性回归到梯度下降")
-    assert made.stdout.startswith("wrote 13 files into ")
+    assert made.stdout.startswith("wrote 15 files into ")
     files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
     assert files == [".ci/pages-build", ".github/workflows/site.yml", ".gitignore", ".python-version", "README.md",
                      "build.py", "compute/lab01.py", "content/404.md", "content/guide.md", "content/index.md",
-                     "content/lab01.md", "requirements.txt", "site.yaml"]
+                     "content/lab01.md", "requirements.txt", "site.yaml", "tools/package-lock.json",
+                     "tools/package.json"]
     assert (root / ".ci/pages-build").stat().st_mode & 0o111                   # runnable
     assert "sitegen @ " in (root / "requirements.txt").read_text(encoding="utf-8")
     assert not (root / "sitegen").exists() and len((root / "build.py").read_text(encoding="utf-8").splitlines()) < 15
     readme = (root / "README.md").read_text(encoding="utf-8")
     assert readme.startswith("# 第三讲 · 从线性回归到梯度下降\n\n```sh\npython3 -m venv .venv && .venv/bin/pip install -r "
-                             "requirements.txt && .venv/bin/python build.py\n.venv/bin/python build.py serve\n```\n")
+                             "requirements.txt && .venv/bin/python build.py\nnpm ci --prefix tools --ignore-scripts && "
+                             ".venv/bin/python build.py serve\n```\n")
     result = run_build(root, tmp_path / "dist", tmp_path / "cache", "--strict")
     assert result.returncode == 0, result.stderr
     assert "lab01 computed" in result.stdout
