@@ -142,6 +142,13 @@ def test_the_new_site_yaml_names_every_key_the_build_reads(tmp_path):
     assert missing == []
 
 
+def test_a_new_site_takes_any_title(tmp_path):
+    root, _ = _new_site(tmp_path, "--title", '第四讲: "梯度" # 与 {{ 步长 }}')
+    result = run_build(root, tmp_path / "dist", tmp_path / "cache", "--strict")
+    assert result.returncode == 0, result.stderr
+    assert '<title>第四讲: &#34;梯度&#34; # 与 {{ 步长 }}' in (tmp_path / "dist/index.html").read_text(encoding="utf-8")
+
+
 def test_a_new_site_is_never_written_over_files_and_leaves_nothing_when_it_fails(tmp_path):
     (tmp_path / "full").mkdir()
     (tmp_path / "full/notes.txt").write_text("我的笔记", encoding="utf-8")

@@ -180,12 +180,18 @@ def new_site(folder: Path, title: str | None = None) -> tuple[list[str], list[st
     made_folder = not folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
     lab, entry = _lab_files(defaults["lab"]["id"], defaults["lab"]["id"], defaults["lab"]["title"])
+
+    def quoted(text: str) -> str:             # a YAML value, whatever the title holds (': ', '#', quotes)
+        return json.dumps(text, ensure_ascii=False)
+    values = {"TITLE_YAML": quoted(title), "DESCRIPTION_YAML": quoted(defaults["description"].format(title=title)),
+              "HOME_YAML": quoted(defaults["home"].format(title=title)), "TITLE": title, "PROJECT": project,
+              "GENERATOR": requirement}
     files = {p.relative_to(SITE).as_posix(): p for p in SITE.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
     made = []
     try:
         for rel in sorted({*files, *lab}):
             text = lab[rel] if rel in lab else files[rel].read_text(encoding="utf-8")
-            for key, value in (("TITLE", title), ("PROJECT", project), ("GENERATOR", requirement)):
+            for key, value in values.items():
                 text = text.replace(f"__{key}__", value)
             if rel == "site.yaml":
                 text = _with_lab_entry(text, entry)
