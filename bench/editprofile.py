@@ -1,7 +1,8 @@
-"""Where the time of a prose edit goes: the interpreter, imports, each phase of the build.
+"""Where the time of an edit goes: the interpreter, imports, each phase of the build.
 
     python bench/editprofile.py                           the course, its guide page
     python bench/editprofile.py --page content/course/lab09.md
+    python bench/editprofile.py --page compute/lab09_vision_attention.py   a line printed at the lab's end
     python bench/editprofile.py --labs 200                a synthetic course (bench.py's), a lab page
 
 Copies the course (or makes the synthetic one) in a temporary folder, builds it
@@ -23,10 +24,11 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 PHASES = [("sitegen.commands.pipeline", "snapshot"), ("sitegen.commands.pipeline", "fingerprint"), ("sitegen.project.config", "load_config"),
-          ("sitegen.labs.compute", "LabScheduler"), ("sitegen.pages.content", "load_pages"), ("sitegen.pages.check", "check_site"),
+          ("sitegen.labs.compute", "LabScheduler"), ("sitegen.labs.compute", "LabScheduler.finish"),
+          ("sitegen.pages.content", "load_pages"), ("sitegen.pages.check", "check_site"),
           ("sitegen.render.render", "render_site"), ("sitegen.publish.htmlcheck", "check_rendered"), ("sitegen.commands.pipeline", "write_site")]
 MODULES = ["sitegen.commands.pipeline", "sitegen.project.config", "sitegen.labs.compute", "sitegen.pages.content", "sitegen.pages.check",
-           "sitegen.render.render", "sitegen.publish.write", "sitegen.render.search", "sitegen.render.notebook", "markdown.extensions.codehilite",
+           "sitegen.render.render", "sitegen.publish.write", "sitegen.publish.htmlcheck", "sitegen.render.search", "sitegen.render.notebook", "markdown.extensions.codehilite",
            "markdown.extensions.toc", "markdown.extensions.attr_list", "markdown.extensions.tables",
            "markdown.extensions.fenced_code", "markdown.extensions.sane_lists"]
 
@@ -39,9 +41,11 @@ def child(root: str) -> None:
     for name in MODULES:
         importlib.import_module(name)
     times = {"imports": time.perf_counter() - started}
-    for module_name, name in PHASES:
+    for module_name, name in sorted(PHASES, key=lambda phase: "." not in phase[1]):   # (methods before their class)
         module = sys.modules[module_name]
-        real = getattr(module, name)
+        if "." in name:                            # a method: timed on its class
+            module = getattr(module, name.split(".")[0])
+        real = getattr(module, name.split(".")[-1])
 
         def timed(*args, _real=real, _name=name, **kwargs):
             begun = time.perf_counter()
@@ -49,7 +53,7 @@ def child(root: str) -> None:
                 return _real(*args, **kwargs)
             finally:
                 times[_name] = times.get(_name, 0.0) + time.perf_counter() - begun
-        setattr(module, name, timed)
+        setattr(module, name.split(".")[-1], timed)
     begun = time.perf_counter()
     sys.modules["sitegen.commands.pipeline"].build(Path(root))
     times["build"] = time.perf_counter() - begun
@@ -81,7 +85,8 @@ def main() -> int:
         for i in range(args.runs):
             for mode in ("plain", "parts"):
                 time.sleep(0.2)
-                page.write_text(page.read_text(encoding="utf-8") + f"\n第{i}{mode}句。\n", encoding="utf-8")
+                edit = f"\nprint('edit {i} {mode}')\n" if page.suffix == ".py" else f"\n第{i}{mode}句。\n"
+                page.write_text(page.read_text(encoding="utf-8") + edit, encoding="utf-8")
                 if mode == "plain":
                     wall.append(bench.run_once(bench.build_command(root)) * 1000)
                 else:
@@ -91,7 +96,7 @@ def main() -> int:
             start.append(bench.run_once([sys.executable, "-c", "pass"]) * 1000)
     median = {key: statistics.median(p.get(key, 0.0) for p in parts) for key in parts[0]}
     phases = sum(median.get(name, 0.0) for _, name in PHASES if name not in ("snapshot", "fingerprint"))
-    print(f"prose edit of {page.relative_to(root)}, median of {args.runs}: {statistics.median(wall):.0f} ms "
+    print(f"edit of {page.relative_to(root)}, median of {args.runs}: {statistics.median(wall):.0f} ms "
           f"wall (python build.py)\n")
     print(f"  {statistics.median(start):6.1f} ms  the interpreter starting (python -c pass)")
     print(f"  {median['imports']:6.1f} ms  importing the build's modules, Jinja2 and Markdown")
