@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import shutil
 
+import pytest
+
 from support import edit, run_build, tiny_site, tree_bytes
 
 
@@ -61,6 +63,7 @@ def test_freezing_an_unknown_lab_names_the_labs(tmp_path):
     assert not (root / "frozen").exists()
 
 
+@pytest.mark.slow
 def test_a_frozen_reader_stands_while_what_it_read_is_the_same_and_is_refused_once_it_differs(tmp_path):
     from test_incremental import reading_site
     root = reading_site(tmp_path / "site")

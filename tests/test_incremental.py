@@ -107,6 +107,7 @@ def test_a_damaged_cache_entry_is_detected_and_recomputed(built):
     assert computed(run_build(root, out, cache)) == {"reader"}
 
 
+@pytest.mark.slow
 def test_a_reader_is_reused_while_the_bytes_it_read_are_the_same_and_runs_when_they_change(built):
     """Early cut-off: an edit to the read lab that leaves its results.json as it was runs the read
     lab alone; one that changes them runs the reader too. Either build equals a clean one."""
