@@ -21,9 +21,17 @@ def _harness_files():
 
 
 def test_the_harness_is_the_labs_package_and_what_it_imports():
+    from test_layers import _imports                 # (the import graph, read by Python's own parser)
     files = _harness_files()
     assert {"labs/labrun.py", "labs/labipython.py", "project/cells.py", "project/nbsource.py", "core/sources.py"} <= set(files)
     assert not [f for f in files if f.startswith(("pages/", "render/", "publish/", "commands/"))]
+    graph, closure = _imports(), set()
+    todo = [module for module in graph if module.startswith("labs/")]
+    while todo:
+        if (module := todo.pop()) not in closure:
+            closure.add(module)
+            todo += graph.get(module, ())
+    assert {f[:-3] for f in files} - {"labs/__init__"} == closure - {"labs/__init__"}
 
 
 @pytest.mark.parametrize("harness", ["labs/compute.py", "labs/labrun.py", "labs/labbackend.py", "project/cells.py",

@@ -181,10 +181,6 @@ def test_a_mistake_in_a_notebook_is_named_at_its_line_in_the_file(tmp_path, cell
         if expected.startswith(":") else expected in result.stderr, result.stderr
 
 
-
-
-
-
 @pytest.mark.slow      # (several builds in a row)
 def test_a_notebook_reads_its_neighbours_as_in_jupyter_and_a_new_one_runs_it_again(tmp_path):
     """Undeclared: read where they are (as Jupyter's working folder has them), recorded, never published."""
@@ -225,10 +221,6 @@ def test_a_link_to_a_notebook_the_site_lacks_is_its_text_with_a_note(tmp_path):
     write(root / "content/02 Next.ipynb", [new_markdown("# 第二章"), new_code("2")])      # it arrives
     assert run_build(root, root / "dist", root / ".cache", "--strict").returncode == 0
     assert [a[1]["href"] for a in page(root, "ch1.html").find("a") if a[2] == "第二章"] == ["02-next"]
-
-
-
-
 
 
 def test_what_a_notebook_needs_is_said_at_its_line_and_in_its_download(tmp_path):
@@ -309,7 +301,6 @@ def test_figures_as_svg_and_a_video_the_notebook_made_are_shown_as_jupyter_shows
     assert [s[1]["src"] for s in found.find("source")] == ["media/clip.mp4"]
     assert (course / "dist/media/clip.mp4").is_file()
     assert not [v for v in found.find("video") if "elsewhere" in v[1].get("src", "")]
-
 
 
 def test_a_widget_and_a_script_have_their_text_with_a_note_saying_they_do_not_run_here(course):
