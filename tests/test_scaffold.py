@@ -184,3 +184,17 @@ def test_the_new_site_names_the_generator_as_it_was_installed(tmp_path, monkeypa
     git = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True)
     requirement, _ = generator_requirement(REPO)             # a checkout: its origin at its commit, else its folder
     assert requirement in (f"sitegen @ {REPO.as_uri()}",) or requirement.endswith(f"@{git.stdout.strip()}")
+
+
+def test_a_new_site_that_fails_leaves_no_file_nor_folder_behind(tmp_path, monkeypatch):
+    from sitegen.commands import scaffold
+    from sitegen.core.errors import BuildError, Problem
+
+    def refused(root):
+        raise BuildError(Problem("site.yaml", 1, "refused, to see what is left"))
+    monkeypatch.setattr(scaffold, "load_config", refused)
+    (tmp_path / "empty").mkdir()
+    for folder in (tmp_path / "new/deeper", tmp_path / "empty"):
+        with pytest.raises(BuildError):
+            scaffold.new_site(folder)
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == ["empty"]

@@ -177,8 +177,6 @@ def new_site(folder: Path, title: str | None = None) -> tuple[list[str], list[st
     title = title or defaults["title"]
     project = re.sub(r"[^a-z0-9]+", "-", folder.resolve().name.lower()).strip("-")[:58].strip("-") or "my-course"
     requirement, notes = generator_requirement()
-    made_folder = not folder.exists()
-    folder.mkdir(parents=True, exist_ok=True)
     lab, entry = _lab_files(defaults["lab"]["id"], defaults["lab"]["id"], defaults["lab"]["title"])
 
     def quoted(text: str) -> str:             # a YAML value, whatever the title holds (': ', '#', quotes)
@@ -186,30 +184,21 @@ def new_site(folder: Path, title: str | None = None) -> tuple[list[str], list[st
     values = {"TITLE_YAML": quoted(title), "DESCRIPTION_YAML": quoted(defaults["description"].format(title=title)),
               "HOME_YAML": quoted(defaults["home"].format(title=title)), "TITLE": title, "PROJECT": project,
               "GENERATOR": requirement}
-    files = {p.relative_to(SITE).as_posix(): p for p in SITE.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
-    made = []
+    starters = {p.relative_to(SITE).as_posix(): p for p in SITE.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+    made = sorted({*starters, *lab})
+    files = NewFiles(folder)                  # (all or nothing: the folders it made go too)
     try:
-        for rel in sorted({*files, *lab}):
-            text = lab[rel] if rel in lab else files[rel].read_text(encoding="utf-8")
+        for rel in made:
+            text = lab[rel] if rel in lab else starters[rel].read_text(encoding="utf-8")
             for key, value in values.items():
                 text = text.replace(f"__{key}__", value)
-            if rel == "site.yaml":
-                text = _with_lab_entry(text, entry)
-            target = folder / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
-            if rel in files:
-                target.chmod(files[rel].stat().st_mode & 0o777 | 0o644)
-            made.append(rel)
+            files.create(rel, text)
+            if rel in starters:
+                (folder / rel).chmod(starters[rel].stat().st_mode & 0o777 | 0o644)
+        files.add_labs([entry])
         load_config(folder)
     except BaseException:
-        for rel in reversed(made):
-            (folder / rel).unlink(missing_ok=True)
-        for path in sorted((p for p in folder.rglob("*") if p.is_dir()), reverse=True):
-            if not any(path.iterdir()):
-                path.rmdir()
-        if made_folder and not any(folder.iterdir()):
-            folder.rmdir()
+        files.undo()
         raise
     return made, notes
 
