@@ -72,6 +72,10 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
     parser.add_argument("--id", help="import: the lab's id (default: from the notebook's file name)")
     parser.add_argument("--title", help="new site: the course's title")
     parser.add_argument("--port", type=int, default=8788, help="preview port (serve)")
+    parser.add_argument("--checkpoint-memory", type=int, metavar="MIB",
+                        help="serve: memory the labs' checkpoints may take, in MiB, so that an edit to a late cell "
+                             "resumes after the cells before it (default: a quarter of this machine's, at most "
+                             "2048; 0: none, every lab runs from its first cell)")
     parser.add_argument("--root", type=Path, default=root, help=f"project folder (default: {root})")
     parser.add_argument("--out", type=Path, help="output folder (default: ROOT/dist)")
     parser.add_argument("--cache", type=Path, help="lab cache folder (default: ROOT/.cache)")
@@ -94,6 +98,11 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
     from sitegen.commands.pipeline import build
     # Stopped by SIGTERM (a CI runner, `kill`, serve's supervisor) as by Ctrl-C: labs stopped, temporaries removed.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
+    kept = None
+    if args.command == "serve":             # its lab host stays, with the labs' checkpoints (resume.py)
+        from sitegen.labs.resume import MIB, KeptLabs
+        kept = KeptLabs(args.cache or args.root / ".cache",
+                        None if args.checkpoint_memory is None else args.checkpoint_memory * MIB)
 
     def once() -> bool:
         start = time.perf_counter()
@@ -102,7 +111,7 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
             report = build(args.root, args.out, cache=args.cache, use_cache=not args.no_cache,
                            jobs=args.jobs, preview=args.command == "serve", strict=args.strict,
                            base_url=args.base_url, timeout=args.timeout, progress=progress, solutions=args.solutions,
-                           freeze=tuple(args.names) if args.command == "freeze" else None)
+                           freeze=tuple(args.names) if args.command == "freeze" else None, kept=kept)
         except KeyboardInterrupt:
             progress.clear()
             print("interrupted: the build stopped, and the previous output was left as it was", file=sys.stderr)
@@ -129,14 +138,23 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
         progress.clear()
         for warning in report.warnings:
             print(f"warning: {warning}", file=sys.stderr)
+        resumed = dict(report.resumed)
+
         def each(labs, how):             # the labs run are always named; the others, when few
-            return [f"{lab} {how}" for lab in labs] if how == "computed" or len(labs) <= 6 else [f"{len(labs)} labs {how}"]
+            if how == "computed":
+                return [f"{lab} computed" + (f" from cell {resumed[lab] + 1} on" if lab in resumed else "")
+                        for lab in labs]
+            return [f"{lab} {how}" for lab in labs] if len(labs) <= 6 else [f"{len(labs)} labs {how}"]
         labs = ", ".join(each(report.computed, "computed") + each(report.cached, "cached") + each(report.frozen, "frozen")
                          + (["nothing changed"] if report.unchanged else []))
         print(f"built {report.files} files ({report.bytes / 1024:.0f} KiB) into {report.out} "
               f"in {time.perf_counter() - start:.2f} s" + (f" [{labs}]" if labs else ""))
         for folder in report.stored:
             print(f"froze {folder}: commit it, and builds elsewhere reuse it while the lab's code is unchanged")
+        if kept is not None:
+            for note in [*kept.notes, kept.evict()]:
+                if note:
+                    print(f"note: {note}", file=sys.stderr)
         return True
 
     try:
@@ -174,7 +192,10 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
             return 0
         if args.command == "serve":
             from sitegen.commands.serve import serve
-            return serve(args.root.resolve(), (args.out or args.root / "dist").resolve(), args.port, once)
+            try:
+                return serve(args.root.resolve(), (args.out or args.root / "dist").resolve(), args.port, once)
+            finally:
+                kept.close()
         return 0 if once() else 1
     except KeyboardInterrupt:
         return 130

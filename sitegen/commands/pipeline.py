@@ -41,6 +41,7 @@ class BuildReport(NamedTuple):
     unchanged: bool = False            # nothing to do: inputs and output as last time
     warnings: tuple = ()               # Problems that --strict would make errors
     rendered: tuple[str, ...] = ()     # pages rendered anew (the others were unchanged)
+    resumed: tuple = ()                # (lab, cell) of the labs computed from a checkpoint after that cell
 
 
 def fingerprint(sources: dict[str, str], out: Path, *options) -> str:
@@ -83,10 +84,11 @@ def build(root: Path, out: Path | None = None, *, cache: Path | None = None, **o
 def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: int | None = None,
            preview: bool = False, strict: bool = False, base_url: str | None = None,
            timeout: float | None = None, progress=None, freeze: tuple[str, ...] | None = None,
-           solutions: str = "folded") -> BuildReport:
+           solutions: str = "folded", kept=None) -> BuildReport:
     """`freeze`: store these labs (all when empty) in frozen/ after the build, computing them anew
     rather than reusing frozen/ (and from the cache when current). `solutions`: exercises' solutions
-    folded (a reader opens them), shown (an instructor's build) or omitted (left out of the site)."""
+    folded (a reader opens them), shown (an instructor's build) or omitted (left out of the site).
+    `kept`: serve's lab host and checkpoints (resume.KeptLabs), kept from build to build."""
     state_file = cache / STATE
     last = read_pickled(state_file)               # ({} as after no build)
     sources, source_states = snapshot(source_files(root), last.get("source_states") if use_cache else None)
@@ -102,7 +104,10 @@ def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: 
     # works out which must. After an edit elsewhere (a page, a template), only if one must.
     edited = changed(last.get("sources", {}), sources) if last and use_cache else None
     host = None
-    if edited is None or any(rel.startswith(LAB_SOURCES) or rel.endswith(".ipynb") for rel in edited):
+    if kept is not None:
+        from ..labs.labkeys import harness_digest
+        host = kept.lab_host(digest(harness_digest(), json.dumps(environment(), sort_keys=True)))
+    elif edited is None or any(rel.startswith(LAB_SOURCES) or rel.endswith(".ipynb") for rel in edited):
         from ..labs.labhost import LabHost
         host = LabHost()
     try:
@@ -114,7 +119,7 @@ def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: 
         to_freeze = _labs_named(cfg, freeze) if freeze is not None else ()
         labs = LabScheduler(cfg, cache, use_cache=use_cache, jobs=jobs, host=host, timeout=timeout,
                             progress=progress, refreeze=frozenset(to_freeze), memo=memo,
-                            hashes=sources)
+                            hashes=sources, kept=kept)
     except BaseException:
         if host is not None:
             host.stop()
@@ -164,7 +169,8 @@ def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: 
     return BuildReport(out=out, files=len(files), bytes=total,
                        computed=tuple(a.lab.id for a in artifacts.values() if a.recomputed),
                        cached=tuple(a.lab.id for a in artifacts.values() if not a.recomputed and a.lab.id not in frozen),
-                       frozen=frozen, stored=tuple(stored), warnings=tuple(warnings), rendered=files.rendered)
+                       frozen=frozen, stored=tuple(stored), warnings=tuple(warnings), rendered=files.rendered,
+                       resumed=tuple(kept.resumed.items()) if kept is not None else ())
 
 
 def compute_only(root: Path, lab_ids: list[str], cache: Path | None = None) -> dict:

@@ -6,7 +6,9 @@ one script that asks for `__build-id.txt` twenty times a second and reloads the 
 when it changes: the emulator serves files only, and its own live reload is an
 inline script talking to another port, which the pages' Content-Security-Policy
 (rightly) blocks. The rebuild runs in this process, its imports warm; the page's
-question goes to the emulator, so neither waits for the other.
+question goes to the emulator, so neither waits for the other. Its lab host is
+kept too, with a checkpoint of each lab after each cell: an edit to a late
+cell runs that cell onward, not the lab from its first (labs/resume.py).
 """
 from __future__ import annotations
 

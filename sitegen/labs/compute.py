@@ -35,6 +35,7 @@ from ..core.sources import read_bytes
 if TYPE_CHECKING:
     from ..project.config import Lab, SiteConfig
     from .labhost import LabHost
+    from .resume import KeptLabs
 
 DEFAULT_TIMEOUT = 600           # seconds a lab may run, unless site.yaml or --timeout says otherwise
 PREVIEW = "preview:"      # the lab host knows a lab's preview run by this and the lab's id
@@ -59,6 +60,7 @@ class _Job:
     #                                      taken if they give it the same bytes it was made from (early cut-off)
     frozen: bool = False                 # `cached` is frozen/'s: if they give it other bytes, the build fails
     read: dict[str, str] = field(default_factory=dict)    # lab id -> SHA-256 of the inputs it was given
+    provided: dict[str, str] = field(default_factory=dict)  # the files laid in its folder -> SHA-256
     links: list = field(default_factory=list)             # a notebook's neighbours laid beside it (nbsource.py)
 
     @property
@@ -103,10 +105,13 @@ class LabScheduler:
 
     def __init__(self, cfg: SiteConfig, cache_dir: Path, *, use_cache: bool = True, jobs: int | None = None,
                  host: LabHost | None = None, timeout: float | None = None, progress=None,
-                 refreeze: frozenset[str] = frozenset(), memo: Memo | None = None, hashes: dict[str, str] | None = None):
+                 refreeze: frozenset[str] = frozenset(), memo: Memo | None = None, hashes: dict[str, str] | None = None,
+                 kept: KeptLabs | None = None):
         # Resolved: each lab runs in its own working folder, so relative paths would point elsewhere.
         self.cfg, self.cache_dir, self.host = cfg, Path(cache_dir).resolve(), host
         self.timeout, self.progress = timeout, progress
+        self.kept = kept                         # serve's: runs resume from checkpoints (resume.py)
+        self.use_cache = use_cache
         self.computed: list[str] = []            # labs launched by this build
         self.unconfined: list[str] = []          # those of them that ran where nothing confined them
         memo = memo or Memo(self.cache_dir / "memo")
@@ -245,7 +250,11 @@ class LabScheduler:
 
     def _launch(self, job: _Job, inputs: dict[str, bytes]) -> None:
         job.entry.parent.mkdir(parents=True, exist_ok=True)
-        job.staging = Path(tempfile.mkdtemp(prefix=TEMPORARY, dir=job.entry.parent))
+        keep = self.kept is not None and not job.preview
+        if keep:            # always at one path, that a resumed run writes where the lab wrote
+            writable, job.staging = self.kept.folder(job.lab.id)
+        else:
+            writable, job.staging = None, Path(tempfile.mkdtemp(prefix=TEMPORARY, dir=job.entry.parent))
         work = job.staging / "work"
         work.mkdir()
         job.read = {name: sha256(data) for name, data in inputs.items()}
@@ -254,17 +263,26 @@ class LabScheduler:
             from ..project.nbsource import lay_folder
             here, job.links, mirrors = lay_folder(self.cfg.root, str(job.lab.script.relative_to(self.cfg.root)), work)
             watch = (*watch, mirrors)
+        laid = {}
         for name, rel in job.lab.data:           # files it declares: copied, to be published with it
-            (here / name).unlink(missing_ok=True)
-            (here / name).parent.mkdir(parents=True, exist_ok=True)
-            (here / name).write_bytes(read_bytes(self.cfg.root / rel, rel, self.hashes or None))
+            laid[here / name] = read_bytes(self.cfg.root / rel, rel, self.hashes or None)
         for name, data in inputs.items():        # what this lab reads: inputs/<lab>/results.json
-            (work / "inputs" / name).mkdir(parents=True)
-            (work / "inputs" / name / "results.json").write_bytes(data)
+            laid[work / "inputs" / name / "results.json"] = data
+        for path, data in laid.items():
+            path.unlink(missing_ok=True)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+        job.provided = {str(path): sha256(data) for path, data in laid.items()}
+        resume = self.kept.resume_point(job.lab.id, self._identity(job), job.cells, job.provided, self.cfg.root,
+                                        self.hashes) if keep and self.use_cache else 0
         self.host.run(job.name, str(job.lab.script), job.cells, job.lab.display, self.cfg.figure_fonts,
-                      job.staging, here, job.result, job.preview, watch)
+                      job.staging, here, job.result, job.preview, watch, resume, writable, tuple(job.provided))
         job.started = time.monotonic()
         self.running[job.name] = job
+
+    def _identity(self, job: _Job) -> str:
+        from .resume import identity
+        return identity(job.lab.script, job.lab.display, self.cfg.figure_fonts, self.env)
 
     def limit(self, lab: Lab) -> float:
         """Seconds the lab may run."""
@@ -379,6 +397,11 @@ class LabScheduler:
                        f"stopped after {self.limit(job.lab):g} s, its timeout, with everything it had "
                        f"started: make it faster, or raise its `timeout:` (seconds) in site.yaml")
             run = {"cells": [], "error": {"line": 0, "trace": "", "message": message}}
+            if self.kept is not None:
+                self.kept.forget(job.lab.id)
+        else:                                   # serve's: where its next run may resume
+            if self.kept is not None:
+                self.kept.ran(job.lab.id, self._identity(job), job.cells, job.provided, run)
         if not run.get("confined") and job.lab.id not in self.unconfined:
             self.unconfined.append(job.lab.id)
         # What it read must be what the build's snapshot held when it started: else it ran on an edit

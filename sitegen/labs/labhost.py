@@ -13,6 +13,15 @@ Before that, it writes one byte to the pipe once its cells have all run and
 its results.json is final, so labs reading it can start. The
 host stops a lab's whole process group when the build asks (a timeout), and
 every lab's when the build ends or dies.
+
+Under `serve` the host is kept from build to build (`LabHost(keep=True)`,
+resume.py). Each lab it runs then holds a control socket on which it hands
+the host a checkpoint after each cell (checkpoint.py): the host keeps each
+checkpoint's socket, drops the ones a new run of that lab supersedes, and
+starts a run from one when the build asks (`resume`). A resumed run is the
+checkpoint's child, not the host's: the checkpoint reports how it ended. A
+checkpoint ends when the host drops it or itself ends (its socket's end of
+file).
 """
 from __future__ import annotations
 
@@ -21,11 +30,12 @@ import gc
 import multiprocessing
 import os
 import signal
+import socket
 from pathlib import Path
 
 from ..project.cells import Cell
-
-INPUTS_READY = b"i"     # what a lab's process writes to its pipe once its results.json is final
+from .checkpoint import INPUTS_READY  # noqa: F401 - (compute.py's too) a lab's results.json is final
+RELEASED = "released"  # the host's answer to "release": every run it held is stopped
 
 
 def _kill_group(pid: int) -> None:
@@ -33,77 +43,199 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
+class _Host:
+    """The host's state: the labs running, and (kept hosts) each lab's checkpoints."""
+
+    def __init__(self, conn):
+        self.conn = conn
+        self.children: dict[int, tuple[str, int, str, socket.socket | None]] = {}
+        #              pipe's read end -> (job id, pid, result file, the checkpoint it was resumed from)
+        self.controls: dict[socket.socket, str] = {}      # a run's control socket -> its lab's id
+        self.kept: dict[str, dict[int, tuple[socket.socket, int]]] = {}   # lab id -> cell -> checkpoint
+        self.owed: dict[socket.socket, str | None] = {}   # checkpoints whose resumed run's status is to come
+        self.ending: set[int] = set()                     # pids that reported and are exiting
+
+    def fds(self) -> list[int]:
+        """What a lab's process must not hold of the host's: else a checkpoint dropped, or a run
+        ended, would not read as end of file where it should."""
+        held = [self.conn.fileno(), *self.children, *(c.fileno() for c in self.controls)]
+        return held + [sock.fileno() for cells in self.kept.values() for sock, _ in cells.values()]
+
+    def stop(self, *_) -> None:
+        for pid in {pid for _, pid, _, _ in self.children.values()} | self.ending | \
+                {pid for cells in self.kept.values() for _, pid in cells.values()}:
+            _kill_group(pid)
+        os._exit(0)
+
+    def run(self, job_id: str, job: tuple) -> None:
+        script, cells, display, fonts, staging, workdir, result, preview, watch, keep, resume, writable, \
+            provided = job
+        done_read, done_write = os.pipe()
+        ours, theirs = socket.socketpair() if keep else (None, None)
+        if keep:
+            self.drop(job_id, lambda after: after > resume)
+        pid, source = None, self.kept.get(job_id, {}).get(resume, (None, 0))[0]
+        if source is not None:
+            pid = self._resume(job_id, resume, source, (cells, result), (done_write, theirs.fileno()))
+        if pid is None:
+            from .labrun import run_lab
+            source = None
+            pid = os.fork()
+            if pid == 0:
+                os.setsid()
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
+                try:
+                    for fd in self.fds() + [done_read] + ([ours.fileno()] if ours else []):
+                        os.close(fd)
+                    run_lab(script, cells, display, fonts, staging, workdir, result, done_write, preview, watch,
+                            theirs.fileno() if theirs else None, writable, provided)
+                finally:
+                    os._exit(0)
+        os.close(done_write)
+        if theirs is not None:
+            theirs.close()
+            self.controls[ours] = job_id
+        self.children[done_read] = (job_id, pid, result, source)
+
+    def _resume(self, lab: str, after: int, sock: socket.socket, command, fds) -> int | None:
+        """Start a run from a checkpoint: the pid of its process, or None if the checkpoint is gone
+        or refuses (the run then starts from the first cell)."""
+        from .checkpoint import REFUSED, receive, send
+        try:
+            if sock in self.owed:               # the status of the last run it resumed
+                receive(sock)
+                del self.owed[sock]
+            send(sock, command, fds)
+            pid, _ = receive(sock)
+        except OSError:
+            pid = None
+        if isinstance(pid, int):
+            return pid
+        if pid != REFUSED:                      # it is gone
+            self.drop(lab, lambda cell: cell == after)
+        return None
+
+    def drop(self, lab: str, which) -> None:
+        """Drop a lab's checkpoints after the cells `which` says: their processes end."""
+        cells = self.kept.get(lab, {})
+        for after in [after for after in cells if which(after)]:
+            sock, pid = cells.pop(after)
+            self.owed.pop(sock, None)
+            sock.close()
+            _kill_group(pid)
+
+    def registered(self, control: socket.socket) -> None:
+        """A running lab took a checkpoint, or ended (its control socket closed)."""
+        from .checkpoint import receive
+        try:
+            message, fds = receive(control, 1)
+        except OSError:
+            message, fds = None, []
+        if message is None:
+            del self.controls[control]
+            control.close()
+            for fd in fds:
+                os.close(fd)
+            return
+        (after, pid), lab = message, self.controls[control]
+        self.drop(lab, lambda cell: cell == after)
+        self.kept.setdefault(lab, {})[after] = (socket.socket(fileno=fds[0]), pid)
+
+    def ended(self, ready: int) -> None:
+        job_id, pid, result, source = self.children.pop(ready)
+        os.close(ready)
+        if os.path.exists(result):
+            if source is None:
+                self.ending.add(pid)
+            else:
+                self.owed[source] = None
+            self.conn.send((job_id, 0))
+            return
+        _kill_group(pid)                        # it died without a result: take what it started with it
+        if source is None:
+            _, status = os.waitpid(pid, 0)
+            self.conn.send((job_id, os.waitstatus_to_exitcode(status)))
+        else:                                   # the checkpoint it came from says how it ended
+            self.owed[source] = job_id
+
+    def status(self, sock: socket.socket) -> None:
+        """A checkpoint says how the run it resumed ended."""
+        from .checkpoint import receive
+        job_id = self.owed.pop(sock)
+        try:
+            code, _ = receive(sock)
+        except OSError:
+            code = None
+        if job_id is not None:
+            self.conn.send((job_id, code if isinstance(code, int) else 1))
+
+    def release(self) -> None:
+        """Stop every run (not the checkpoints): the build is over."""
+        for ready, (_, pid, _, source) in list(self.children.items()):
+            _kill_group(pid)
+            self.children.pop(ready)
+            os.close(ready)
+            if source is None:
+                self.ending.add(pid)
+            else:
+                self.owed[source] = None
+        self.conn.send((RELEASED, 0))
+
+
 def _host(conn, builds_end) -> None:
     """The host's loop: warm up, then fork one process per lab asked for, report each as done."""
     from multiprocessing.connection import wait
 
-    from .labrun import preload, run_lab
     from ..core.lock import forget_in_child
+    from .labrun import preload
     forget_in_child()           # the build's locks stay the build's
     gc.enable()                 # the build runs without the cycle collector; labs run with it
     builds_end.close()          # so that the build's death reads as end of file here
-    children: dict[int, tuple[str, int, str]] = {}     # pipe's read end -> (job id, pid, result file)
-    ending: set[int] = set()                          # pids that reported and are exiting
-
-    def stop(*_):
-        for pid in {pid for _, pid, _ in children.values()} | ending:
-            _kill_group(pid)
-        os._exit(0)
-    signal.signal(signal.SIGTERM, stop)
+    host = _Host(conn)
+    signal.signal(signal.SIGTERM, host.stop)
     signal.signal(signal.SIGINT, signal.SIG_IGN)      # Ctrl-C is the build's to handle: it stops us
     preload()
     while True:
-        for ready in wait([conn, *children]):
+        for ready in wait([conn, *host.children, *host.controls, *host.owed]):
             if ready is conn:
                 try:
                     command, job_id, *job = conn.recv()
                 except EOFError:             # the build ended or died: so do its labs
-                    stop()
-                if command == "stop":        # the build gave up on this lab (its timeout)
-                    for _, pid, _ in (c for c in children.values() if c[0] == job_id):
+                    host.stop()
+                if command == "run":
+                    host.run(job_id, tuple(job))
+                elif command == "stop":      # the build gave up on this lab (its timeout)
+                    for _, pid, _, _ in (c for c in host.children.values() if c[0] == job_id):
                         _kill_group(pid)
-                    continue
-                script, cells, display, fonts, staging, workdir, result, preview, watch = job
-                done_read, done_write = os.pipe()
-                pid = os.fork()
-                if pid == 0:
-                    os.setsid()
-                    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-                    signal.signal(signal.SIGINT, signal.SIG_DFL)
-                    status = 1
-                    try:
-                        conn.close()
-                        os.close(done_read)
-                        run_lab(script, cells, display, fonts, staging, workdir, result,
-                                announce=lambda: os.write(done_write, INPUTS_READY), preview=preview,
-                                watch=watch)
-                        os.close(done_write)
-                        status = 0
-                    finally:
-                        os._exit(status)
-                os.close(done_write)
-                children[done_read] = (job_id, pid, result)
+                elif command == "drop":      # these checkpoints of a lab (all: None)
+                    host.drop(job_id, (lambda _: True) if job[0] is None else set(job[0]).__contains__)
+                elif command == "release":
+                    host.release()
+            elif ready in host.controls:
+                host.registered(ready)
+            elif ready in host.owed:
+                host.status(ready)
+            elif ready not in host.children:
+                continue                     # ended while this round's others were handled
             elif os.read(ready, 1) == INPUTS_READY:      # its results.json is final; it goes on
-                conn.send((children[ready][0], INPUTS_READY))
+                conn.send((host.children[ready][0], INPUTS_READY))
             else:
-                job_id, pid, result = children.pop(ready)
-                os.close(ready)
-                if os.path.exists(result):
-                    ending.add(pid)
-                    conn.send((job_id, 0))
-                else:                        # it died without a result: say how
-                    _kill_group(pid)         # and take what it started with it
-                    _, status = os.waitpid(pid, 0)
-                    conn.send((job_id, os.waitstatus_to_exitcode(status)))
-        for pid in list(ending):
-            if os.waitpid(pid, os.WNOHANG)[0]:
-                ending.discard(pid)
+                host.ended(ready)
+        for pid in list(host.ending):
+            with contextlib.suppress(ChildProcessError):
+                if not os.waitpid(pid, os.WNOHANG)[0]:
+                    continue
+            host.ending.discard(pid)
 
 
 class LabHost:
-    """The build's handle on the lab host process."""
+    """The build's handle on the lab host process. A host that `keep`s (serve's, kept from build to
+    build) takes checkpoints of the labs it runs, and outlives the builds: at a build's end `stop()`
+    stops only the labs still running, and `close()` ends it."""
 
-    def __init__(self):
+    def __init__(self, keep: bool = False):
+        self.keep = keep
         context = multiprocessing.get_context("fork")
         self.conn, theirs = context.Pipe()
         self.process = context.Process(target=_host, args=(theirs, self.conn), daemon=True)
@@ -119,15 +251,24 @@ class LabHost:
 
     def run(self, job_id: str, script: str, cells: tuple[Cell, ...], display: str, fonts: tuple[str, ...],
             staging: Path, workdir: Path, result: Path, preview: bool = False,
-            watch: tuple[str, str] | None = None) -> None:
+            watch: tuple | None = None, resume: int = 0, writable: Path | None = None,
+            provided: tuple[str, ...] = ()) -> None:
         """Start a lab (labrun.run_lab), or with `preview` its preview, known to the host as `job_id`;
-        `watch`: (project, cache), to record what of the project it reads (labreads.py)."""
+        `watch`: (project, cache), to record what of the project it reads (labreads.py). A host that
+        keeps takes checkpoints of a lab's real run (known by the lab's id), confined to `writable`,
+        and with `resume` starts it from its checkpoint after that cell when it holds one."""
+        keep = self.keep and not preview
         self.conn.send(("run", job_id, script, cells, display, fonts, str(staging), str(workdir), str(result),
-                        preview, watch))
+                        preview, watch, keep, resume if keep else 0, str(writable) if writable else None,
+                        tuple(provided)))
 
     def kill(self, job_id: str) -> None:
         """Stop a running lab and everything it started; finished() then reports it."""
         self.conn.send(("stop", job_id))
+
+    def drop(self, lab: str, cells) -> None:
+        """Drop a lab's checkpoints after these cells (all of them: None): their processes end."""
+        self.conn.send(("drop", lab, None if cells is None else tuple(cells)))
 
     def finished(self, timeout: float | None = None) -> tuple[str, int | bytes] | None:
         """(job id, exit code) of the next lab to be done, 0 once its result is written, or
@@ -137,8 +278,23 @@ class LabHost:
             return None
         return self.conn.recv()
 
+    def alive(self) -> bool:
+        return self.process.is_alive()
+
     def stop(self) -> None:
-        """End the host and any lab it still runs."""
+        """End the host and any lab it still runs; a host that keeps stops only the labs (and
+        forgets what they were to report), keeping their checkpoints."""
+        if not self.keep:
+            return self.close()
+        if not self.process.is_alive():
+            return None
+        self.conn.send(("release", ""))
+        while self.conn.recv()[0] != RELEASED:
+            continue                # what the labs it stopped had still to say
+        return None
+
+    def close(self) -> None:
+        """End the host, every lab it runs and every checkpoint it keeps."""
         if self.process.is_alive():
             self.process.terminate()
         self.process.join()

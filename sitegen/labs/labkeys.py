@@ -116,9 +116,14 @@ def lab_key(cfg: SiteConfig, lab: Lab, env: dict | None = None, source: str | No
     """The cache key: the lab's own source key, the harness and the versions it runs with. Not the
     keys of the labs it reads: what it read of them is checked by its bytes (compute._made_from)."""
     digest = hashlib.sha256((source or source_key(cfg, lab)).encode())
-    digest.update(_harness(GENERATOR).encode())          # how labs are run
+    digest.update(harness_digest().encode())             # how labs are run
     digest.update(json.dumps(env or environment(), sort_keys=True).encode())
     return digest.hexdigest()
+
+
+def harness_digest() -> str:
+    """The harness's code, hashed: what labs are run by."""
+    return _harness(GENERATOR)
 
 
 @functools.lru_cache(maxsize=None)

@@ -67,13 +67,17 @@ class Recorder:
     every folder it lists there, not under `ignored` (its own working folder, the cache), by path
     relative to `root`, with what it held when first read (`reads`)."""
 
-    def __init__(self, root: str, ignored: tuple[str, ...], mirrors: dict[str, str] | None = None):
+    def __init__(self, root: str, ignored: tuple[str, ...], mirrors: dict[str, str] | None = None,
+                 provided: tuple[str, ...] = ()):
         """`mirrors`: folders laid out to stand for the project's (nbsource.lay_folder): a listing of
-        one is the listing of the folder it stands for."""
+        one is the listing of the folder it stands for. `provided`: files the build laid in the lab's
+        folder (its inputs, its data files): which of them it opened is kept too (`used`)."""
         self.root = os.path.realpath(root) + os.sep
         self.ignored = tuple(os.path.realpath(folder) + os.sep for folder in ignored)
         self.mirrors = {os.path.realpath(k): os.path.realpath(v) for k, v in (mirrors or {}).items()}
+        self.provided = {os.path.realpath(path): path for path in provided}
         self.reads: dict[str, str] = {}
+        self.used: set[str] = set()
         self.busy = False
 
     def install(self) -> "Recorder":
@@ -112,6 +116,8 @@ class Recorder:
             os.unlink(absolute)
 
     def _seen(self, real: str, listing: bool) -> None:
+        if real in self.provided:
+            self.used.add(self.provided[real])
         if listing and real in self.mirrors:
             real = self.mirrors[real]
         if not real.startswith(self.root) or real.startswith(self.ignored):

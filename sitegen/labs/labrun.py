@@ -31,20 +31,26 @@ EARLY_RESULTS = "results.early.json"
 
 
 def run_lab(script: str, cells: tuple[Cell, ...], display: str, fonts: tuple[str, ...], staging: str, workdir: str,
-            result: str, announce=None, preview: bool = False, watch: tuple[str, str] | None = None) -> None:
-    """Body of a lab's process: confine it to `staging`, run it with its figures falling back on `fonts`
-    (figurefonts.py), write what it printed and saved to `result`. Once its cells have all run, its
-    results.json is final: a copy goes to `staging`/EARLY_RESULTS and `announce()` says so, so that
-    labs reading it can start while this one's figures are still being encoded.
+            result: str, announce_fd: int | None = None, preview: bool = False, watch: tuple | None = None,
+            control_fd: int | None = None, writable: str | None = None, provided: tuple[str, ...] = ()) -> None:
+    """Body of a lab's process: confine it to `staging` (or `writable`, a folder holding it), run it with
+    its figures falling back on `fonts` (figurefonts.py), write what it printed and saved to `result`.
+    Once its cells have all run, its results.json is final: a copy goes to `staging`/EARLY_RESULTS and
+    one byte to `announce_fd` says so, so that labs reading it can start while this one's figures are
+    still being encoded. Both of the host's ends are closed when the result is written.
 
     A `preview` draws no figure (savefig does nothing) and ends once its results.json is handed on:
     it runs beside the lab's real run only so that labs reading it can start sooner. The build
     keeps what they make only if the real run's results.json turns out the same (compute.py).
 
-    `watch`: (the project, the cache[, folders laid out to stand for the project's]): every file and folder of the project the lab reads, outside
-    the cache, is recorded with what it held (labreads.py) and reported as the run's `reads`."""
+    `watch`: (the project, the cache[, folders laid out to stand for the project's]): every file and
+    folder of the project the lab reads, outside the cache, is recorded with what it held (labreads.py)
+    and reported as the run's `reads`; of the files the build laid in its folder (`provided`), which it
+    opened. `control_fd`: the host's socket for checkpoints (checkpoint.py), one after each cell."""
+    from .checkpoint import Checkpointer, Reporting
     from .sandbox import confine
-    recorder = Recorder(watch[0], (watch[1], staging), *watch[2:]).install() if watch else None
+    recorder = Recorder(watch[0], (watch[1], staging), *watch[2:], provided=provided).install() if watch else None
+    reporting = Reporting(result, announce_fd, control_fd)
     try:
         use(fonts)
         if preview:
@@ -52,16 +58,22 @@ def run_lab(script: str, cells: tuple[Cell, ...], display: str, fonts: tuple[str
         tmp = Path(staging) / "tmp"
         tmp.mkdir(exist_ok=True)
         os.environ["TMPDIR"] = str(tmp)          # tempfile works inside the confinement
-        confined = confine([staging, "/dev"])
+        confined = confine([writable or staging, "/dev"])
+        checkpoints = None if control_fd is None else Checkpointer(reporting, Path(staging), writable or staging,
+                                                                   recorder)
         run = run_cells(script, cells, workdir, confined, display, finish=not preview,
-                        cells_done=lambda: _hand_on_results(Path(workdir), Path(staging), announce))
+                        cells_done=lambda: _hand_on_results(Path(workdir), Path(staging), reporting.announce),
+                        checkpoints=checkpoints)
         run["confined"] = confined
+        if checkpoints is not None:
+            run.update(checkpoints=checkpoints.taken, resumed=checkpoints.resumed, skipped=checkpoints.skipped)
     except BaseException as exc:  # noqa: BLE001 - a harness failure is reported like a lab's
         run = {"cells": [], "error": _failure(script, exc)}
     if recorder is not None:
         run["reads"] = dict(sorted(recorder.reads.items()))
-    Path(result + ".tmp").write_text(json.dumps(run), encoding="utf-8")
-    os.replace(result + ".tmp", result)
+    Path(reporting.result + ".tmp").write_text(json.dumps(run), encoding="utf-8")
+    os.replace(reporting.result + ".tmp", reporting.result)
+    reporting.close()
 
 
 def _draw_nothing() -> None:
@@ -74,7 +86,7 @@ def _draw_nothing() -> None:
 
 def _hand_on_results(workdir: Path, staging: Path, announce) -> None:
     found = [p for p in _files(workdir, RESULTS) if p.relative_to(workdir).parts[0] != "inputs"]
-    if announce is None or len(found) != 1:
+    if len(found) != 1:
         return                              # the build reports what is wrong once the lab is done
     shutil.copyfile(found[0], staging / (EARLY_RESULTS + ".tmp"))
     os.replace(staging / (EARLY_RESULTS + ".tmp"), staging / EARLY_RESULTS)
@@ -124,11 +136,13 @@ def _failure(script: str, exc: BaseException, confined: bool = False, cell: Cell
 
 
 def run_cells(script: str, cells: tuple[Cell, ...], workdir: str, confined: bool = False,
-              display: str = "script", cells_done=None, finish: bool = True) -> dict:
+              display: str = "script", cells_done=None, finish: bool = True, checkpoints=None) -> dict:
     """Execute cells in order in `workdir`: what each printed and which PNGs it saved, and with
     display "jupyter" what each showed, as IPython in Jupyter shows it (labipython.py). A cell tagged
     raises-exception must raise; its error is what it shows; one that `may_fail` shows its error if
-    it raises one. Then, if `finish`, normalise what the lab wrote (figures, .npz files)."""
+    it raises one. Then, if `finish`, normalise what the lab wrote (figures, .npz files).
+    `checkpoints` (checkpoint.Checkpointer) takes one after each cell but the last; a run resumed
+    from one goes on here, with the cells it was given from there on."""
     os.chdir(workdir)
     os.environ["MPLBACKEND"] = LAB_BACKEND
     sys.path.insert(0, str(Path(script).parent))
@@ -146,7 +160,9 @@ def run_cells(script: str, cells: tuple[Cell, ...], workdir: str, confined: bool
     def failed(error: dict) -> dict:
         threads.shutdown(cancel_futures=True)
         return {"cells": results, "error": error}
-    for cell in cells:
+    index = 0
+    while index < len(cells):
+        cell = cells[index]
         before = _snapshot(folder)
         stdout = io.StringIO()
         value = error = None
@@ -185,6 +201,13 @@ def run_cells(script: str, cells: tuple[Cell, ...], workdir: str, confined: bool
         for name in figures:
             data = (folder / name).read_bytes()
             encoding[name] = (data, threads.submit(_quantized, data))
+        index += 1
+        if checkpoints is not None and index < len(cells):
+            from concurrent.futures import wait
+            wait([future for _, future in encoding.values()])      # the harness's threads settled
+            resumed = checkpoints.after(index, len(threads._threads))
+            if resumed is not None:         # a run resumed from it: the threads were not forked
+                cells, threads = resumed, ThreadPoolExecutor(2)
     if not any(p.relative_to(folder).parts[0] != "inputs" for p in _files(folder, RESULTS)):
         # A notebook rarely writes a results.json: its own top-level values are its results.
         hidden = jupyter.hidden if jupyter else ()

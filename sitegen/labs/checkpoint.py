@@ -1,0 +1,219 @@
+"""Checkpoints, inside a lab's process under `serve`: the lab as it was after each cell, kept.
+
+After cell k (every cell but the last), the lab's process forks. The child is
+the checkpoint: it holds, copy-on-write, the lab's memory as it was then (its
+variables, imported modules, IPython's shell), and in memory what the lab had
+written in its folder, and it waits. The lab's process goes on to cell k+1.
+The lab host (labhost.py) keeps each checkpoint's socket; to run the same lab
+with cells k+1 onward changed, it sends the checkpoint the new cells and where
+to report, and the checkpoint forks again: that child lays what the lab had
+written back into the lab's folder (which the build has laid out anew, at the
+same path) and returns into the loop of labrun.run_cells, which goes on from
+cell k+1 as if it had never stopped. The checkpoint itself stays, for the next
+edit.
+
+A checkpoint is taken only when it is safe to fork: the figures the harness
+encodes in threads are done first, and none is taken while the lab runs
+threads or processes of its own (they would not be in the copy); serve says so.
+
+What a checkpoint holds is told to the build in the run's result
+(`checkpoints`): after which cell, its process, and what the lab had read by
+then (labreads.py), so that the build resumes only where all of that is as it
+is now (resume.py).
+"""
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import socket
+import struct
+import threading
+from pathlib import Path
+
+_HEADER = struct.Struct("=Q")
+REFUSED = "refused"
+INPUTS_READY = b"i"     # what a lab's process writes to its pipe once its results.json is final
+
+
+def send(sock: socket.socket, message, fds: tuple[int, ...] = ()) -> None:
+    """A message (pickled) with file descriptors, over a Unix socket."""
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    socket.send_fds(sock, [_HEADER.pack(len(data))], list(fds))
+    sock.sendall(data)
+
+
+def receive(sock: socket.socket, fds: int = 0):
+    """(message, file descriptors) from `send`; (None, []) once the other end is closed."""
+    header, received, _, _ = socket.recv_fds(sock, _HEADER.size, fds)
+    if len(header) < _HEADER.size:
+        return None, []
+    (size,), chunks = _HEADER.unpack(header), []
+    while size:
+        chunk = sock.recv(min(size, 1 << 20))
+        if not chunk:
+            return None, received
+        chunks.append(chunk)
+        size -= len(chunk)
+    return pickle.loads(b"".join(chunks)), received
+
+
+class Reporting:
+    """Where a run reports (the host's ends): its result file, its announce pipe, its control socket,
+    the one a checkpoint registers on. A resumed run gets new ones."""
+
+    def __init__(self, result: str, announce_fd: int | None, control_fd: int | None):
+        self.reset(result, announce_fd, control_fd)
+
+    def reset(self, result: str, announce_fd: int | None, control_fd: int | None) -> None:
+        self.result, self.announce_fd = result, announce_fd
+        self.control = socket.socket(fileno=control_fd) if control_fd is not None else None
+
+    def announce(self) -> None:
+        if self.announce_fd is not None:
+            os.write(self.announce_fd, INPUTS_READY)
+
+    def close(self) -> None:
+        if self.announce_fd is not None:
+            os.close(self.announce_fd)
+        if self.control is not None:
+            self.control.close()
+
+
+class Checkpointer:
+    """Takes the checkpoints of one lab's run (`after`), and is what a resumed run continues with."""
+
+    def __init__(self, reporting: Reporting, staging: Path, writable: str, recorder):
+        self.reporting, self.staging, self.recorder = reporting, staging, recorder
+        self.writable, self.inode = writable, os.stat(writable).st_ino
+        self.start = _state(staging)           # the folder as the build laid it out
+        self.kept: dict[tuple[str, int, int], bytes] = {}    # file state -> its bytes, read once
+        self.taken: list[dict] = []            # what the build is told of each checkpoint
+        self.skipped = ""                      # why none was taken after some cell
+        self.resumed = 0                       # in a resumed run: the cell it resumed after
+
+    def after(self, k: int, harness_threads: int):
+        """Cell k is done: fork a checkpoint. Returns None in the lab's process, which goes on; in a
+        resumed run (a child of the checkpoint), the new cells to run from k on."""
+        if threading.active_count() > 1 + harness_threads:
+            self.skipped = f"no checkpoint after cell {k}: the lab runs threads of its own"
+            return None
+        if _children() - {point["pid"] for point in self.taken}:
+            self.skipped = f"no checkpoint after cell {k}: the lab runs processes of its own"
+            return None
+        files, folders, gone = self._written()
+        here = os.getcwd()
+        point = {"after": k, "reads": dict(self.recorder.reads) if self.recorder else {},
+                 "provided": sorted(self.recorder.used) if self.recorder else []}
+        ours, theirs = socket.socketpair()
+        pid = os.fork()
+        if pid:
+            theirs.close()
+            send(self.reporting.control, (k, pid), (ours.fileno(),))
+            ours.close()
+            self.taken.append({**point, "pid": pid})
+            return None
+        self.taken.append({**point, "pid": os.getpid()})
+        ours.close()
+        self.reporting.close()           # the run's ends: the host must hear when the run ends
+        os.setsid()                      # stopping a run it resumes does not stop it
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        return self._wait(theirs, k, (files, folders, gone, here))
+
+    def _wait(self, sock: socket.socket, k: int, written: tuple):
+        while True:
+            command, fds = receive(sock, 2)
+            if command is None:                 # the host dropped it, or ended
+                os._exit(0)
+            if _inode(self.writable) != self.inode:     # its confinement no longer covers the lab's folder
+                for fd in fds:
+                    os.close(fd)
+                send(sock, REFUSED)
+                continue
+            pid = os.fork()
+            if pid == 0:
+                sock.close()
+                os.setsid()
+                cells, result = command
+                self.reporting.reset(result, *fds)
+                self.taken, self.resumed = [c for c in self.taken if c["after"] <= k], k
+                self._lay(*written)
+                return cells
+            for fd in fds:
+                os.close(fd)
+            send(sock, pid)
+            _, status = os.waitpid(pid, 0)
+            send(sock, os.waitstatus_to_exitcode(status))
+
+    def _written(self) -> tuple[dict[str, bytes], list[str], list[str]]:
+        """What the lab changed in its folder since the build laid it out: files with their bytes,
+        folders it made, and what it removed."""
+        now = _state(self.staging)
+        files = {}
+        for rel, stamp in now.items():
+            if stamp is None:
+                continue
+            if self.start.get(rel) != stamp:
+                if (rel, *stamp) not in self.kept:
+                    self.kept[(rel, *stamp)] = (self.staging / rel).read_bytes()
+                files[rel] = self.kept[(rel, *stamp)]
+        folders = [rel for rel, stamp in now.items() if stamp is None and rel not in self.start]
+        gone = [rel for rel in self.start if rel not in now]
+        return files, sorted(folders), sorted(gone, reverse=True)
+
+    def _lay(self, files: dict[str, bytes], folders: list[str], gone: list[str], here: str) -> None:
+        """Make the newly laid-out folder what the lab's was when the checkpoint was taken, and work
+        there again (the folder it worked in was moved into the cache)."""
+        import shutil
+        for rel in gone:
+            path = self.staging / rel
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            elif path.exists() or path.is_symlink():
+                path.unlink()
+        for rel in folders:
+            (self.staging / rel).mkdir(parents=True, exist_ok=True)
+        for rel, data in files.items():
+            path = self.staging / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if path.is_symlink():
+                path.unlink()
+            path.write_bytes(data)
+        os.chdir(here)
+
+
+def _children() -> set[int]:
+    """The processes this one started and that still run (Linux; elsewhere none are seen)."""
+    found: set[int] = set()
+    try:
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/children", encoding="ascii") as handle:
+                found.update(int(pid) for pid in handle.read().split())
+    except OSError:
+        pass
+    return found
+
+
+def _inode(path: str) -> int | None:
+    try:
+        return os.stat(path).st_ino
+    except OSError:
+        return None
+
+
+def _state(folder: Path) -> dict[str, tuple[int, int] | None]:
+    """Every file (its modification time and size) and folder (None) under `folder`; links as
+    files of their own (a notebook's neighbours are links the build lays)."""
+    from .labreads import unrecorded
+    found: dict[str, tuple[int, int] | None] = {}
+    with unrecorded():
+        for top, dirs, names in os.walk(folder):
+            for name in dirs + names:
+                path = os.path.join(top, name)
+                rel = os.path.relpath(path, folder)
+                if name in dirs and not os.path.islink(path):
+                    found[rel] = None
+                else:
+                    stat = os.lstat(path)
+                    found[rel] = (stat.st_mtime_ns, stat.st_size) if not os.path.islink(path) else (0, -1)
+    return found

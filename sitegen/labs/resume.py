@@ -1,0 +1,182 @@
+"""serve's labs: one lab host kept from build to build, and where each lab's next run may resume.
+
+Under `serve`, the host keeps a checkpoint of each lab's process after each cell
+(checkpoint.py). When a lab must run again, the build resumes it from the last
+checkpoint that still stands (`resume_point`): its cells up to there are the
+same, and everything the lab had read by then is as it was: each file and
+folder of the project (a data file, an imported module: labreads.py) and each
+file the build lays in its folder (the results of a lab it reads, its data
+files). A cell whose code is unchanged but whose input changed invalidates the
+checkpoints from the first cell that read it. The run then goes on from there,
+and what it makes is what a run from the first cell makes, byte for byte: the
+same code on the same state (tests/test_resume.py).
+
+A resumed lab must write where it wrote: its process is confined to one folder
+for good (sandbox.py), so each lab's real runs under serve all happen at one
+path, `<cache>/live/<lab>/run`, confined to the folder holding it.
+
+Checkpoints cost memory as the lab's process goes on and their copy-on-write
+pages part: after each build, the oldest are dropped until all of them fit in
+the bound (`evict`), and serve says so. A one-off build takes none.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from . import labreads
+
+if TYPE_CHECKING:
+    from ..project.cells import Cell
+    from .labhost import LabHost
+
+LIVE = "live"            # under the cache: each lab's folder for its runs under serve
+MIB = 1 << 20
+
+
+def default_budget() -> int:
+    """Bytes all checkpoints may take: a quarter of this machine's memory, at most 2 GiB."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        total = 4 << 30
+    return min(2 << 30, total // 4)
+
+
+@dataclass
+class _Lineage:
+    """A lab's last run under serve, as far as its checkpoints tell."""
+    identity: str                        # what else its run follows from (script, display, fonts, versions)
+    cells: tuple[Cell, ...]
+    provided: dict[str, str]             # the files the build laid in its folder -> SHA-256
+    checkpoints: list[dict]              # {"after", "pid", "reads", "provided", "born"}
+
+
+class KeptLabs:
+    """The host serve keeps, and what its checkpoints hold; `budget`: bytes they may take."""
+
+    def __init__(self, cache: Path, budget: int | None = None):
+        self.live = Path(cache).resolve() / LIVE
+        self.budget = default_budget() if budget is None else budget
+        self.host: LabHost | None = None
+        self.signature = ""
+        self.runs: dict[str, _Lineage] = {}
+        self.born = 0
+        self.resumed: dict[str, int] = {}    # this build's runs that resumed: lab id -> after which cell
+        self.notes: list[str] = []           # this build's: why a lab took fewer checkpoints
+
+    def lab_host(self, signature: str) -> LabHost:
+        """The kept host, started anew when what labs run with (`signature`: the harness's code, the
+        versions) changed, or it died."""
+        if self.host is not None and (signature != self.signature or not self.host.alive()):
+            self.close()
+        if self.host is None:
+            from .labhost import LabHost
+            self.host, self.signature = LabHost(keep=self.budget > 0), signature
+        self.resumed, self.notes = {}, []
+        return self.host
+
+    def folder(self, lab: str) -> tuple[Path, Path]:
+        """(the folder a lab's run is confined to, its staging folder in it, empty)."""
+        writable = self.live / lab
+        writable.mkdir(parents=True, exist_ok=True)
+        staging = writable / "run"
+        if staging.exists() or staging.is_symlink():
+            shutil.rmtree(staging)
+        staging.mkdir()
+        return writable, staging
+
+    def resume_point(self, lab: str, identity: str, cells: tuple[Cell, ...], provided: dict[str, str],
+                     root: Path, hashes: dict[str, str]) -> int:
+        """The last cell after which a checkpoint of `lab` stands for a run of `cells` (0: none)."""
+        last = self.runs.get(lab)
+        if last is None or last.identity != identity:
+            return 0
+        same = 0
+        while same < min(len(cells), len(last.cells)) and cells[same] == last.cells[same]:
+            same += 1
+        for point in reversed(last.checkpoints):
+            if point["after"] > same:
+                continue
+            if labreads.stale(root, point["reads"], hashes):
+                continue                 # and so are the later ones: what they read includes it
+            if any(provided.get(path) != last.provided.get(path) for path in point["provided"]):
+                continue
+            return point["after"]
+        return 0
+
+    def ran(self, lab: str, identity: str, cells: tuple[Cell, ...], provided: dict[str, str], run: dict) -> None:
+        """A lab's run under serve ended, with its result `run`: its checkpoints are where it resumes."""
+        old = {point["pid"]: point["born"] for point in self.runs[lab].checkpoints} if lab in self.runs else {}
+        points = []
+        for point in run.get("checkpoints", []):
+            if point["pid"] not in old:
+                self.born += 1
+            points.append({**point, "born": old.get(point["pid"], self.born)})
+        self.runs[lab] = _Lineage(identity, tuple(cells), dict(provided), points)
+        if run.get("resumed"):
+            self.resumed[lab] = run["resumed"]
+        if run.get("skipped"):
+            self.notes.append(f"{lab}: {run['skipped']} (an edit after it runs the lab from an earlier cell)")
+
+    def forget(self, lab: str) -> None:
+        """A lab's run ended without a result: what its checkpoints hold is not known; they go."""
+        self.runs.pop(lab, None)
+        if self.host is not None and self.host.alive():
+            self.host.drop(lab, None)
+
+    def memory(self) -> dict[tuple[str, int], int]:
+        """Each checkpoint's share of memory (its proportional set size), by (lab, after which cell)."""
+        return {(lab, point["after"]): _pss(point["pid"])
+                for lab, run in self.runs.items() for point in run.checkpoints}
+
+    def evict(self) -> str | None:
+        """Drop the oldest checkpoints until all fit in the budget; what was dropped, said. Measured
+        again after each drop: the pages a dropped one shared now count for the others."""
+        total, dropped = sum(self.memory().values()), []
+        while total > self.budget and any(run.checkpoints for run in self.runs.values()):
+            _, lab, point = min((point["born"], lab, point) for lab, run in self.runs.items()
+                                   for point in run.checkpoints)
+            self.runs[lab].checkpoints.remove(point)
+            dropped.append((lab, point["after"]))
+            self.host.drop(lab, [point["after"]])
+            deadline = time.monotonic() + 5
+            while _pss(point["pid"]) and time.monotonic() < deadline:
+                time.sleep(0.01)
+            total = sum(self.memory().values())
+        if not dropped:
+            return None
+        kept = sum(len(run.checkpoints) for run in self.runs.values())
+        return (f"checkpoints: dropped the {len(dropped)} oldest ({', '.join(f'{lab} after cell {after}' for lab, after in dropped[:4])}"
+                f"{' ...' if len(dropped) > 4 else ''}) to stay within {self.budget / MIB:.0f} MiB; "
+                f"{kept} kept, {total / MIB:.0f} MiB")
+
+    def close(self) -> None:
+        """End the host and every checkpoint."""
+        if self.host is not None:
+            self.host.close()
+        self.host, self.runs = None, {}
+
+
+def identity(script: Path, display: str, fonts, env: dict) -> str:
+    """What a lab's run follows from besides its cells and what it reads: a checkpoint of another
+    never stands for it."""
+    return hashlib.sha256(json.dumps([str(script), display, list(fonts), env], sort_keys=True).encode()).hexdigest()
+
+
+def _pss(pid: int) -> int:
+    """A process's proportional set size in bytes (Linux); 0 where it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass
+    return 0
