@@ -73,7 +73,7 @@ def add_sentence(source: Path, i: int) -> str:
 
 
 def measure(root: Path, page_source: str, url_path: str, saves: int, env: dict | None = None,
-            save=add_sentence) -> dict:
+            save=add_sentence, serve_args: tuple[str, ...] = ()) -> dict:
     """Run serve on the project at `root`; edit `page_source` `saves` times (`save(path, i)` edits it and
     says what the page then shows); latencies in seconds."""
     from playwright.sync_api import sync_playwright
@@ -81,7 +81,7 @@ def measure(root: Path, page_source: str, url_path: str, saves: int, env: dict |
     log_path = root / ".serve.log"
     with log_path.open("w") as log:
         server = subprocess.Popen([sys.executable, str(REPO / "build.py"), "serve", "--root", str(root),
-                                   "--port", str(port)], stdout=log, stderr=subprocess.STDOUT, env=env)
+                                   "--port", str(port), *serve_args], stdout=log, stderr=subprocess.STDOUT, env=env)
     latencies = []
     try:
         wait_served(port, server)
@@ -148,10 +148,11 @@ def edit_last_cell(source: Path, i: int) -> str:
     return f"保存 {value}"
 
 
-def measure_slow_lab(tmp: Path, saves: int, env: dict | None = None) -> dict:
-    """serve on a course whose lab's first cell takes 10 s: each save of its last cell, to the page."""
+def measure_slow_lab(tmp: Path, saves: int, env: dict | None = None, serve_args: tuple[str, ...] = ()) -> dict:
+    """serve on a course whose lab's first cell takes 10 s: each save of its last cell, to the page.
+    `serve_args`: ("--checkpoint-memory", "0") for the baseline, every run from the first cell."""
     root, alone = slow_lab_course(tmp / "slow", env)
-    found = measure(root, "compute/lab01.py", "lab01", saves, env, save=edit_last_cell)
+    found = measure(root, "compute/lab01.py", "lab01", saves, env, save=edit_last_cell, serve_args=serve_args)
     return {**found, "alone": alone, "resumed": len(re.findall(r"computed from cell", found["log"]))}
 
 
@@ -159,11 +160,19 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--saves", type=int, default=30)
     parser.add_argument("--lab", action="store_true", help="edit a slow lab's last cell, not the guide")
+    parser.add_argument("--baseline", type=int, default=3, metavar="SAVES",
+                        help="--lab: saves measured with no checkpoint too (--checkpoint-memory 0), in the same run")
     args = parser.parse_args()
     if reason := missing():
         sys.exit(f"needs {reason}")
     with tempfile.TemporaryDirectory(prefix="serveloop-") as tmp:
         if args.lab:
+            if args.baseline:
+                (Path(tmp) / "base").mkdir()
+                base = measure_slow_lab(Path(tmp) / "base", args.baseline, serve_args=("--checkpoint-memory", "0"))
+                print(f"baseline, no checkpoint: save -> reloaded page over {len(base['latencies'])} saves: median "
+                      f"{statistics.median(base['latencies']):.3f} s, max {max(base['latencies']):.3f} s "
+                      f"({statistics.median(base['latencies']) / base['alone']:.2f}× the lab's own run)")
             found = measure_slow_lab(Path(tmp), args.saves)
         else:
             found = measure(copy_course(Path(tmp) / "site"), "content/course/guide.md", "course/guide", args.saves)
