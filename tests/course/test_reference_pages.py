@@ -84,3 +84,40 @@ def test_inputs_must_name_another_lab(tmp_path):
     assert result.returncode == 1
     assert "lab patches-to-tokens: inputs names 'lab9', which is not another lab" in result.stderr
     assert re.search(r"error: site\.yaml:\d+: ", result.stderr)
+
+
+@pytest.mark.slow
+def test_under_serve_a_seed_edit_resumes_lab09_and_its_readers_and_matches_a_clean_build(tmp_path, monkeypatch):
+    """Lab 09's seed, set in its first cell, changes what both references read: Lab 09 runs from its
+    first cell, and each reference from the checkpoint before the cell that reads it; an edit to
+    Lab 09's last cell resumes it there. Each time, the site is a clean build's, byte for byte."""
+    from support import EPOCH, tree_bytes
+    from sitegen.commands.pipeline import build
+    from sitegen.labs.resume import KeptLabs
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
+    root = copy_project(tmp_path / "project")
+    kept = KeptLabs(tmp_path / "cache")
+
+    def serve_build():
+        report = build(root, tmp_path / "dist", cache=tmp_path / "cache", kept=kept)
+        return tree_bytes(tmp_path / "dist"), report
+
+    def clean(name):
+        build(root, tmp_path / name, cache=tmp_path / f"{name}-cache")
+        return tree_bytes(tmp_path / name)
+    try:
+        serve_build()
+        lab = root / "compute/lab09_vision_attention.py"
+        lab.write_text(lab.read_text(encoding="utf-8") + "\nprint('one more line')\n", encoding="utf-8")
+        output, report = serve_build()
+        last = len(kept.runs["lab09"].cells) - 1
+        assert report.computed == ("lab09",) and report.resumed == (("lab09", last),)
+        assert output == clean("clean")
+        lab.write_text(lab.read_text(encoding="utf-8").replace("SEED = 20260918", "SEED = 20260919"), encoding="utf-8")
+        output, report = serve_build()
+        assert set(report.computed) == {"lab09", "patches-to-tokens", "attention-worked-example"}
+        # patches-to-tokens reads them in its first cell; the worked example in its fourth (full-layer)
+        assert dict(report.resumed) == {"attention-worked-example": 3}
+        assert output == clean("clean-seed")
+    finally:
+        kept.close()
