@@ -36,7 +36,7 @@ def test_what_the_lab_wrote_is_kept_and_laid_again_in_a_folder_laid_out_anew(tmp
     (staging / "work/inputs/a").mkdir(parents=True)
     (staging / "work/inputs/a/results.json").write_text("{}")           # laid by the build
     (staging / "work/old.txt").write_text("the build's")
-    points = Checkpointer(Reporting(str(staging / "run.json"), None, None), staging, str(tmp_path), None)
+    points = Checkpointer(Reporting(str(staging / "run.json"), None, None), staging, str(tmp_path), None, 0)
     (staging / "work/out").mkdir()
     (staging / "work/out/figure.png").write_bytes(b"\x89PNG...")
     (staging / "work/empty").mkdir()

@@ -184,6 +184,28 @@ def test_checkpoints_are_dropped_oldest_first_to_stay_within_the_memory_bound(si
 
 
 @pytest.mark.slow
+def test_a_lab_that_rewrites_a_large_array_in_each_cell_ends_its_oldest_checkpoints_as_it_runs(site, tmp_path):
+    """Each checkpoint keeps its own copy of the 48 MB array the lab changes in every cell: the run
+    ends its oldest while it goes on, not only once the build is over; the newest stand."""
+    root, kept = site
+    kept.close()
+    kept.budget = 100 * MIB
+    edit(root / "compute/tiny.py", "# %% data\n", "big = np.full(6_000_000, 1.0)\n\n# %% data\nbig += 1\n")
+    edit(root / "compute/tiny.py", "# %% save\n", "".join(f"# %% more{n}\nbig += 1\n\n" for n in range(3))
+         + "# %% save\nassert big[0] == 5\n")
+    serve_build(root, kept)
+    points = [p["after"] for p in kept.runs["tiny"].checkpoints]
+    assert points and points[0] > 1 and points == list(range(points[0], 6))      # the oldest went first
+    assert any("oldest checkpoints ended while it ran" in note for note in kept.notes)
+    kept.evict()
+    assert sum(kept.memory().values()) <= kept.budget
+    edit(root / "compute/tiny.py", "print('saved', scale)", "print('saved again', scale)")
+    output, report = serve_build(root, kept)
+    assert report.resumed == (("tiny", 5),)
+    assert output == clean_build(root, tmp_path, "clean")
+
+
+@pytest.mark.slow
 def test_no_checkpoint_is_taken_while_the_lab_runs_a_thread_of_its_own(site, tmp_path):
     root, kept = site
     edit(root / "compute/tiny.py", "# %% data\n", "# %% data\nimport threading\nstop = threading.Event()\n"

@@ -23,6 +23,7 @@ is now (resume.py).
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import signal
@@ -83,14 +84,15 @@ class Reporting:
 class Checkpointer:
     """Takes the checkpoints of one lab's run (`after`), and is what a resumed run continues with."""
 
-    def __init__(self, reporting: Reporting, staging: Path, writable: str, recorder):
-        self.reporting, self.staging, self.recorder = reporting, staging, recorder
+    def __init__(self, reporting: Reporting, staging: Path, writable: str, recorder, budget: int):
+        self.reporting, self.staging, self.recorder, self.budget = reporting, staging, recorder, budget
         self.writable, self.inode = writable, os.stat(writable).st_ino
         self.start = _state(staging)           # the folder as the build laid it out
         self.kept: dict[tuple[str, int, int], bytes] = {}    # file state -> its bytes, read once
         self.taken: list[dict] = []            # what the build is told of each checkpoint
         self.skipped = ""                      # why none was taken after some cell
         self.resumed = 0                       # in a resumed run: the cell it resumed after
+        self.dropped = 0                       # its oldest, ended while it ran to stay within `budget`
 
     def after(self, k: int, harness_threads: int):
         """Cell k is done: fork a checkpoint. Returns None in the lab's process, which goes on; in a
@@ -101,6 +103,7 @@ class Checkpointer:
         if _children() - {point["pid"] for point in self.taken}:
             self.skipped = f"no checkpoint after cell {k}: the lab runs processes of its own"
             return None
+        self._bound()
         files, folders, gone = self._written()
         here = os.getcwd()
         point = {"after": k, "reads": dict(self.recorder.reads) if self.recorder else {},
@@ -119,6 +122,18 @@ class Checkpointer:
         os.setsid()                      # stopping a run it resumes does not stop it
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         return self._wait(theirs, k, (files, folders, gone, here))
+
+    def _bound(self) -> None:
+        """While this run's checkpoints take more than the budget (their pages part from the lab's as
+        it goes on), end the oldest: a lab that rewrites large arrays cell after cell stays bounded
+        while it runs, not only once the build is over (resume.py drops the oldest of all labs)."""
+        while self.taken and sum(pss(point["pid"]) for point in self.taken) > self.budget:
+            oldest = self.taken.pop(0)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(oldest["pid"], signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(oldest["pid"], 0)
+            self.dropped += 1
 
     def _wait(self, sock: socket.socket, k: int, written: tuple):
         while True:
@@ -180,6 +195,19 @@ class Checkpointer:
                 path.unlink()
             path.write_bytes(data)
         os.chdir(here)
+
+
+def pss(pid: int) -> int:
+    """A process's proportional set size in bytes (Linux): its own pages, and its share of those
+    it shares; 0 where it cannot be read (ended, or not Linux)."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass
+    return 0
 
 
 def _children() -> set[int]:

@@ -14,7 +14,7 @@ its results.json is final, so labs reading it can start. The
 host stops a lab's whole process group when the build asks (a timeout), and
 every lab's when the build ends or dies.
 
-Under `serve` the host is kept from build to build (`LabHost(keep=True)`,
+Under `serve` the host is kept from build to build (`LabHost(keep=BYTES)`,
 resume.py). Each lab it runs then holds a control socket on which it hands
 the host a checkpoint after each cell (checkpoint.py): the host keeps each
 checkpoint's socket, drops the ones a new run of that lab supersedes, and
@@ -89,7 +89,7 @@ class _Host:
                     for fd in self.fds() + [done_read] + ([ours.fileno()] if ours else []):
                         os.close(fd)
                     run_lab(script, cells, display, fonts, staging, workdir, result, done_write, preview, watch,
-                            theirs.fileno() if theirs else None, writable, provided)
+                            theirs.fileno() if theirs else None, writable, provided, keep)
                 finally:
                     os._exit(0)
         os.close(done_write)
@@ -231,10 +231,10 @@ def _host(conn, builds_end) -> None:
 
 class LabHost:
     """The build's handle on the lab host process. A host that `keep`s (serve's, kept from build to
-    build) takes checkpoints of the labs it runs, and outlives the builds: at a build's end `stop()`
-    stops only the labs still running, and `close()` ends it."""
+    build) takes checkpoints of the labs it runs, each lab's at most `keep` bytes, and outlives the
+    builds: at a build's end `stop()` stops only the labs still running, and `close()` ends it."""
 
-    def __init__(self, keep: bool = False):
+    def __init__(self, keep: int = 0):
         self.keep = keep
         context = multiprocessing.get_context("fork")
         self.conn, theirs = context.Pipe()
@@ -257,7 +257,7 @@ class LabHost:
         `watch`: (project, cache), to record what of the project it reads (labreads.py). A host that
         keeps takes checkpoints of a lab's real run (known by the lab's id), confined to `writable`,
         and with `resume` starts it from its checkpoint after that cell when it holds one."""
-        keep = self.keep and not preview
+        keep = 0 if preview else self.keep
         self.conn.send(("run", job_id, script, cells, display, fonts, str(staging), str(workdir), str(result),
                         preview, watch, keep, resume if keep else 0, str(writable) if writable else None,
                         tuple(provided)))

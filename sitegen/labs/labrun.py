@@ -32,7 +32,8 @@ EARLY_RESULTS = "results.early.json"
 
 def run_lab(script: str, cells: tuple[Cell, ...], display: str, fonts: tuple[str, ...], staging: str, workdir: str,
             result: str, announce_fd: int | None = None, preview: bool = False, watch: tuple | None = None,
-            control_fd: int | None = None, writable: str | None = None, provided: tuple[str, ...] = ()) -> None:
+            control_fd: int | None = None, writable: str | None = None, provided: tuple[str, ...] = (),
+            budget: int = 0) -> None:
     """Body of a lab's process: confine it to `staging` (or `writable`, a folder holding it), run it with
     its figures falling back on `fonts` (figurefonts.py), write what it printed and saved to `result`.
     Once its cells have all run, its results.json is final: a copy goes to `staging`/EARLY_RESULTS and
@@ -46,7 +47,8 @@ def run_lab(script: str, cells: tuple[Cell, ...], display: str, fonts: tuple[str
     `watch`: (the project, the cache[, folders laid out to stand for the project's]): every file and
     folder of the project the lab reads, outside the cache, is recorded with what it held (labreads.py)
     and reported as the run's `reads`; of the files the build laid in its folder (`provided`), which it
-    opened. `control_fd`: the host's socket for checkpoints (checkpoint.py), one after each cell."""
+    opened. `control_fd`: the host's socket for checkpoints (checkpoint.py), one after each cell, taking
+    at most `budget` bytes of memory."""
     from .checkpoint import Checkpointer, Reporting
     from .sandbox import confine
     recorder = Recorder(watch[0], (watch[1], staging), *watch[2:], provided=provided).install() if watch else None
@@ -60,13 +62,14 @@ def run_lab(script: str, cells: tuple[Cell, ...], display: str, fonts: tuple[str
         os.environ["TMPDIR"] = str(tmp)          # tempfile works inside the confinement
         confined = confine([writable or staging, "/dev"])
         checkpoints = None if control_fd is None else Checkpointer(reporting, Path(staging), writable or staging,
-                                                                   recorder)
+                                                                   recorder, budget)
         run = run_cells(script, cells, workdir, confined, display, finish=not preview,
                         cells_done=lambda: _hand_on_results(Path(workdir), Path(staging), reporting.announce),
                         checkpoints=checkpoints)
         run["confined"] = confined
         if checkpoints is not None:
-            run.update(checkpoints=checkpoints.taken, resumed=checkpoints.resumed, skipped=checkpoints.skipped)
+            run.update(checkpoints=checkpoints.taken, resumed=checkpoints.resumed, skipped=checkpoints.skipped,
+                       dropped=checkpoints.dropped)
     except BaseException as exc:  # noqa: BLE001 - a harness failure is reported like a lab's
         run = {"cells": [], "error": _failure(script, exc)}
     if recorder is not None:

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import labreads
+from .checkpoint import pss as _pss
 
 if TYPE_CHECKING:
     from ..project.cells import Cell
@@ -78,7 +79,7 @@ class KeptLabs:
             self.close()
         if self.host is None:
             from .labhost import LabHost
-            self.host, self.signature = LabHost(keep=self.budget > 0), signature
+            self.host, self.signature = LabHost(keep=self.budget), signature
         self.resumed, self.notes = {}, []
         return self.host
 
@@ -122,6 +123,9 @@ class KeptLabs:
         self.runs[lab] = _Lineage(identity, tuple(cells), dict(provided), points)
         if run.get("resumed"):
             self.resumed[lab] = run["resumed"]
+        if run.get("dropped"):
+            self.notes.append(f"{lab}: {run['dropped']} of its oldest checkpoints ended while it ran, to stay "
+                              f"within {self.budget / MIB:.0f} MiB (--checkpoint-memory)")
         if run.get("skipped"):
             self.notes.append(f"{lab}: {run['skipped']} (an edit after it runs the lab from an earlier cell)")
 
@@ -168,15 +172,3 @@ def identity(script: Path, display: str, fonts, env: dict) -> str:
     """What a lab's run follows from besides its cells and what it reads: a checkpoint of another
     never stands for it."""
     return hashlib.sha256(json.dumps([str(script), display, list(fonts), env], sort_keys=True).encode()).hexdigest()
-
-
-def _pss(pid: int) -> int:
-    """A process's proportional set size in bytes (Linux); 0 where it cannot be read."""
-    try:
-        with open(f"/proc/{pid}/smaps_rollup", encoding="ascii") as handle:
-            for line in handle:
-                if line.startswith("Pss:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError):
-        pass
-    return 0
