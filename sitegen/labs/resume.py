@@ -17,7 +17,9 @@ path, `<cache>/live/<lab>/run`, confined to the folder holding it.
 
 Checkpoints cost memory as the lab's process goes on and their copy-on-write
 pages part: after each build, the oldest are dropped until all of them fit in
-the bound (`evict`), and serve says so. A one-off build takes none.
+the bound (`evict`; a lab's run ends its own oldest as it goes), and serve says
+so. Where memory cannot be measured (no /proc: not Linux), none is taken. A
+one-off build takes none.
 """
 from __future__ import annotations
 
@@ -79,7 +81,9 @@ class KeptLabs:
             self.close()
         if self.host is None:
             from .labhost import LabHost
-            self.host, self.signature = LabHost(keep=self.budget), signature
+            # Where a process's memory cannot be read (not Linux), no bound could hold: none is kept.
+            measurable = os.path.exists("/proc/self/smaps_rollup")
+            self.host, self.signature = LabHost(keep=self.budget if measurable else 0), signature
         self.resumed, self.notes = {}, []
         return self.host
 
