@@ -61,6 +61,7 @@ class _Job:
     frozen: bool = False                 # `cached` is frozen/'s: if they give it other bytes, the build fails
     read: dict[str, str] = field(default_factory=dict)    # lab id -> SHA-256 of the inputs it was given
     provided: dict[str, str] = field(default_factory=dict)  # the files laid in its folder -> SHA-256
+    identity: str = ""                   # under serve: what else a checkpoint of it must match (resume.py)
     links: list = field(default_factory=list)             # a notebook's neighbours laid beside it (nbsource.py)
 
     @property
@@ -273,16 +274,17 @@ class LabScheduler:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(data)
         job.provided = {str(path): sha256(data) for path, data in laid.items()}
-        resume = self.kept.resume_point(job.lab.id, self._identity(job), job.cells, job.provided, self.cfg.root,
-                                        self.hashes) if keep and self.use_cache else 0
+        resume = 0
+        if keep:
+            from .resume import identity
+            job.identity = identity(job.lab.script, job.lab.display, self.cfg.figure_fonts, self.env)
+            if self.use_cache:
+                resume = self.kept.resume_point(job.lab.id, job.identity, job.cells, job.provided, self.cfg.root,
+                                                self.hashes)
         self.host.run(job.name, str(job.lab.script), job.cells, job.lab.display, self.cfg.figure_fonts,
                       job.staging, here, job.result, job.preview, watch, resume, writable, tuple(job.provided))
         job.started = time.monotonic()
         self.running[job.name] = job
-
-    def _identity(self, job: _Job) -> str:
-        from .resume import identity
-        return identity(job.lab.script, job.lab.display, self.cfg.figure_fonts, self.env)
 
     def limit(self, lab: Lab) -> float:
         """Seconds the lab may run."""
@@ -401,7 +403,7 @@ class LabScheduler:
                 self.kept.forget(job.lab.id)
         else:                                   # serve's: where its next run may resume
             if self.kept is not None:
-                self.kept.ran(job.lab.id, self._identity(job), job.cells, job.provided, run)
+                self.kept.ran(job.lab.id, job.identity, job.cells, job.provided, run)
         if not run.get("confined") and job.lab.id not in self.unconfined:
             self.unconfined.append(job.lab.id)
         # What it read must be what the build's snapshot held when it started: else it ran on an edit

@@ -74,9 +74,12 @@ class KeptLabs:
         self.resumed: dict[str, int] = {}    # this build's runs that resumed: lab id -> after which cell
         self.notes: list[str] = []           # this build's: why a lab took fewer checkpoints
 
-    def lab_host(self, signature: str) -> LabHost:
-        """The kept host, started anew when what labs run with (`signature`: the harness's code, the
-        versions) changed, or it died."""
+    def lab_host(self) -> LabHost:
+        """The kept host, started anew when what labs run with (the harness's code, the versions)
+        changed, or it died."""
+        from ..core.memo import environment
+        from .labkeys import harness_digest
+        signature = json.dumps([harness_digest(), environment()], sort_keys=True)
         if self.host is not None and (signature != self.signature or not self.host.alive()):
             self.close()
         if self.host is None:
