@@ -8,7 +8,8 @@ what a list of inputs written by hand would miss: a lab's data file, a notebook 
 saved outputs and the files beside it that it reads or lists, a module imported relatively
 inside a package, a package's __init__, a module of the generator itself, a newer version of a
 package that renders, an edit made while a build runs, two same-size edits in one second. The
-builds run the generator from a copy, so that its own code can be edited too.
+builds run the generator from a copy, so that its own code can be edited too. The same edits are
+made on builds as serve makes them, in one process whose labs resume from checkpoints (resume.py).
 
 The fast tier runs one short sequence. The slow tier runs DIFFERENTIAL_SEEDS sequences of
 DIFFERENTIAL_STEPS steps (2 x 12 unless set), on a file system with whole-second times where one
@@ -313,7 +314,13 @@ class Sequence:
     def add_notebook_neighbour(self):
         self.write(f"content/nb/extra-{self.n}.txt", "beside the notebook\n")
 
-    EDITS = ("edit_notebook_prose", "edit_notebook_code", "save_notebook_outputs", "edit_notebook_data",
+    def edit_last_cell(self):
+        """The lab's last cell (under serve, it resumes after the first)."""
+        text = self.text("compute/tiny.py")
+        said = text.rsplit("print(", 1)[1].split(")", 1)[0]
+        self.write("compute/tiny.py", text.replace(f"print({said})", f"print('saved', {self.n})"))
+
+    EDITS = ("edit_last_cell", "edit_notebook_prose", "edit_notebook_code", "save_notebook_outputs", "edit_notebook_data",
              "add_notebook_neighbour", "edit_page_body", "edit_page_title", "add_page", "delete_page", "edit_template", "edit_css",
              "edit_site_yaml", "same_size_times_put_back", "revert", "touch", "hand_edit_output",
              "edit_data_file", "edit_relative_module", "edit_package_init", "edit_generator", "newer_package",
@@ -331,12 +338,72 @@ class Sequence:
         self.check()
 
 
-def run(folder: Path, seed: int, steps: int) -> list[str]:
-    sequence = Sequence(folder, seed)
-    sequence.build()
-    sequence.check()
-    for _ in range(steps):
-        sequence.step()
+# serve's builds: one process, its lab host and checkpoints kept from build to build (labs/resume.py).
+SERVE_DRIVER = """
+import json, sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+from sitegen.commands.pipeline import build
+from sitegen.core.errors import BuildError
+from sitegen.labs.resume import KeptLabs
+root, out, cache = map(Path, sys.argv[2:5])
+kept = KeptLabs(cache)
+for _ in sys.stdin:
+    try:
+        report = build(root, out, cache=cache, kept=kept)
+        said = {"ok": True, "unchanged": report.unchanged, "resumed": report.resumed}
+    except BuildError as exc:
+        said = {"ok": False, "error": exc.report()}
+    print(json.dumps(said), flush=True)
+kept.close()
+"""
+
+
+class ServeSequence(Sequence):
+    """The same edits, built as serve builds them: by one process whose lab host keeps a checkpoint of
+    each lab after each cell, so that a lab runs again from the last one that holds. Not the edits a
+    running serve cannot see (its own code, a package installed meanwhile): serve is restarted then."""
+
+    EDITS = tuple(name for name in Sequence.EDITS if name not in ("edit_generator", "newer_package"))
+
+    def __init__(self, folder: Path, seed: int):
+        super().__init__(folder, seed)
+        self.resumed: list = []
+        self.driver = subprocess.Popen([sys.executable, "-c", SERVE_DRIVER, str(self.gen), str(self.root),
+                                        str(self.out), str(self.cache)], stdin=subprocess.PIPE,
+                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.env())
+
+    def build(self) -> str:
+        self.driver.stdin.write("build\n")
+        self.driver.stdin.flush()
+        line = self.driver.stdout.readline()
+        assert line, f"{self.log}: the serve driver ended\n{self.driver.stderr.read()[-3000:]}"
+        said = json.loads(line)
+        assert said["ok"], f"{self.log}\n{said['error']}"
+        self.resumed += said["resumed"]
+        return "nothing changed" if said["unchanged"] else ""
+
+    def close(self) -> None:
+        self.driver.stdin.close()
+        self.driver.wait(timeout=60)
+
+
+def run(folder: Path, seed: int, steps: int, kind=Sequence) -> list[str]:
+    sequence = kind(folder, seed)
+    try:
+        sequence.build()
+        sequence.check()
+        if kind is ServeSequence:           # one edit that resumes, whatever the random ones are
+            sequence.log.append("edit_last_cell")
+            sequence.edit_last_cell()
+            sequence.build()
+            sequence.check()
+            assert ["tiny", 1] in sequence.resumed, sequence.resumed
+        for _ in range(steps):
+            sequence.step()
+    finally:
+        if kind is ServeSequence:
+            sequence.close()
     return sequence.log
 
 
@@ -359,3 +426,10 @@ def test_long_random_sequences_of_edits_keep_the_incremental_build_equal_to_a_cl
     finally:
         if coarse:
             subprocess.run(["umount", "-l", str(coarse)], capture_output=True)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(SEEDS))
+def test_random_sequences_of_edits_keep_serves_resumed_builds_equal_to_a_clean_one(tmp_path, seed):
+    log = run(tmp_path / "seq", seed=100 + seed, steps=STEPS, kind=ServeSequence)
+    print(f"seed {100 + seed} under serve: {log}")
