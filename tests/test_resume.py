@@ -165,6 +165,23 @@ def test_a_failed_cell_keeps_the_checkpoints_before_it(site, tmp_path):
 
 
 @pytest.mark.slow
+def test_a_resumed_run_past_its_timeout_is_stopped_and_its_checkpoint_stands(site, tmp_path):
+    """The resumed run is the checkpoint's child, not the host's: stopping it is reported as a
+    timeout, and the checkpoint it came from still resumes the next run."""
+    root, kept = site
+    serve_build(root, kept)
+    edit(root / "compute/tiny.py", "print('saved', scale)", "import time\ntime.sleep(60)")
+    started = time.monotonic()
+    with pytest.raises(Exception, match="stopped after 2 s, its timeout"):
+        build(root, root.parent / "dist", cache=root.parent / "cache", kept=kept, timeout=2)
+    assert time.monotonic() - started < 30
+    edit(root / "compute/tiny.py", "import time\ntime.sleep(60)", "print('saved again', scale)")
+    output, report = serve_build(root, kept)
+    assert report.resumed == (("tiny", 2),)
+    assert output == clean_build(root, tmp_path, "clean")
+
+
+@pytest.mark.slow
 def test_checkpoints_are_dropped_oldest_first_to_stay_within_the_memory_bound(site):
     """The first checkpoint alone holds 48 MB the lab freed afterwards: a bound 30 MiB below what
     they all take drops that one, and the later ones stay."""

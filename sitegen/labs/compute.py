@@ -62,6 +62,7 @@ class _Job:
     read: dict[str, str] = field(default_factory=dict)    # lab id -> SHA-256 of the inputs it was given
     provided: dict[str, str] = field(default_factory=dict)  # the files laid in its folder -> SHA-256
     identity: str = ""                   # under serve: what else a checkpoint of it must match (resume.py)
+    resume: int = 0                      # under serve: the cell it was resumed after (0: its first)
     links: list = field(default_factory=list)             # a notebook's neighbours laid beside it (nbsource.py)
 
     @property
@@ -274,15 +275,14 @@ class LabScheduler:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(data)
         job.provided = {str(path): sha256(data) for path, data in laid.items()}
-        resume = 0
         if keep:
             from .resume import identity
             job.identity = identity(job.lab.script, job.lab.display, self.cfg.figure_fonts, self.env)
             if self.use_cache:
-                resume = self.kept.resume_point(job.lab.id, job.identity, job.cells, job.provided, self.cfg.root,
-                                                self.hashes)
+                job.resume = self.kept.resume_point(job.lab.id, job.identity, job.cells, job.provided,
+                                                    self.cfg.root, self.hashes)
         self.host.run(job.name, str(job.lab.script), job.cells, job.lab.display, self.cfg.figure_fonts,
-                      job.staging, here, job.result, job.preview, watch, resume, writable, tuple(job.provided))
+                      job.staging, here, job.result, job.preview, watch, job.resume, writable, tuple(job.provided))
         job.started = time.monotonic()
         self.running[job.name] = job
 
@@ -400,7 +400,7 @@ class LabScheduler:
                        f"started: make it faster, or raise its `timeout:` (seconds) in site.yaml")
             run = {"cells": [], "error": {"line": 0, "trace": "", "message": message}}
             if self.kept is not None:
-                self.kept.forget(job.lab.id)
+                self.kept.forget(job.lab.id, job.resume)
         else:                                   # serve's: where its next run may resume
             if self.kept is not None:
                 self.kept.ran(job.lab.id, job.identity, job.cells, job.provided, run)

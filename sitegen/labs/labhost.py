@@ -208,8 +208,9 @@ def _host(conn, builds_end) -> None:
                 elif command == "stop":      # the build gave up on this lab (its timeout)
                     for _, pid, _, _ in (c for c in host.children.values() if c[0] == job_id):
                         _kill_group(pid)
-                elif command == "drop":      # these checkpoints of a lab (all: None)
-                    host.drop(job_id, (lambda _: True) if job[0] is None else set(job[0]).__contains__)
+                elif command == "drop":      # these checkpoints of a lab, or all past a cell
+                    cells, above = job
+                    host.drop(job_id, (lambda after: after > above) if cells is None else set(cells).__contains__)
                 elif command == "release":
                     host.release()
             elif ready in host.controls:
@@ -266,9 +267,10 @@ class LabHost:
         """Stop a running lab and everything it started; finished() then reports it."""
         self.conn.send(("stop", job_id))
 
-    def drop(self, lab: str, cells) -> None:
-        """Drop a lab's checkpoints after these cells (all of them: None): their processes end."""
-        self.conn.send(("drop", lab, None if cells is None else tuple(cells)))
+    def drop(self, lab: str, cells=None, above: int = 0) -> None:
+        """Drop a lab's checkpoints after these cells, or (`cells` None) after any cell past `above`:
+        their processes end."""
+        self.conn.send(("drop", lab, None if cells is None else tuple(cells), above))
 
     def finished(self, timeout: float | None = None) -> tuple[str, int | bytes] | None:
         """(job id, exit code) of the next lab to be done, 0 once its result is written, or

@@ -136,11 +136,14 @@ class KeptLabs:
         if run.get("skipped"):
             self.notes.append(f"{lab}: {run['skipped']} (an edit after it runs the lab from an earlier cell)")
 
-    def forget(self, lab: str) -> None:
-        """A lab's run ended without a result: what its checkpoints hold is not known; they go."""
-        self.runs.pop(lab, None)
+    def forget(self, lab: str, resumed: int = 0) -> None:
+        """A lab's run, resumed after cell `resumed` (0: from its first), ended without a result: what
+        the checkpoints it took hold is not known, and they go; the ones it was resumed from stand."""
+        run = self.runs.get(lab)
+        if run is not None:
+            run.checkpoints = [point for point in run.checkpoints if point["after"] <= resumed]
         if self.host is not None and self.host.alive():
-            self.host.drop(lab, None)
+            self.host.drop(lab, above=resumed)
 
     def memory(self) -> dict[tuple[str, int], int]:
         """Each checkpoint's share of memory (its proportional set size), by (lab, after which cell)."""
