@@ -10,7 +10,7 @@ alternately (at least 7 pairs), and so are the lab's own script and that
 build (the lab now does more than the seed: its overhead is measured against
 its own run); the seed's own time varies by ±10% from one spell to the next
 on this machine. Then synthetic courses of copies of the lab (40 with a page each,
-200 with two), and `serve`'s save -> reloaded page in Chromium (bench/serveloop.py): a prose
+200 with two), a course of 3,000 prose pages (a no-change build and a prose edit), and `serve`'s save -> reloaded page in Chromium (bench/serveloop.py): a prose
 edit, and a last-cell edit of a lab whose first cell takes 10 s (resumed from its checkpoint). Sites are
 built in a temporary folder; the repository is only read.
 """
@@ -145,6 +145,23 @@ def make_course(target: Path, labs: int, notes: bool = False, tree: Path = REPO)
     return target
 
 
+def make_pages(target: Path, pages: int) -> Path:
+    """A course of `pages` prose pages (copies of the guide, links to pages it lacks removed), all in
+    its reading sequence, and no lab: what a prose edit and a no-change build cost at that size."""
+    (target / "content/notes").mkdir(parents=True)
+    guide = re.sub(r"(?<!!)\[([^\]]*)\]\((?!https?:)[^)]*\)", r"\1", (REPO / "content/course/guide.md").read_text(encoding="utf-8"))
+    guide = re.sub(r"^(parent|url): .*\n", "", guide, flags=re.M)
+    for n in range(pages):
+        (target / f"content/notes/n{n:04d}.md").write_text(guide.replace("title: ", f"title: 第 {n} 篇 ", 1),
+                                                            encoding="utf-8")
+    (target / "site.yaml").write_text("site:\n  title: 大课程\n  base_url: https://example.pages.dev\n  language: zh-CN\n"
+                                      "sequence:\n" + "".join(f"  - notes/n{n:04d}.md\n" for n in range(pages)),
+                                      encoding="utf-8")
+    (target / "content/index.md").write_text("---\ntitle: 首页\n---\n从[第一篇](notes/n0000.md)开始。\n", encoding="utf-8")
+    (target / "content/404.md").write_text("---\ntitle: 没有找到\n---\n[首页](/)\n", encoding="utf-8")
+    return target
+
+
 def longest_chain(site: Path, tmp: Path, runs: int) -> tuple[float, list[str]]:
     """The course's bound besides its processor time: its longest chain of labs that read each other,
     each lab run alone as a student runs it (a reader given the results.json it reads, from the
@@ -203,6 +220,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3, help="runs per scenario (median)")
     parser.add_argument("--labs", type=int, default=40, help="labs in the synthetic course")
     parser.add_argument("--big", type=int, default=200, help="labs in the large synthetic course (0: none)")
+    parser.add_argument("--pages", type=int, default=3000, help="pages of the prose-only course (0: none)")
     parser.add_argument("--saves", type=int, default=30, help="saves in the serve loop (0: not measured)")
     args = parser.parse_args()
     rows: list[tuple[str, float | None, str, str]] = []
@@ -281,6 +299,16 @@ def main() -> int:
                          timed(build_command(big), prepare=append(big / "content/labs/lab07.md", "\n句 {t}。\n"),
                                runs=quick), "≤ 0.3 s", ""))
             sizes.append(search_per_page(big))
+        if args.pages:
+            prose = make_pages(tmp / "pages", args.pages)
+            rows.append((f"{args.pages}-page course, clean (once)", timed(build_command(prose), runs=1), "", ""))
+            time.sleep(0.2)         # (what was just written settles: stored.py)
+            run_once(build_command(prose))
+            rows.append((f"{args.pages}-page course, no change", timed(build_command(prose), runs=quick),
+                         "≤ 0.05× seed", ""))
+            rows.append((f"{args.pages}-page course, prose edit (one page)",
+                         timed(build_command(prose), prepare=append(prose / "content/notes/n0007.md", "\n句 {t}。\n"),
+                               runs=quick), "≤ 0.2× seed", ""))
         # The largest process any build so far ran (a lab's or the build's own), in MiB.
         peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         weight, files = page_weight(site / "dist", "course/lab11.html")

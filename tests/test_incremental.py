@@ -157,13 +157,13 @@ def test_two_clean_builds_serial_and_parallel_are_byte_identical(tmp_path):
 def test_a_new_version_of_any_package_that_makes_bytes_changes_the_fingerprint(tmp_path, monkeypatch, package):
     from sitegen.commands import pipeline
     from sitegen.core import memo
-    before = pipeline.fingerprint({"site.yaml": "0"}, tmp_path)
+    before = pipeline.fingerprint({"site.yaml": "0"}, [str(tmp_path)])
     real, env = memo.package_version, memo._environment()
     monkeypatch.setattr(memo, "package_version", lambda name: "0.0.1" if name == package else real(name))
     monkeypatch.setattr(memo, "_environment", lambda: tuple((k, "0.0.1" if k == package else v) for k, v in env))
     memo.makers_digest.cache_clear()
     try:
-        assert pipeline.fingerprint({"site.yaml": "0"}, tmp_path) != before
+        assert pipeline.fingerprint({"site.yaml": "0"}, [str(tmp_path)]) != before
     finally:
         memo.makers_digest.cache_clear()
 

@@ -1,60 +1,68 @@
 """The build, phase by phase: config -> compute -> content -> check -> render -> write.
 
-A build holds the locks of its output folder and cache from start to end.
-Before any phase runs, the inputs are fingerprinted; when they and the output
-folder are exactly as the last successful build left them, there is nothing to
-do, and the build stops without importing NumPy, Matplotlib or Jinja. Phases
-are imported only when they run. After the labs ran, the sources are
-fingerprinted again: a lab that changed one fails the build.
+First, the last build's stamp (core/stamp.py): when every input and output file
+is in the state that build left it in, there is nothing to do, and the build
+stops having hashed nothing and imported no phase. Otherwise the build holds
+the locks of its output folder and cache from start to end. Before any phase
+runs, the inputs are fingerprinted; when they and the output folder are
+exactly as the last successful build left them (a file touched, not changed),
+there is nothing to do either. Phases are imported only when they run. After
+the labs ran, the sources are fingerprinted again: a lab that changed one
+fails the build.
 """
 from __future__ import annotations
 
-import dataclasses
+import collections
 import gc
-import json
 import os
-import pickle
 from pathlib import Path
-from typing import NamedTuple
 
+from ..core import stamp
 from ..core.errors import BuildError, Problem, SourcesChanged, os_problem
-from ..core.lock import one_build
-from ..core.memo import Memo, clear_temporaries, digest, environment, makers_digest, read_pickled
-from ..labs.labreads import stale
-from ..core.sources import changed, snapshot, source_files
-from ..core.stored import size_of
-from ..publish.write import check_output_folder, check_replaceable, output_intact, recover, write_site
+from ..core.sources import SKIPPED, SOURCES
 
+# Imported here only what a build that finds nothing changed needs (stamp.py): the phases, and the
+# rest of the build's own machinery, are imported when they run.
 ATTEMPTS = 3      # builds tried while sources change under them (SourcesChanged), then it is said
 STATE = "last-build.pickle"      # what the last build read and wrote (pickled: JSON costs three times more)
 LAB_SOURCES = ("site.yaml", "compute/", "frozen/")      # what labs' keys are made of, in the project
 
 
-class BuildReport(NamedTuple):
-    out: Path
-    files: int
-    bytes: int
-    computed: tuple[str, ...] = ()     # labs run this time
-    cached: tuple[str, ...] = ()       # labs read from the cache
-    frozen: tuple[str, ...] = ()       # labs read from the project's frozen/
-    stored: tuple[str, ...] = ()       # what `freeze` stored: frozen/<id> folders
-    unchanged: bool = False            # nothing to do: inputs and output as last time
-    warnings: tuple = ()               # Problems that --strict would make errors
-    rendered: tuple[str, ...] = ()     # pages rendered anew (the others were unchanged)
-    resumed: tuple = ()                # (lab, cell) of the labs computed from a checkpoint after that cell
+# What a build did: its output folder, files and bytes; the labs run this time (`computed`), read
+# from the cache (`cached`) or from the project's frozen/ (`frozen`); what `freeze` stored (frozen/<id>
+# folders); whether it found nothing to do (`unchanged`: inputs and output as last time); the
+# Problems that --strict would make errors (`warnings`); the pages rendered anew (`rendered`: the
+# others were unchanged); and (lab, cell) of the labs computed from a checkpoint after that cell.
+BuildReport = collections.namedtuple(
+    "BuildReport", "out files bytes computed cached frozen stored unchanged warnings rendered resumed",
+    defaults=((), (), (), (), False, (), (), ()))
 
 
-def fingerprint(sources: dict[str, str], out: Path, *options) -> str:
-    """A hash of everything a build reads (`sources`: each file's hash), and of how it was asked to build."""
-    return digest(makers_digest(), json.dumps(environment(), sort_keys=True), str(out), *options,
-                  os.environ.get("SOURCE_DATE_EPOCH", ""), json.dumps(sources, sort_keys=True))
+def build_key(out: Path, preview: bool, strict: bool, base_url: str | None, solutions: str) -> list:
+    """How a build was asked to build, besides its sources: the same, and the same sources, make the same site."""
+    return [str(out), preview, strict, base_url, solutions, os.environ.get("SOURCE_DATE_EPOCH", "")]
 
 
-def build(root: Path, out: Path | None = None, *, cache: Path | None = None, **options) -> BuildReport:
+def fingerprint(sources: dict[str, str], key: list) -> str:
+    """A hash of everything a build reads (`sources`: each file's hash), and of how it was asked to build (`key`)."""
+    import json
+    from ..core.memo import digest, environment, makers_digest
+    return digest(makers_digest(), json.dumps(environment(), sort_keys=True), *key, json.dumps(sources, sort_keys=True))
+
+
+def build(root: Path, out: Path | None = None, *, cache: Path | None = None, use_cache: bool = True,
+          preview: bool = False, strict: bool = False, base_url: str | None = None, solutions: str = "folded",
+          freeze: tuple[str, ...] | None = None, **options) -> BuildReport:
     """Build the site at `root` into `out`, one build at a time; see _build for the options."""
     root = Path(root).resolve()
-    out = check_output_folder(out or root / "dist", root)
     cache = Path(cache or root / ".cache")
+    key = build_key(Path(os.path.abspath(out or root / "dist")), preview, strict, base_url, solutions)
+    if use_cache and freeze is None and (report := as_last_time(root, cache, key)) is not None:
+        return report
+    from ..core.lock import one_build
+    from ..core.memo import clear_temporaries
+    from ..publish.write import check_output_folder, check_replaceable, recover
+    out = check_output_folder(out or root / "dist", root)
     # The build keeps what it read (pages, results, remembered files) to the end, and frees the
     # rest by reference counting: the cycle collector would walk all of it again and again, for
     # a fifth of a prose edit on a large course. It is back on once the build is over.
@@ -67,7 +75,8 @@ def build(root: Path, out: Path | None = None, *, cache: Path | None = None, **o
             clear_temporaries(cache)        # and its half-written cache entries
             for attempt in range(ATTEMPTS):
                 try:
-                    return _build(root, out, cache, **options)
+                    return _build(root, out, cache, key, use_cache=use_cache, preview=preview, strict=strict,
+                                  base_url=base_url, solutions=solutions, freeze=freeze, **options)
                 except SourcesChanged:      # an author saved a file as the build read it: again, on
                     if attempt == ATTEMPTS - 1:     # what is there now (it published nothing)
                         raise
@@ -81,20 +90,59 @@ def build(root: Path, out: Path | None = None, *, cache: Path | None = None, **o
             gc.enable()
 
 
-def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: int | None = None,
-           preview: bool = False, strict: bool = False, base_url: str | None = None,
-           timeout: float | None = None, progress=None, freeze: tuple[str, ...] | None = None,
-           solutions: str = "folded", kept=None) -> BuildReport:
-    """`freeze`: store these labs (all when empty) in frozen/ after the build, computing them anew
+def as_last_time(root: Path, cache: Path, key: list) -> BuildReport | None:
+    """The last build's report, when its stamp finds every input and output as it left them, and
+    asked to build as then (`key`); else None. Takes no lock: it only reads, and a build that
+    replaces the output writes its stamp only after it (a mix of the two never matches)."""
+    found = stamp.unchanged(cache, str(root), key[0], key, SOURCES, SKIPPED)
+    if found is None:
+        return None
+    if found["reads"]:
+        from ..labs.labreads import stale
+        if stale(root, found["reads"], {}):          # (none of them is a source)
+            return None
+    count, size, warnings = found["report"]
+    return BuildReport(out=Path(key[0]), files=count, bytes=size, unchanged=True,
+                       warnings=tuple(Problem(*w) for w in warnings))     # said again
+
+
+def _stamp(root: Path, cache: Path, key: list, files: dict[str, str], source_states: dict, reads: dict,
+           outputs: dict, report: tuple) -> None:
+    """The stamp of a build that succeeded (stamp.py), for as_last_time."""
+    from ..core.memo import VERSIONED, generator_states
+    inside = f"{root}/"
+    project = {rel: tuple(source_states[rel][1:]) for rel, path in files.items()
+               if path.startswith(inside) and rel in source_states}
+    if len(project) < sum(path.startswith(inside) for path in files.values()):
+        project = None      # a source's state had not settled: no stamp until it has
+    stamp.write(cache, key, VERSIONED, generator_states(), project, reads, outputs, report)
+
+
+def _build(root: Path, out: Path, cache: Path, key: list, *, use_cache: bool, preview: bool, strict: bool,
+           base_url: str | None, solutions: str, freeze: tuple[str, ...] | None, jobs: int | None = None,
+           timeout: float | None = None, progress=None, kept=None) -> BuildReport:
+    """`key`: build_key of the options. `freeze`: store these labs (all when empty) in frozen/ after the build, computing them anew
     rather than reusing frozen/ (and from the cache when current). `solutions`: exercises' solutions
     folded (a reader opens them), shown (an instructor's build) or omitted (left out of the site).
     `kept`: serve's lab host and checkpoints (resume.KeptLabs), kept from build to build."""
+    import dataclasses
+    import pickle
+    from ..core.memo import Memo, read_pickled
+    from ..core.sources import changed, snapshot, source_files
+    from ..core.stored import size_of
+    from ..labs.labreads import stale
+    from ..publish.write import output_intact, write_site
     state_file = cache / STATE
     last = read_pickled(state_file)               # ({} as after no build)
-    sources, source_states = snapshot(source_files(root), last.get("source_states") if use_cache else None)
-    key = fingerprint(sources, out, preview, strict, base_url, solutions)
-    if (use_cache and freeze is None and last.get("fingerprint") == key and output_intact(out, last.get("files", {}))
+    found = source_files(root)
+    sources, source_states = snapshot(found, last.get("source_states") if use_cache else None)
+    fingerprinted = fingerprint(sources, key)
+    if (use_cache and freeze is None and last.get("fingerprint") == fingerprinted
+            and (intact := output_intact(out, last.get("files", {}))) is not None
             and not stale(root, last.get("reads", {}), sources)):
+        # (touched but not changed: the stamp holds the states now, for the next build to stop sooner)
+        _stamp(root, cache, key, found, source_states, last.get("reads", {}), intact,
+               (last["count"], last["bytes"], last.get("warnings", [])))
         return BuildReport(out=out, files=last["count"], bytes=last["bytes"], unchanged=True,
                            warnings=tuple(Problem(*w) for w in last.get("warnings", ())))     # said again
 
@@ -156,7 +204,7 @@ def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: 
     from ..labs.freeze import freeze as store_frozen, is_frozen
     stored = store_frozen(cfg, artifacts, to_freeze)
     total = sum(map(size_of, files.values()))
-    state = {"fingerprint": key, "bytes": total, "count": len(files), "files": written, "spare": spare,
+    state = {"fingerprint": fingerprinted, "bytes": total, "count": len(files), "files": written, "spare": spare,
              "sources": sources, "source_states": source_states, "warnings": [tuple(w) for w in warnings],
              # what labs read outside the sources (the fingerprint has the rest): checked as it is
              "reads": {rel: seen for art in artifacts.values() for rel, seen in (art.reads or {}).items()
@@ -164,6 +212,7 @@ def _build(root: Path, out: Path, cache: Path, *, use_cache: bool = True, jobs: 
     cache.mkdir(parents=True, exist_ok=True)
     (cache / (STATE + ".tmp")).write_bytes(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
     os.replace(cache / (STATE + ".tmp"), state_file)
+    _stamp(root, cache, key, found, source_states, state["reads"], written, (len(files), total, state["warnings"]))
     frozen = tuple(a.lab.id for a in artifacts.values() if is_frozen(cfg, a))
     return BuildReport(out=out, files=len(files), bytes=total,
                        computed=tuple(a.lab.id for a in artifacts.values() if a.recomputed),
@@ -179,6 +228,10 @@ def compute_only(root: Path, lab_ids: list[str], cache: Path | None = None) -> d
     from ..project.config import load_config
     root = Path(root).resolve()
     cache = Path(cache or root / ".cache")
+    import dataclasses
+    from ..core.lock import one_build
+    from ..core.memo import clear_temporaries
+    from ..publish.write import check_output_folder
     with one_build(check_output_folder(root / "dist", root), cache):
         clear_temporaries(cache)
         cfg = load_config(root)
@@ -208,6 +261,7 @@ def promised_outputs(root: Path) -> list[str]:
     from ..project.config import load_config
     from ..pages.content import load_pages
     from ..pages.nbpage import notebook_pages
+    from ..core.sources import snapshot, source_files
     root = Path(root).resolve()
     sources = snapshot(source_files(root))[0]
     cfg = load_config(root, None, sources)

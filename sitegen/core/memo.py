@@ -28,9 +28,11 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
+from . import stamp
+from .stamp import generator_files, installed, normalised
 from .stored import Stored, file_state, settled
 
-GENERATOR = Path(__file__).resolve().parent.parent     # the sitegen package
+GENERATOR = Path(stamp.GENERATOR)     # the sitegen package
 TEMPORARY = ".tmp-"       # what the cache holds under this prefix is being written, or was by a killed build
 BLOBS = "blob-states"     # each blob's state when last found intact: {sha: file_state}
 PACK = "pack"             # every entry the last build used, in one file: {namespace/key: bytes}, pickled
@@ -40,6 +42,7 @@ PACK_SLACK = 64
 RECORDS = "records"       # what the last build recorded item by item (Memo.recorded): {phase: (context, items)}
 # Every package that turns sources into published bytes: a new version of any may change them.
 RENDERING = ("jinja2", "markdown", "pygments", "latex2mathml", "pillow", "rcssmin", "pyyaml", "fonttools")
+VERSIONED = (*RENDERING, "numpy", "matplotlib")     # every package whose version is in a key (environment too)
 
 
 def clear_temporaries(cache: Path) -> None:
@@ -74,28 +77,10 @@ def digest(*parts) -> str:
 
 
 @functools.lru_cache(maxsize=None)
-def _installed() -> dict[str, str]:
-    """Every installed distribution's version, from the names of the `.dist-info` folders on the
-    path (the wheel spec fixes them as name-version.dist-info, the name normalised): one listing
-    of each folder, however many versions are asked for."""
-    versions: dict[str, str] = {}
-    for entry in sys.path:
-        try:
-            names = os.listdir(entry or ".")
-        except OSError:
-            continue
-        for name in names:
-            if name.endswith(".dist-info"):
-                dist, _, version = name[: -len(".dist-info")].partition("-")
-                versions.setdefault(dist.lower().replace("-", "_").replace(".", "_"), version)
-    return versions
-
-
-@functools.lru_cache(maxsize=None)
 def package_version(package: str) -> str:
     """The installed version; importlib.metadata, which costs more to import than the rest of a
     no-change build, only when no `.dist-info` folder names it."""
-    found = _installed().get(package.lower().replace("-", "_").replace(".", "_"))
+    found = installed().get(normalised(package))
     if found:
         return found
     from importlib import metadata
@@ -116,12 +101,25 @@ def environment() -> dict:
     return dict(_environment())
 
 
-@functools.lru_cache(maxsize=None)
 def generator_digest() -> str:
     """The generator's own files (code, vocabulary.yaml, the math font, the theme): a change to it invalidates what it made.
     Read once per process: the code that runs is the code that was imported."""
-    files = sorted(p for p in GENERATOR.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
-    return digest(*(part for p in files for part in (p.relative_to(GENERATOR).as_posix().encode(), p.read_bytes())))
+    return _generator()[0]
+
+
+def generator_states() -> dict[str, tuple]:
+    """Each of those files' state (stored.file_state) as generator_digest read it, by relative path."""
+    return _generator()[1]
+
+
+@functools.lru_cache(maxsize=None)
+def _generator() -> tuple[str, dict[str, tuple]]:
+    parts, states = [], {}
+    for rel, path in sorted(generator_files().items()):
+        states[rel] = file_state(path)          # (before it is read: a write meanwhile shows in the next)
+        with open(path, "rb") as handle:
+            parts += [rel.encode(), handle.read()]
+    return digest(*parts), states
 
 
 @functools.lru_cache(maxsize=None)

@@ -11,12 +11,11 @@ and, taken again after the labs ran, proves that no lab changed a source.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
 from .errors import BuildError, Collector, Problem, SourcesChanged
-from .stored import file_state, settled_before, settled_since
+from .stored import file_state, settled_before, settled_since, sha256_of
 
 SOURCES = ("site.yaml", "content", "compute", "templates", "static", "frozen")
 # The default theme: what a course's templates/ and static/ lack is the generator's, file by file (a
@@ -50,7 +49,7 @@ def read_bytes(path: Path | str, rel: str, hashes: dict[str, str] | None = None)
             data = handle.read()
     except OSError as exc:
         raise BuildError(Problem(rel, 0, f"cannot read: {exc.strerror or exc}")) from None
-    if hashes is not None and rel in hashes and hashlib.sha256(data).hexdigest() != hashes[rel]:
+    if hashes is not None and rel in hashes and sha256_of(data) != hashes[rel]:
         raise SourcesChanged([rel])
     return data
 
@@ -128,7 +127,7 @@ def snapshot(files: dict[str, str], known: dict[str, list] | None = None) -> tup
                 hashes[rel] = record[0]
             else:
                 with open(path, "rb") as handle:
-                    hashes[rel] = hashlib.sha256(handle.read()).hexdigest()
+                    hashes[rel] = sha256_of(handle.read())
         except OSError as exc:
             raise BuildError(Problem(rel, 0, f"cannot read: {exc.strerror or exc}")) from None
         if settled_since(state[2], before):      # a later write would show

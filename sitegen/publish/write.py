@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ..core.errors import BuildError, Problem
 from ..core.sources import SOURCES
-from ..core.stored import Stored, file_state, settled_before, settled_since, sha256_of
+from ..core.stored import Stored, file_state, files_in, settled_before, settled_since, sha256_of
 
 MARK = ".sitegen-output"
 MARK_TEXT = (b"This folder is made by `python build.py`, which replaces it whole on every build.\n"
@@ -102,15 +102,26 @@ def _intact(path, recorded, before: int) -> bool:
     return settled_since(state[2], before) and state == tuple(recorded[1:])
 
 
-def output_intact(out: Path, recorded: dict) -> bool:
+def output_intact(out: Path, recorded: dict) -> dict | None:
     """The output folder holds exactly the files the last build wrote (`recorded`: its write_site
-    result), each unchanged: by its state where that settled, else by its hash."""
+    result), each unchanged: by its state where that settled, else by its hash. Returns their records
+    with the states they are in now (a file touched, not changed, is in another), else None."""
     if not out.is_dir():
-        return False
-    found, before = _files_in(out), settled_before()
-    return found.keys() == recorded.keys() and all(
-        _intact(path, recorded[rel], before) or hashlib.sha256(Path(path).read_bytes()).hexdigest() == recorded[rel][0]
-        for rel, path in found.items())
+        return None
+    found, before = files_in(out), settled_before()
+    if found.keys() != recorded.keys():
+        return None
+    now = {}
+    for rel, path in found.items():
+        if _intact(path, recorded[rel], before):
+            now[rel] = recorded[rel]
+        else:
+            with open(path, "rb") as handle:
+                data = handle.read()
+            if sha256_of(data) != recorded[rel][0]:
+                return None
+            now[rel] = [recorded[rel][0], *file_state(path)]
+    return now
 
 
 def _spare(out: Path) -> Path:
@@ -126,21 +137,6 @@ def _keep(previous: Path, kept: Path) -> None:
         shutil.rmtree(previous)
     else:
         os.replace(previous, kept)
-
-
-def _files_in(folder: Path) -> dict[str, str]:
-    """Every file under `folder` (relative POSIX path -> path); as os.walk, a linked folder is
-    neither walked nor listed (os.walk's relpath per folder costs ten times this)."""
-    found, todo = {}, [(str(folder), "")]
-    while todo:
-        top, prefix = todo.pop()
-        with os.scandir(top) as entries:
-            for entry in entries:
-                if not entry.is_dir():
-                    found[prefix + entry.name] = entry.path
-                elif not entry.is_symlink():
-                    todo.append((entry.path, f"{prefix}{entry.name}/"))
-    return found
 
 
 def _link(source: str, target: str) -> bool:
@@ -176,7 +172,7 @@ def write_site(files: dict[str, bytes | Stored], out: Path, last: dict | None = 
     kept = _spare(out)
     if spare and _marked(kept):
         os.replace(kept, staging)
-        present = _files_in(staging)
+        present = files_in(staging)
         present.pop(MARK)
     else:
         if _ours(kept):
