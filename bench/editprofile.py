@@ -4,6 +4,7 @@
     python bench/editprofile.py --page content/course/lab09.md
     python bench/editprofile.py --page compute/lab09_vision_attention.py   a line printed at the lab's end
     python bench/editprofile.py --labs 200                a synthetic course (bench.py's), a lab page
+    python bench/editprofile.py --pages 3000              a course of 3,000 prose pages (bench.py's), one of them
 
 Copies the course (or makes the synthetic one) in a temporary folder, builds it
 once, then `--runs` times appends a sentence to the page and rebuilds in a fresh
@@ -23,10 +24,10 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-PHASES = [("sitegen.commands.pipeline", "snapshot"), ("sitegen.commands.pipeline", "fingerprint"), ("sitegen.project.config", "load_config"),
+PHASES = [("sitegen.core.sources", "snapshot"), ("sitegen.commands.pipeline", "fingerprint"), ("sitegen.project.config", "load_config"),
           ("sitegen.labs.compute", "LabScheduler"), ("sitegen.labs.compute", "LabScheduler.finish"),
           ("sitegen.pages.content", "load_pages"), ("sitegen.pages.check", "check_site"),
-          ("sitegen.render.render", "render_site"), ("sitegen.publish.htmlcheck", "check_rendered"), ("sitegen.commands.pipeline", "write_site")]
+          ("sitegen.render.render", "render_site"), ("sitegen.publish.htmlcheck", "check_rendered"), ("sitegen.publish.write", "write_site")]
 MODULES = ["sitegen.commands.pipeline", "sitegen.project.config", "sitegen.labs.compute", "sitegen.pages.content", "sitegen.pages.check",
            "sitegen.render.render", "sitegen.publish.write", "sitegen.publish.htmlcheck", "sitegen.render.search", "sitegen.render.notebook", "markdown.extensions.codehilite",
            "markdown.extensions.toc", "markdown.extensions.attr_list", "markdown.extensions.tables",
@@ -64,6 +65,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--page", help="the page to edit (default: the guide, or lab07's page)")
     parser.add_argument("--labs", type=int, default=0, help="a synthetic course of this many labs (bench.py's)")
+    parser.add_argument("--pages", type=int, default=0, help="a course of this many prose pages (bench.py's)")
     parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -74,7 +76,10 @@ def main() -> int:
     import bench
     env = bench.ENV
     with tempfile.TemporaryDirectory(prefix="editprofile-") as tmp:
-        if args.labs:
+        if args.pages:
+            root = bench.make_pages(Path(tmp) / "course", args.pages)
+            page = root / (args.page or "content/notes/n0007.md")
+        elif args.labs:
             root = bench.make_course(Path(tmp) / "course", args.labs)
             page = root / (args.page or "content/labs/lab07.md")
         else:

@@ -55,18 +55,21 @@ def generator_files() -> dict[str, str]:
     return files_in(GENERATOR, SKIPPED_IN_GENERATOR)
 
 
-def project_states(root: str, names: tuple[str, ...], skip: frozenset[str]) -> dict[str, tuple] | None:
+def project_states(root: str, names: tuple[str, ...], skip: frozenset[str],
+                   recorded: dict[str, tuple] | None = None) -> dict[str, tuple] | None:
     """The state of every file under the project's source folders `names` (as sources.source_files
-    walks them: `skip` left out), by relative path; None when one cannot be looked at."""
+    walks them: `skip` left out), by relative path; None when one cannot be looked at, or (given the
+    states `recorded`) as soon as one is not as recorded there."""
     states = {}
     try:
         for name in names:
             path = os.path.join(root, name)
-            if os.path.isdir(path):
-                for rel, found in files_in(path, skip).items():
-                    states[f"{name}/{rel}"] = file_state(found)
-            elif os.path.lexists(path):
-                states[name] = file_state(path)
+            found = {f"{name}/{rel}": file for rel, file in files_in(path, skip).items()} if os.path.isdir(path) \
+                else {name: path} if os.path.lexists(path) else {}
+            for rel, file in found.items():
+                states[rel] = state = file_state(file)
+                if recorded is not None and recorded.get(rel) != state:
+                    return None             # (an edit is found without looking at the rest)
     except OSError:
         return None
     return states
@@ -111,7 +114,7 @@ def unchanged(cache, root: str, out: str, key: list, names: tuple[str, ...], ski
             return None
     except OSError:
         return None
-    if project_states(root, names, skip) != stamp["project"]:
+    if project_states(root, names, skip, stamp["project"]) != stamp["project"]:
         return None
     return stamp if _outputs_as_written(out, stamp["outputs"]) else None
 

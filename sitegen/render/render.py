@@ -301,7 +301,7 @@ class Renderer:
         what it shows of other pages (navigation, breadcrumbs, previous/next), nor `site_key` changed:
         when no page's title, address or parent changed either, as the last build recorded it."""
         # (a page with the lecture's map shows what other pages hold: it is looked up by all of that)
-        mapped = any(block.kind == "materials" for block in page.blocks)
+        mapped = "materials" in page.kinds
         seen = None if mapped else self.memo.reused(self.last_pages, page.source, (page.digest,))
         if seen is not None and (kept := self.memo.stored(seen[1])) is not None:
             self.page_records[page.source] = seen

@@ -116,7 +116,7 @@ def search_index(pages: dict[str, tuple[str, bytes | Stored]], memo: Memo | None
     (the same bytes as json.dumps of the whole, compact)."""
     memo = memo or Memo(None)
     context = digest(INDEX_FORMAT)
-    last, records, entries = memo.recorded("search", context), {}, []
+    last, records, pieces = memo.recorded("search", context), {}, [b'{"pages":[']
     for output, (title, html) in sorted(pages.items()):
         sha = sha256_of(html)
         seen = memo.reused(last, output, (sha, title))  # (sha, title, its entry's name, the start of its JSON)
@@ -127,16 +127,17 @@ def search_index(pages: dict[str, tuple[str, bytes | Stored]], memo: Memo | None
             if sections is None:
                 sections = _compact(page_sections(bytes_of(html).decode("utf-8")))
                 memo.put("search", (INDEX_FORMAT, sha), sections)
-            seen = (sha, title, name, f'{{"url":{_compact(pretty_url(output)).decode()},'
-                                      f'"title":{_compact(title).decode()},"sections":')
+            seen = (sha, title, name, b'{"url":' + _compact(pretty_url(output)) + b',"title":' + _compact(title)
+                    + b',"sections":')
         records[output] = seen
-        if sections != b"[]":
-            entries.append(seen[3] + sections.decode("utf-8") + "}")
+        if sections != b"[]":       # (joined as bytes: on a large course the index is most of a build's bytes)
+            pieces += (seen[3], sections, b"},")
+    if len(pieces) > 1:
+        pieces[-1] = b"}"
     memo.record("search", context, records)
-    return ('{"pages":[' + ",".join(entries) + "]}").encode()
+    return b"".join(pieces) + b"]}"
 
-
-INDEX_FORMAT = "compact-1"        # how a page's sections are remembered: change it when _compact changes
+INDEX_FORMAT = "compact-2"        # how a page's sections are remembered: change it when _compact changes
 
 
 def _compact(value) -> bytes:
