@@ -240,3 +240,18 @@ def test_a_template_edit_renders_every_page_again_and_an_image_beside_the_pages_
     again = build(root, out, cache=cache)
     assert sorted(again.rendered) == sorted(first.rendered)
     assert "模板改过" in (out / "guide.html").read_text(encoding="utf-8")
+
+
+def test_the_build_says_how_long_each_lab_it_ran_took(tmp_path):
+    import re
+    import time
+    root = reading_site(tmp_path / "site")
+    started = time.perf_counter()
+    result = run_build(root, tmp_path / "dist", tmp_path / "cache")
+    wall = time.perf_counter() - started
+    took = {lab: float(seconds) for lab, seconds in re.findall(r"([\w-]+) computed in ([0-9.]+) s", result.stdout)}
+    assert took.keys() == {"tiny", "reader"}, result.stdout
+    assert all(0 <= seconds <= wall for seconds in took.values()), (took, wall)
+    edit(root / "content/guide.md", "公式", "一个公式")
+    again = run_build(root, tmp_path / "dist", tmp_path / "cache").stdout
+    assert "tiny cached" in again and " in " not in again.split("[")[-1], again      # (none said when none ran)

@@ -138,12 +138,12 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
         progress.clear()
         for warning in report.warnings:
             print(f"warning: {warning}", file=sys.stderr)
-        resumed = dict(report.resumed)
+        resumed, took = dict(report.resumed), {lab: total for lab, _, total in report.timings}
 
-        def each(labs, how):             # the labs run are always named; the others, when few
+        def each(labs, how):             # the labs run are always named, with their time; the others, when few
             if how == "computed":
                 return [f"{lab} computed" + (f" from cell {resumed[lab] + 1} on" if lab in resumed else "")
-                        for lab in labs]
+                        + (f" in {took[lab]:.1f} s" if lab in took else "") for lab in labs]
             return [f"{lab} {how}" for lab in labs] if len(labs) <= 6 else [f"{len(labs)} labs {how}"]
         labs = ", ".join(each(report.computed, "computed") + each(report.cached, "cached") + each(report.frozen, "frozen")
                          + (["nothing changed"] if report.unchanged else []))

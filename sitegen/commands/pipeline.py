@@ -32,10 +32,11 @@ LAB_SOURCES = ("site.yaml", "compute/", "frozen/")      # what labs' keys are ma
 # from the cache (`cached`) or from the project's frozen/ (`frozen`); what `freeze` stored (frozen/<id>
 # folders); whether it found nothing to do (`unchanged`: inputs and output as last time); the
 # Problems that --strict would make errors (`warnings`); the pages rendered anew (`rendered`: the
-# others were unchanged); and (lab, cell) of the labs computed from a checkpoint after that cell.
+# others were unchanged); (lab, cell) of the labs computed from a checkpoint after that cell; and
+# (lab, seconds until its results.json was final, seconds until its process ended) of those computed.
 BuildReport = collections.namedtuple(
-    "BuildReport", "out files bytes computed cached frozen stored unchanged warnings rendered resumed",
-    defaults=((), (), (), (), False, (), (), ()))
+    "BuildReport", "out files bytes computed cached frozen stored unchanged warnings rendered resumed timings",
+    defaults=((), (), (), (), False, (), (), (), ()))
 
 
 def build_key(out: Path, preview: bool, strict: bool, base_url: str | None, solutions: str) -> list:
@@ -218,7 +219,8 @@ def _build(root: Path, out: Path, cache: Path, key: list, *, use_cache: bool, pr
                        computed=tuple(a.lab.id for a in artifacts.values() if a.recomputed),
                        cached=tuple(a.lab.id for a in artifacts.values() if not a.recomputed and a.lab.id not in frozen),
                        frozen=frozen, stored=tuple(stored), warnings=tuple(warnings), rendered=files.rendered,
-                       resumed=tuple(kept.resumed.items()) if kept is not None else ())
+                       resumed=tuple(kept.resumed.items()) if kept is not None else (),
+                       timings=tuple((lab, *seconds) for lab, seconds in labs.timings.items()))
 
 
 def compute_only(root: Path, lab_ids: list[str], cache: Path | None = None) -> dict:

@@ -52,6 +52,8 @@ class _Job:
     started: float = 0.0                 # time.monotonic() when it was launched
     stopped_after: float | None = None   # seconds it ran when its timeout stopped it
     announced: bool = False              # its results.json is final (its figures may still be encoding)
+    results_after: float | None = None   # seconds from its launch until then
+    ended_after: float | None = None     # seconds from its launch until its process ended
     preview: bool = False                # a run drawing no figure, only to hand its results.json on sooner
     given: dict[str, bytes] = field(default_factory=dict)   # inputs it got from previews, not yet confirmed
     early: bytes | None = None           # what its readers will get, held back while `given` is unconfirmed
@@ -115,6 +117,8 @@ class LabScheduler:
         self.kept = kept                         # serve's: runs resume from checkpoints (resume.py)
         self.use_cache = use_cache
         self.computed: list[str] = []            # labs launched by this build
+        self.timings: dict[str, tuple[float, float]] = {}   # of those stored: seconds from its launch until
+        #                                          its results.json was final, and until its process ended
         self.unconfined: list[str] = []          # those of them that ran where nothing confined them
         memo = memo or Memo(self.cache_dir / "memo")
         self.env = {**environment(), **font_files(cfg, memo)}
@@ -360,10 +364,12 @@ class LabScheduler:
             job = self.running[name]
             if exitcode == INPUTS_READY:
                 job.announced = True
+                job.results_after = time.monotonic() - job.started
                 if not job.discarded:
                     self._announced(job)
             else:
                 del self.running[name]
+                job.ended_after = time.monotonic() - job.started
                 if job.preview:
                     shutil.rmtree(job.staging, ignore_errors=True)
                 elif job.discarded:
@@ -424,6 +430,7 @@ class LabScheduler:
                     shutil.rmtree(old)
             os.replace(job.staging, job.entry)
             self.artifacts[job.lab.id] = load_entry(job.lab, job.cells, job.entry, True)
+            self.timings[job.lab.id] = (job.results_after or job.ended_after, job.ended_after)
         except BuildError as exc:
             self.failures.append(exc)
         finally:
