@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 
 import pytest
 
@@ -325,3 +326,19 @@ def test_shell_escapes_are_refused_naming_the_cell_and_what_to_write_instead(tmp
     result = run_build(root, root / "dist", root / ".cache")
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert "lab shell failed: cell 3: " + said in result.stderr, result.stderr
+
+
+def test_a_package_added_to_requirements_txt_alone_clears_its_note(tmp_path):
+    """requirements.txt is read by the build (what a notebook imports that it does not list): an edit to
+    it alone is a change, not "nothing changed" with the note of before."""
+    root = tiny_site(tmp_path / "site")
+    (root / "requirements.txt").write_text("numpy\nmatplotlib\n", encoding="utf-8")
+    write(root / "content/needs.ipynb", [new_markdown("# 需要什么"), new_code("import yaml")])
+    first = run_build(root, root / "dist", root / ".cache")
+    assert first.returncode == 0 and "add `PyYAML`" in first.stderr, first.stderr
+    time.sleep(0.3)                                 # (settled: the next build may take states for bytes)
+    assert "[nothing changed]" in run_build(root, root / "dist", root / ".cache").stdout
+    (root / "requirements.txt").write_text("numpy\nmatplotlib\nPyYAML\n", encoding="utf-8")
+    again = run_build(root, root / "dist", root / ".cache")
+    assert again.returncode == 0 and "nothing changed" not in again.stdout and "PyYAML" not in again.stderr, \
+        (again.stdout, again.stderr)

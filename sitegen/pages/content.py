@@ -112,7 +112,7 @@ def parse_page(text: str, source: str, output: str, memo=None) -> Page:
         blocks.append(Block("prose", prose_line, "\n".join(prose)))
     _check_nesting(blocks, source, problems)
     problems.raise_if_any()
-    return Page(source, output, meta, tuple(blocks), meta_line, kinds=frozenset(block.kind for block in blocks))
+    return Page(source, output, meta, tuple(blocks), meta_line, kinds=tuple(sorted({block.kind for block in blocks})))
 
 
 def _check_nesting(blocks: list[Block], source: str, problems: Collector) -> None:

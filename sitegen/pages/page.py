@@ -28,7 +28,7 @@ class Page:
     meta_line: int = 1
     digest: str = ""               # SHA-256 of the source file's bytes: what the page's memos are keyed on
     notes: tuple = ()              # (line, message): what the author should know, said as a warning
-    kinds: frozenset = frozenset()  # the kinds of its blocks: known without unpickling them
+    kinds: tuple = ()              # the kinds of its blocks, sorted: known without unpickling them
 
     # A page's blocks are most of its bytes, and a build after an edit reads few pages' blocks (the
     # others' checks and HTML are remembered): pickled, they are kept as bytes, unpickled on first use.
