@@ -342,3 +342,20 @@ def test_a_package_added_to_requirements_txt_alone_clears_its_note(tmp_path):
     again = run_build(root, root / "dist", root / ".cache")
     assert again.returncode == 0 and "nothing changed" not in again.stdout and "PyYAML" not in again.stderr, \
         (again.stdout, again.stderr)
+
+
+def test_a_requirements_file_included_with_r_is_what_the_build_read_too(tmp_path):
+    """No list names it: the build's own process records what it opened of the project besides its
+    sources (labreads.BuildRecorder), and an edit to it alone builds again."""
+    root = tiny_site(tmp_path / "site")
+    (root / "requirements.txt").write_text("-r more.txt\n", encoding="utf-8")
+    (root / "more.txt").write_text("numpy\nmatplotlib\n", encoding="utf-8")
+    write(root / "content/needs.ipynb", [new_markdown("# 需要什么"), new_code("import yaml")])
+    first = run_build(root, root / "dist", root / ".cache")
+    assert first.returncode == 0 and "add `PyYAML`" in first.stderr, first.stderr
+    time.sleep(0.3)
+    assert "[nothing changed]" in run_build(root, root / "dist", root / ".cache").stdout
+    (root / "more.txt").write_text("numpy\nmatplotlib\nPyYAML\n", encoding="utf-8")
+    again = run_build(root, root / "dist", root / ".cache")
+    assert again.returncode == 0 and "nothing changed" not in again.stdout and "PyYAML" not in again.stderr, \
+        (again.stdout, again.stderr)

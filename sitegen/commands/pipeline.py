@@ -60,23 +60,27 @@ def build(root: Path, out: Path | None = None, *, cache: Path | None = None, use
     key = build_key(Path(os.path.abspath(out or root / "dist")), preview, strict, base_url, solutions)
     if use_cache and freeze is None and (report := as_last_time(root, cache, key)) is not None:
         return report
+    import sys
     from ..core.lock import one_build
-    from ..core.memo import clear_temporaries
-    from ..publish.write import check_output_folder, check_replaceable, recover
+    from ..core.memo import GENERATOR, clear_temporaries
+    from ..labs.labreads import BuildRecorder, recording
+    from ..publish.write import check_output_folder, check_replaceable, recover, written_folders
     out = check_output_folder(out or root / "dist", root)
+    # What the build itself reads of the project besides its sources (set once they are listed).
+    own = BuildRecorder(str(root), tuple(map(str, (cache, *written_folders(out), GENERATOR, sys.prefix))), {})
     # The build keeps what it read (pages, results, remembered files) to the end, and frees the
     # rest by reference counting: the cycle collector would walk all of it again and again, for
     # a fifth of a prose edit on a large course. It is back on once the build is over.
     collecting = gc.isenabled()
     gc.disable()
     try:
-        with one_build(out, cache):
+        with one_build(out, cache), recording(own):
             check_replaceable(out)
             recover(out)                    # what a killed build left: its staging folders
             clear_temporaries(cache)        # and its half-written cache entries
             for attempt in range(ATTEMPTS):
                 try:
-                    return _build(root, out, cache, key, use_cache=use_cache, preview=preview, strict=strict,
+                    return _build(root, out, cache, key, own, use_cache=use_cache, preview=preview, strict=strict,
                                   base_url=base_url, solutions=solutions, freeze=freeze, **options)
                 except SourcesChanged:      # an author saved a file as the build read it: again, on
                     if attempt == ATTEMPTS - 1:     # what is there now (it published nothing)
@@ -119,10 +123,10 @@ def _stamp(root: Path, cache: Path, key: list, files: dict[str, str], source_sta
     stamp.write(cache, key, VERSIONED, generator_states(), project, reads, outputs, report)
 
 
-def _build(root: Path, out: Path, cache: Path, key: list, *, use_cache: bool, preview: bool, strict: bool,
+def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: bool, preview: bool, strict: bool,
            base_url: str | None, solutions: str, freeze: tuple[str, ...] | None, jobs: int | None = None,
            timeout: float | None = None, progress=None, kept=None) -> BuildReport:
-    """`key`: build_key of the options. `freeze`: store these labs (all when empty) in frozen/ after the build, computing them anew
+    """`key`: build_key of the options; `own`: the BuildRecorder of what it reads. `freeze`: store these labs (all when empty) in frozen/ after the build, computing them anew
     rather than reusing frozen/ (and from the cache when current). `solutions`: exercises' solutions
     folded (a reader opens them), shown (an instructor's build) or omitted (left out of the site).
     `kept`: serve's lab host and checkpoints (resume.KeptLabs), kept from build to build."""
@@ -136,6 +140,7 @@ def _build(root: Path, out: Path, cache: Path, key: list, *, use_cache: bool, pr
     state_file = cache / STATE
     last = read_pickled(state_file)               # ({} as after no build)
     found = source_files(root)
+    own.known, own.reads = found, {}        # (a build tried again reads anew)
     sources, source_states = snapshot(found, last.get("source_states") if use_cache else None)
     fingerprinted = fingerprint(sources, key)
     if (use_cache and freeze is None and last.get("fingerprint") == fingerprinted
@@ -207,9 +212,9 @@ def _build(root: Path, out: Path, cache: Path, key: list, *, use_cache: bool, pr
     total = sum(map(size_of, files.values()))
     state = {"fingerprint": fingerprinted, "bytes": total, "count": len(files), "files": written, "spare": spare,
              "sources": sources, "source_states": source_states, "warnings": [tuple(w) for w in warnings],
-             # what labs read outside the sources (the fingerprint has the rest): checked as it is
-             "reads": {rel: seen for art in artifacts.values() for rel, seen in (art.reads or {}).items()
-                       if rel not in sources}}
+             # what labs and the build read outside the sources (the fingerprint has the rest): checked as it is
+             "reads": {**own.reads, **{rel: seen for art in artifacts.values() for rel, seen in (art.reads or {}).items()
+                                       if rel not in sources}}}
     cache.mkdir(parents=True, exist_ok=True)
     (cache / (STATE + ".tmp")).write_bytes(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
     os.replace(cache / (STATE + ".tmp"), state_file)

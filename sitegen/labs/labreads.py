@@ -134,6 +134,60 @@ class Recorder:
             self.reads[key] = listing_record(real) if listing else file_record(real)
 
 
+class BuildRecorder(Recorder):
+    """The build process's own reading of the project: every file it opens under `root` that is not
+    one of its sources (`known`, relative paths), nor under `ignored` (its cache, its output and
+    staging folders, the generator's and the packages' own files). A source the build reads is in
+    its snapshot; what else it reads (a file that requirements.txt includes with `-r`) is found here,
+    not in a list of what the build may read, and kept with what the labs read (pipeline).
+    Folders it lists are not kept: the sources' own (the snapshot's) are the only ones it walks."""
+
+    def __init__(self, root: str, ignored: tuple[str, ...], known):
+        super().__init__(root, ignored)
+        self.known = known
+
+    def _hook(self, event: str, args: tuple) -> None:
+        if event != "open":
+            return
+        path = args[0] if args else None
+        # The build's own paths are absolute, from the project's folder (a relative one is a name in
+        # a folder opened by descriptor: shutil.rmtree's), and mostly a source's: known without a realpath.
+        if not isinstance(path, str) or not path.startswith(self.root) or path.startswith(self.ignored) \
+                or path[len(self.root):] in self.known:
+            return
+        super()._hook(event, args)
+
+
+_RECORDING: list = [None]         # the build recorder now on in this process (one audit hook serves all)
+
+
+def _dispatch(event: str, args: tuple) -> None:
+    recorder = _RECORDING[0]
+    if recorder is not None:
+        recorder._hook(event, args)
+
+
+class recording:
+    """`with recording(BuildRecorder(...)):` the build process's reads are kept while it builds. An
+    audit hook stays for good, so one is installed per process, and handed the recorder of the build
+    now running (none in a process forked meanwhile: a lab host is not the build)."""
+    installed = False
+
+    def __init__(self, recorder: BuildRecorder):
+        self.recorder = recorder
+
+    def __enter__(self) -> BuildRecorder:
+        if not recording.installed:
+            sys.addaudithook(_dispatch)
+            os.register_at_fork(after_in_child=lambda: _RECORDING.__setitem__(0, None))
+            recording.installed = True
+        _RECORDING[0] = self.recorder
+        return self.recorder
+
+    def __exit__(self, *exc) -> None:
+        _RECORDING[0] = None
+
+
 def current(root: str, rel: str, hashes: dict[str, str]) -> str:
     """What `rel` (a Recorder's key) holds now: as the build's snapshot (`hashes`) took it when it
     is a source, else read now."""

@@ -138,13 +138,15 @@ def notebook_pages(root, hashes: dict[str, str], memo=None) -> list:
     from ..core.memo import Memo
     memo = memo or Memo(None)
     pages, problems = [], []
+    found = notebooks(root, hashes)
+    if not found:
+        return []
     known = frozenset(rel[len("content/"):] for rel in hashes if rel.startswith("content/") and rel.endswith((".md", SUFFIX)))
-    try:
-        requirements = (root / "requirements.txt").read_bytes()
-    except OSError:
-        requirements = b""
-    site = hashlib.sha256("\0".join(sorted(known)).encode() + b"\0" + requirements).hexdigest()
-    for rel in notebooks(root, hashes):
+    # (what its notes say follows from what requirements.txt lists, the files it includes followed)
+    from ..project.needs import listed
+    requirements = sorted(listed(root)) if (root / "requirements.txt").is_file() else None
+    site = hashlib.sha256(json.dumps([sorted(known), requirements]).encode()).hexdigest()
+    for rel in found:
         output = page_output(rel)
         try:
             pages.append(memo.remember("notebook-page", (rel, hashes[rel], site),

@@ -56,6 +56,11 @@ def _staging_prefix(out: Path) -> str:
     return f".{out.name}.sitegen-tmp-"
 
 
+def written_folders(out: Path) -> tuple[Path, ...]:
+    """Every folder the build writes the site into: the output, its spare, its staging folders."""
+    return out, _spare(out), out.with_name(_staging_prefix(out) + "next"), out.with_name(_staging_prefix(out) + "old")
+
+
 def _marked(folder: Path) -> bool:
     """A folder the build made and marked (a site, or a staging folder once marked)."""
     return folder.is_dir() and not folder.is_symlink() and (folder / MARK).is_file()
