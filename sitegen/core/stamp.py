@@ -10,8 +10,9 @@ is the same stops at once (pipeline.build), importing neither the phases nor has
 differs (a file touched but not changed too), the build goes on to its fingerprint of the sources'
 hashes, which decides.
 
-Only os, sys and marshal are imported here: on a course of 3,000 pages the whole check is a few
-thousand stat calls, and the interpreter's start and imports would otherwise cost more than it.
+Only os, sys, marshal and functools are imported here (and stored.py, which adds collections and
+time): on a course of 3,000 pages the whole check is a few thousand stat calls, and the
+interpreter's start and imports would otherwise cost more than it.
 """
 from __future__ import annotations
 
