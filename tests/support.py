@@ -113,6 +113,15 @@ def own_copy(root: Path, rel: str) -> Path:
     return path
 
 
+def lab_prints_a_project_file(root: Path, rel: str, text: str, label: str) -> None:
+    """The fixture lab's first cell also prints `label` and the project's file `rel` (written, holding
+    `text`), which it opens by its path from the project's folder, as a teacher's lab may."""
+    (root / rel).parent.mkdir(parents=True, exist_ok=True)
+    (root / rel).write_text(text, encoding="utf-8")
+    edit(root / "compute/tiny.py", "print('x =', x)\n",
+         f"print('x =', x)\nprint('{label}', (Path(__file__).parents[1] / '{rel}').read_text())\n")
+
+
 def edit(path: Path, old: str, new: str) -> None:
     text = path.read_text(encoding="utf-8")
     assert text.count(old) == 1, f"{old!r} must occur once in {path}"

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from support import REPO, free_port, get, tiny_site
+from support import REPO, free_port, get, lab_prints_a_project_file, tiny_site
 from test_robustness import _processes_mentioning
 
 
@@ -139,3 +139,43 @@ def test_serve_without_node_says_what_to_install(tmp_path):
     assert result.returncode == 1
     assert "Node.js 20 and npm are needed for the Cloudflare emulator" in result.stderr
     assert not (root / "dist").exists()
+
+
+def _reading_data(tmp_path):
+    """The fixture project whose lab prints a data file of the project's top folder data/, outside
+    the sources' folders (as a teacher may keep data next to compute/)."""
+    root = _project(tmp_path)
+    lab_prints_a_project_file(root, "data/n.txt", "7", "n is")
+    return root
+
+
+@pytest.mark.slow
+def test_serve_watches_the_folders_a_lab_read_outside_the_sources(tmp_path):
+    from sitegen.commands.pipeline import build
+    from sitegen.commands.serve import watched
+    root = _reading_data(tmp_path)
+    build(root, root / "dist", cache=root / ".cache")
+    folders = watched(root, root / "dist", root / ".cache")
+    assert root / "data" in folders and root / "compute" in folders and root / "content" in folders
+    assert not any(folder.name.startswith(".") or folder.name == "dist" for folder in folders), folders
+
+
+def test_an_edit_to_a_data_file_a_lab_reads_outside_the_sources_rebuilds_under_serve(tmp_path, emulator):
+    root = _reading_data(tmp_path)
+    with _served(root, tmp_path) as (port, log):
+        assert "n is 7" in get(port, "/").body.decode()
+        (root / "data/n.txt").write_text("8", encoding="utf-8")
+        deadline = time.time() + 60
+        while "n is 8" not in get(port, "/").body.decode():
+            assert time.time() < deadline, open(log).read()[-3000:]
+            time.sleep(0.3)
+        assert "changed: data/n.txt" in open(log).read()
+        # The lab reads a folder it did not: serve watches that one too, from the build that read it.
+        lab_prints_a_project_file(root, "more/m.txt", "1", "m is")
+        for expected, edit in (("m is 1", None), ("m is 2", lambda: (root / "more/m.txt").write_text("2", encoding="utf-8"))):
+            if edit:
+                edit()
+            deadline = time.time() + 60
+            while expected not in get(port, "/").body.decode():
+                assert time.time() < deadline, (expected, open(log).read()[-3000:])
+                time.sleep(0.3)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from support import EPOCH, REPO, empty_course, run_build, tiny_site, tree_bytes
+from support import EPOCH, REPO, empty_course, lab_prints_a_project_file, run_build, tiny_site, tree_bytes
 
 from sitegen.commands import pipeline
 from sitegen.core import stamp
@@ -159,12 +159,7 @@ def test_a_damaged_stamp_is_no_stamp(course):
 def test_a_file_a_lab_read_outside_the_sources_is_looked_at(tmp_path, monkeypatch):
     monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)            # (as run_build builds)
     root = tiny_site(tmp_path / "site")
-    (root / "data").mkdir()
-    (root / "data/n.txt").write_text("7", encoding="utf-8")
-    script = root / "compute/tiny.py"
-    script.write_text(script.read_text(encoding="utf-8").replace(
-        "print('x =', x)\n", "print('x =', x)\nprint('n =', (Path(__file__).parents[1] / 'data/n.txt').read_text())\n"),
-        encoding="utf-8")
+    lab_prints_a_project_file(root, "data/n.txt", "7", "n =")
     out, cache = tmp_path / "dist", tmp_path / "cache"
     settle()
     assert run_build(root, out, cache).returncode == 0

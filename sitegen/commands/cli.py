@@ -193,7 +193,8 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
         if args.command == "serve":
             from sitegen.commands.serve import serve
             try:
-                return serve(args.root.resolve(), (args.out or args.root / "dist").resolve(), args.port, once)
+                return serve(args.root.resolve(), (args.out or args.root / "dist").resolve(), args.port, once,
+                             args.cache)
             finally:
                 kept.close()
         return 0 if once() else 1

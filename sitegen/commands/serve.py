@@ -139,8 +139,27 @@ def serving(root: Path, dist: Path, port: int, workdir: Path, timeout: float = 9
         stop_emulator(process)
 
 
-def serve(root: Path, out: Path, port: int, rebuild) -> int:
+def watched(root: Path, out: Path, cache: Path) -> list[Path]:
+    """What an edit to rebuilds: the sources' files and folders, and each top folder of the project
+    that the last build read a file or folder in outside them (a lab's data folder, data/), unless it
+    is hidden (.venv/: installed packages, whose versions key the labs) or holds what the build writes."""
+    from ..core.memo import read_pickled
+    from .pipeline import STATE
+    found = {root / name for name in SOURCES if (root / name).exists()}
+    for rel in read_pickled(cache / STATE).get("reads", {}):
+        top, _, rest = rel.partition("/")
+        folder = root / top
+        if rest and not top.startswith(".") and folder.is_dir() and not any(
+                folder == made or folder in made.parents for made in (out, cache)):
+            found.add(folder)
+    return sorted(found)
+
+
+def serve(root: Path, out: Path, port: int, rebuild, cache: Path | None = None) -> int:
+    """Serve `out` with the emulator, rebuild (`rebuild()`, True when it built) on every change to
+    what `watched` names; `cache`: the build's (default: ROOT/.cache)."""
     from watchfiles import watch    # before anything else: a missing package is said at once
+    cache = Path(cache or root / ".cache").resolve()
 
     wrangler(root)                   # say what is missing before building anything
     check_port_free(port)
@@ -152,12 +171,20 @@ def serve(root: Path, out: Path, port: int, rebuild) -> int:
     try:
         wait_until_serving(process, port)
         print(f"serving {out} at http://127.0.0.1:{port}/ (Ctrl-C stops)", file=sys.stderr)
-        for changes in watch(*(root / name for name in SOURCES if (root / name).exists())):
-            names = sorted({Path(path).relative_to(root).as_posix() for _, path in changes})
-            print(f"changed: {', '.join(names[:5])}{' ...' if len(names) > 5 else ''}", file=sys.stderr)
-            started = time.perf_counter()
-            if rebuild():
-                print(f"rebuilt in {time.perf_counter() - started:.2f} s; open pages reload", file=sys.stderr)
+        watching = watched(root, out, cache)
+        while watching:
+            for changes in watch(*watching):
+                names = sorted({Path(path).relative_to(root).as_posix() for _, path in changes})
+                print(f"changed: {', '.join(names[:5])}{' ...' if len(names) > 5 else ''}", file=sys.stderr)
+                started = time.perf_counter()
+                if rebuild():
+                    print(f"rebuilt in {time.perf_counter() - started:.2f} s; open pages reload", file=sys.stderr)
+                if (now := watched(root, out, cache)) != watching:    # a lab reads a folder it did not: watched too
+                    watching = now
+                    rebuild()       # (what changed while the watch was begun again; nothing, usually)
+                    break
+            else:
+                break
     except KeyboardInterrupt:
         pass
     finally:
