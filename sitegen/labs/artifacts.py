@@ -8,7 +8,6 @@ figures, downloads). The build's cache keeps one per lab in
 """
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 from functools import cached_property
@@ -16,7 +15,7 @@ from pathlib import Path
 from typing import NamedTuple, TYPE_CHECKING
 
 from ..project.cells import Cell
-from ..core.stored import Stored, file_state, settled
+from ..core.stored import Stored, file_state, settled, sha256_of as sha256   # (labstore, compute use it from here)
 
 if TYPE_CHECKING:
     from ..project.config import Lab
@@ -114,8 +113,6 @@ def artifacts_digest(artifacts: dict[str, Artifacts]) -> str:
     return sha256("\0".join(f"{lab}={art.digest}" for lab, art in sorted(artifacts.items())).encode())
 
 
-def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def load_entry(lab: Lab, cells: tuple[Cell, ...], entry: Path, recomputed: bool, memo=None) -> Artifacts | None:
