@@ -179,3 +179,29 @@ def test_an_edit_to_a_data_file_a_lab_reads_outside_the_sources_rebuilds_under_s
             while expected not in get(port, "/").body.decode():
                 assert time.time() < deadline, (expected, open(log).read()[-3000:])
                 time.sleep(0.3)
+
+
+def test_an_edit_made_while_serve_starts_the_emulator_is_built_too(tmp_path, emulator):
+    """Serve builds, starts the emulator (seconds), then watches: an edit in between is not lost."""
+    root = _reading_data(tmp_path)
+    port, log = free_port(), tmp_path / "serve.log"
+    with log.open("w") as out:
+        server = subprocess.Popen([sys.executable, str(REPO / "build.py"), "serve", "--root", str(root),
+                                   "--port", str(port)], stdout=out, stderr=subprocess.STDOUT,
+                                  env={**os.environ, "SOURCE_DATE_EPOCH": "1790000000"})
+        try:
+            deadline = time.time() + 120
+            while "built " not in log.read_text(encoding="utf-8"):         # the first build, before the emulator
+                assert time.time() < deadline and server.poll() is None, log.read_text(encoding="utf-8")
+                time.sleep(0.05)
+            (root / "data/n.txt").write_text("8", encoding="utf-8")
+            while True:
+                assert time.time() < deadline and server.poll() is None, log.read_text(encoding="utf-8")[-3000:]
+                with contextlib.suppress(OSError):
+                    if "n is 8" in get(port, "/").body.decode():
+                        break
+                time.sleep(0.3)
+            assert "serving" in log.read_text(encoding="utf-8")
+        finally:
+            server.terminate()
+            server.wait(timeout=30)

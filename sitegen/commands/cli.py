@@ -104,7 +104,8 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
         kept = KeptLabs(args.cache or args.root / ".cache",
                         None if args.checkpoint_memory is None else args.checkpoint_memory * MIB)
 
-    def once() -> bool:
+    def once(quiet: bool = False) -> bool:
+        """Build once, and say what it did (`quiet`: not when it found nothing changed)."""
         start = time.perf_counter()
         progress = Progress()
         try:
@@ -136,6 +137,8 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
                   "traceback and report it.", file=sys.stderr)
             return False
         progress.clear()
+        if quiet and report.unchanged:
+            return True
         for warning in report.warnings:
             print(f"warning: {warning}", file=sys.stderr)
         resumed, took = dict(report.resumed), {lab: total for lab, _, total in report.timings}

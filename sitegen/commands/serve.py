@@ -156,8 +156,8 @@ def watched(root: Path, out: Path, cache: Path) -> list[Path]:
 
 
 def serve(root: Path, out: Path, port: int, rebuild, cache: Path | None = None) -> int:
-    """Serve `out` with the emulator, rebuild (`rebuild()`, True when it built) on every change to
-    what `watched` names; `cache`: the build's (default: ROOT/.cache)."""
+    """Serve `out` with the emulator, rebuild (`rebuild(quiet=False)`, True when it built) on every
+    change to what `watched` names; `cache`: the build's (default: ROOT/.cache)."""
     from watchfiles import watch    # before anything else: a missing package is said at once
     cache = Path(cache or root / ".cache").resolve()
 
@@ -173,7 +173,15 @@ def serve(root: Path, out: Path, port: int, rebuild, cache: Path | None = None) 
         print(f"serving {out} at http://127.0.0.1:{port}/ (Ctrl-C stops)", file=sys.stderr)
         watching = watched(root, out, cache)
         while watching:
-            for changes in watch(*watching):
+            caught_up = False
+            # (it yields nothing every 0.2 s of quiet: the first time, the watch has begun, and what
+            # changed before it began, as the emulator started or the watch began again, is built)
+            for changes in watch(*watching, rust_timeout=200, yield_on_timeout=True):
+                if not changes:
+                    if not caught_up:
+                        caught_up = True
+                        rebuild(quiet=True)
+                    continue
                 names = sorted({Path(path).relative_to(root).as_posix() for _, path in changes})
                 print(f"changed: {', '.join(names[:5])}{' ...' if len(names) > 5 else ''}", file=sys.stderr)
                 started = time.perf_counter()
@@ -181,7 +189,6 @@ def serve(root: Path, out: Path, port: int, rebuild, cache: Path | None = None) 
                     print(f"rebuilt in {time.perf_counter() - started:.2f} s; open pages reload", file=sys.stderr)
                 if (now := watched(root, out, cache)) != watching:    # a lab reads a folder it did not: watched too
                     watching = now
-                    rebuild()       # (what changed while the watch was begun again; nothing, usually)
                     break
             else:
                 break
