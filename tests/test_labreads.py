@@ -129,3 +129,54 @@ def test_a_lab_that_reads_another_follows_the_bytes_it_was_given(tmp_path):
     (root / "compute/tiny_data.txt").write_text("2.0\n", encoding="utf-8")     # read again, the same numbers
     assert computed(_build(root, tmp_path)) == {"tiny"}
     assert "加倍：1.0" in (tmp_path / "dist/reader.html").read_text(encoding="utf-8")
+
+
+def _installed(folder, version: str, value: str):
+    """A distribution `fakestat` at `version`, laid as pip lays one (its module and its .dist-info)."""
+    import shutil
+    for old in folder.glob("fakestat-*.dist-info"):
+        shutil.rmtree(old)
+    (folder / "fakestat").mkdir(parents=True, exist_ok=True)
+    (folder / "fakestat/__init__.py").write_text(f"VALUE = {value!r}\n", encoding="utf-8")
+    info = folder / f"fakestat-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: fakestat\nVersion: {version}\n", encoding="utf-8")
+    (info / "top_level.txt").write_text("fakestat\n", encoding="utf-8")
+
+
+def test_a_lab_is_computed_again_when_a_package_it_imports_is_upgraded(tmp_path, monkeypatch):
+    """Not only NumPy and Matplotlib: every installed distribution the lab imported is in what it read."""
+    packages = tmp_path / "packages"
+    _installed(packages, "1.0", "7")
+    monkeypatch.setenv("PYTHONPATH", str(packages))
+    root = _site(tmp_path, "import fakestat\nextra = fakestat.VALUE")
+    assert "tiny" in computed(_build(root, tmp_path))
+    manifest = next((tmp_path / "cache/labs/tiny").glob("*/manifest.json"))
+    assert json.loads(manifest.read_text(encoding="utf-8"))["reads"]["/installed/fakestat"] == "1.0"
+    assert "tiny" not in computed(_build(root, tmp_path))
+    _installed(packages, "2.0", "8")
+    assert "tiny" in computed(_build(root, tmp_path))
+    assert _shown(tmp_path) == "8"
+    assert "另加 8" in (tmp_path / "dist/index.html").read_text(encoding="utf-8")
+
+
+def test_a_lab_that_does_not_import_an_upgraded_package_is_reused(tmp_path, monkeypatch):
+    packages = tmp_path / "packages"
+    _installed(packages, "1.0", "7")
+    monkeypatch.setenv("PYTHONPATH", str(packages))
+    root = _site(tmp_path, "extra = 'same'")
+    _build(root, tmp_path)
+    _installed(packages, "2.0", "8")
+    assert "tiny" not in computed(_build(root, tmp_path))
+
+
+def test_a_frozen_lab_holds_whatever_version_of_a_package_it_imports(tmp_path, monkeypatch):
+    """As NumPy's: frozen/ is for a builder that cannot compute the lab (or has other versions)."""
+    packages = tmp_path / "packages"
+    _installed(packages, "1.0", "7")
+    monkeypatch.setenv("PYTHONPATH", str(packages))
+    root = _site(tmp_path, "import fakestat\nextra = fakestat.VALUE")
+    _build(root, tmp_path, "freeze")
+    _installed(packages, "2.0", "8")
+    result = _build(root, tmp_path)
+    assert "tiny" not in computed(result) and _shown(tmp_path) == "7"

@@ -16,7 +16,7 @@ import pytest
 from support import EPOCH, REPO, empty_course, lab_prints_a_project_file, run_build, tiny_site, tree_bytes
 
 from sitegen.commands import pipeline
-from sitegen.core import stamp
+from sitegen.core import installed, stamp
 from sitegen.core.stored import SETTLED_NS, file_state
 
 
@@ -107,8 +107,8 @@ def test_another_source_date_epoch_looks_again(course, monkeypatch):
 
 def test_another_version_of_a_package_that_makes_bytes_looks_again(course, monkeypatch):
     root, out, cache = course
-    real = stamp.installed()
-    monkeypatch.setattr(stamp, "installed", lambda: {**real, "jinja2": "0.0.1"})
+    real = installed.versions()
+    monkeypatch.setattr(installed, "versions", lambda: {**real, "jinja2": "0.0.1"})
     assert pipeline.as_last_time(root.resolve(), cache, key_of(out)) is None
 
 
@@ -169,3 +169,4 @@ def test_a_file_a_lab_read_outside_the_sources_is_looked_at(tmp_path, monkeypatc
     assert pipeline.as_last_time(root.resolve(), cache, key_of(out)) is None
     result = run_build(root, out, cache)
     assert "tiny computed" in result.stdout and "n = 8" in (out / "index.html").read_text(encoding="utf-8")
+

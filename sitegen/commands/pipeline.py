@@ -60,14 +60,13 @@ def build(root: Path, out: Path | None = None, *, cache: Path | None = None, use
     key = build_key(Path(os.path.abspath(out or root / "dist")), preview, strict, base_url, solutions)
     if use_cache and freeze is None and (report := as_last_time(root, cache, key)) is not None:
         return report
-    import sys
     from ..core.lock import one_build
     from ..core.memo import GENERATOR, clear_temporaries
     from ..labs.labreads import BuildRecorder, recording
     from ..publish.write import check_output_folder, check_replaceable, recover, written_folders
     out = check_output_folder(out or root / "dist", root)
     # What the build itself reads of the project besides its sources (set once they are listed).
-    own = BuildRecorder(str(root), tuple(map(str, (cache, *written_folders(out), GENERATOR, sys.prefix))), {})
+    own = BuildRecorder(str(root), tuple(map(str, (cache, *written_folders(out), GENERATOR))), {})
     # The build keeps what it read (pages, results, remembered files) to the end, and frees the
     # rest by reference counting: the cycle collector would walk all of it again and again, for
     # a fifth of a prose edit on a large course. It is back on once the build is over.

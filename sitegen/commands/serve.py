@@ -142,14 +142,15 @@ def serving(root: Path, dist: Path, port: int, workdir: Path, timeout: float = 9
 def watched(root: Path, out: Path, cache: Path) -> list[Path]:
     """What an edit to rebuilds: the sources' files and folders, and each top folder of the project
     that the last build read a file or folder in outside them (a lab's data folder, data/), unless it
-    is hidden (.venv/: installed packages, whose versions key the labs) or holds what the build writes."""
+    is hidden (.venv/: installed packages, whose versions key the labs) or holds what the build writes.
+    (An installed distribution's read, labreads.INSTALLED, is no folder of the project.)"""
     from ..core.memo import read_pickled
     from .pipeline import STATE
     found = {root / name for name in SOURCES if (root / name).exists()}
     for rel in read_pickled(cache / STATE).get("reads", {}):
         top, _, rest = rel.partition("/")
         folder = root / top
-        if rest and not top.startswith(".") and folder.is_dir() and not any(
+        if rest and top and not top.startswith(".") and folder.is_dir() and not any(
                 folder == made or folder in made.parents for made in (out, cache)):
             found.add(folder)
     return sorted(found)

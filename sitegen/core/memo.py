@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Callable
 
 from . import stamp
-from .stamp import generator_files, installed, normalised
+from .installed import normalised, versions
+from .stamp import generator_files
 from .stored import Stored, file_state, settled
 
 GENERATOR = Path(stamp.GENERATOR)     # the sitegen package
@@ -80,7 +81,7 @@ def digest(*parts) -> str:
 def package_version(package: str) -> str:
     """The installed version; importlib.metadata, which costs more to import than the rest of a
     no-change build, only when no `.dist-info` folder names it."""
-    found = installed().get(normalised(package))
+    found = versions().get(normalised(package))
     if found:
         return found
     from importlib import metadata

@@ -10,45 +10,23 @@ is the same stops at once (pipeline.build), importing neither the phases nor has
 differs (a file touched but not changed too), the build goes on to its fingerprint of the sources'
 hashes, which decides.
 
-Only os, sys, marshal and functools are imported here (and stored.py, which adds collections and
+Only os, sys and marshal are imported here (and installed.py; stored.py, which adds collections and
 time): on a course of 3,000 pages the whole check is a few thousand stat calls, and the
 interpreter's start and imports would otherwise cost more than it.
 """
 from __future__ import annotations
 
-import functools
 import marshal
 import os
 import sys
 
+from . import installed
 from .stored import file_state, files_in, settled_before, settled_since
 
 GENERATOR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))     # the sitegen package
 NAME = "last-build.stamp"
 FORMAT = 1
 SKIPPED_IN_GENERATOR = frozenset({"__pycache__"})
-
-
-@functools.lru_cache(maxsize=None)
-def installed() -> dict[str, str]:
-    """Every installed distribution's version, from the names of the `.dist-info` folders on the
-    path (the wheel spec fixes them as name-version.dist-info, the name normalised): one listing
-    of each folder, however many versions are asked for."""
-    versions: dict[str, str] = {}
-    for entry in sys.path:
-        try:
-            names = os.listdir(entry or ".")
-        except OSError:
-            continue
-        for name in names:
-            if name.endswith(".dist-info"):
-                dist, _, version = name[: -len(".dist-info")].partition("-")
-                versions.setdefault(normalised(dist), version)
-    return versions
-
-
-def normalised(package: str) -> str:
-    return package.lower().replace("-", "_").replace(".", "_")
 
 
 def generator_files() -> dict[str, str]:
@@ -83,7 +61,8 @@ def write(cache, key: list, packages: tuple[str, ...], generator: dict[str, tupl
     asked to build; `packages`: the ones whose versions make bytes; `outputs`: write_site's records."""
     path = os.path.join(cache, NAME)
     before = settled_before()
-    versions = {name: installed().get(normalised(name)) for name in packages}
+    now = installed.versions()
+    versions = {name: now.get(installed.normalised(name)) for name in packages}
     if project is None or None in versions.values() or not all(
             settled_since(state[2], before) for state in (*generator.values(), *project.values())):
         if os.path.lexists(path):
@@ -108,7 +87,8 @@ def unchanged(cache, root: str, out: str, key: list, names: tuple[str, ...], ski
         return None
     if not isinstance(stamp, dict) or stamp.get("format") != FORMAT or stamp["key"] != [sys.version, sys.executable, *key]:
         return None
-    if any(installed().get(normalised(name)) != version for name, version in stamp["versions"].items()):
+    now = installed.versions()
+    if any(now.get(installed.normalised(name)) != version for name, version in stamp["versions"].items()):
         return None
     try:
         if {rel: file_state(path) for rel, path in generator_files().items()} != stamp["generator"]:

@@ -410,6 +410,8 @@ class LabScheduler:
         else:                                   # serve's: where its next run may resume
             if self.kept is not None:
                 self.kept.ran(job.lab.id, job.identity, job.cells, job.provided, run)
+        # The installed distributions it imported are among what it read, at their versions now.
+        run["reads"] = {**run.get("reads", {}), **labreads.installed_reads(run.pop("packages", ()))}
         if not run.get("confined") and job.lab.id not in self.unconfined:
             self.unconfined.append(job.lab.id)
         # What it read must be what the build's snapshot held when it started: else it ran on an edit

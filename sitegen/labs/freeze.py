@@ -9,6 +9,7 @@ and otherwise fails naming the lab: never stale numbers, silently.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import tempfile
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING
 from .artifacts import Artifacts, load_entry
 from ..project.cells import Cell
 from ..core.errors import BuildError, Collector, Problem
-from .labreads import stale
+from .labreads import stale, without_installed
 from ..core.memo import TEMPORARY
 
 if TYPE_CHECKING:
@@ -36,6 +37,8 @@ def load_frozen(cfg: SiteConfig, lab: Lab, cells: tuple[Cell, ...], source: str,
     if not (folder / "manifest.json").exists():
         return None
     found = load_entry(lab, cells, folder, False)
+    if found is not None:           # (whatever versions of the packages it imported the build runs with)
+        found = dataclasses.replace(found, reads=without_installed(found.reads or {}))
     where = f"{FROZEN}/{lab.id}"
     if found is None:
         problems.add(where, 0, f"lab {lab.id} is frozen, but {where} is damaged or its cells differ from the "

@@ -7,8 +7,12 @@ records it, as a compiler writes a depfile: an audit hook (PEP 578) sees every
 file opened (imports included: the import system opens the module's source or
 its cached bytecode) and every folder listed, and keeps those inside the
 project, each with what it held at that moment: a file's SHA-256, a folder's
-sorted names, or that it was absent. Files outside the project (the standard
-library, installed packages) are covered by the versions in the lab's key.
+sorted names, or that it was absent. Files outside the project are not
+recorded: the standard library's are the interpreter's, in the lab's key, and
+of installed packages the lab's process says which it imported
+(`imported_packages`), each kept with its distribution's version (`INSTALLED`):
+a lab that imports SciPy runs again when SciPy is upgraded, one that does not
+does not.
 
 The build reuses a lab's results (its cache entry, a frozen lab, the lab plan)
 only while every file and folder it read is as it was (`stale`), and stores a
@@ -20,18 +24,22 @@ build's: the standard library and sources.py's names only.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
 
+from ..core import installed
 from ..core.sources import SKIPPED      # left out of a folder's listing, as the build's snapshot leaves them
 
 ABSENT = "absent"                # what a read found where no file was
 LISTING = "list:"               # a folder's record: LISTING + the SHA-256 of its sorted names
+# A read of an installed distribution: INSTALLED + its normalised name -> its version (no project
+# path begins with a slash: a Recorder's keys are relative).
+INSTALLED = "/installed/"
 
 
 def file_record(path: str) -> str:
     """What a lab found at `path`: its SHA-256, a folder's listing, or ABSENT."""
+    import hashlib          # (here: a no-change build checks versions and hashes nothing)
     try:
         with open(path, "rb") as handle:
             return hashlib.sha256(handle.read()).hexdigest()
@@ -42,6 +50,7 @@ def file_record(path: str) -> str:
 
 
 def listing_record(path: str) -> str:
+    import hashlib
     try:
         names = sorted(name for name in os.listdir(path) if name not in SKIPPED)
     except OSError:
@@ -73,7 +82,10 @@ class Recorder:
         one is the listing of the folder it stands for. `provided`: files the build laid in the lab's
         folder (its inputs, its data files): which of them it opened is kept too (`used`)."""
         self.root = os.path.realpath(root) + os.sep
-        self.ignored = tuple(os.path.realpath(folder) + os.sep for folder in ignored)
+        # (and a virtualenv inside the project, .venv/: the packages it imported are kept by version)
+        prefix = os.path.realpath(sys.prefix) + os.sep
+        inside = (prefix,) if prefix.startswith(self.root) and prefix != self.root else ()
+        self.ignored = tuple(os.path.realpath(folder) + os.sep for folder in ignored) + inside
         self.mirrors = {os.path.realpath(k): os.path.realpath(v) for k, v in (mirrors or {}).items()}
         self.provided = {os.path.realpath(path): path for path in provided}
         self.reads: dict[str, str] = {}
@@ -137,7 +149,7 @@ class Recorder:
 class BuildRecorder(Recorder):
     """The build process's own reading of the project: every file it opens under `root` that is not
     one of its sources (`known`, relative paths), nor under `ignored` (its cache, its output and
-    staging folders, the generator's and the packages' own files). A source the build reads is in
+    staging folders, the generator's own files). A source the build reads is in
     its snapshot; what else it reads (a file that requirements.txt includes with `-r`) is found here,
     not in a list of what the build may read, and kept with what the labs read (pipeline).
     Folders it lists are not kept: the sources' own (the snapshot's) are the only ones it walks."""
@@ -198,6 +210,49 @@ def current(root: str, rel: str, hashes: dict[str, str]) -> str:
 
 
 def stale(root, reads: dict[str, str], hashes: dict[str, str]) -> list[str]:
-    """The files and folders among `reads` that no longer hold what the lab read."""
-    root = str(root)
-    return sorted(rel for rel, seen in reads.items() if current(root, rel, hashes) != seen)
+    """The files and folders among `reads` that no longer hold what the lab read, and the installed
+    distributions it imported that are not at the version it ran with."""
+    root, versions = str(root), None
+    found = []
+    for rel, seen in reads.items():
+        if rel.startswith(INSTALLED):
+            versions = installed.versions() if versions is None else versions
+            now = versions.get(rel[len(INSTALLED):], ABSENT)
+        else:
+            now = current(root, rel, hashes)
+        if now != seen:
+            found.append(rel)
+    return sorted(found)
+
+
+def imported_packages(root: str) -> list[str]:
+    """In a lab's process, once it ran: the top-level modules it has imported from anywhere but the
+    standard library, the project (whose files it read are recorded) and the generator (the
+    harness, in the lab's key). The build finds their distributions (`installed_reads`)."""
+    import sysconfig
+    paths = sysconfig.get_paths()
+    stdlib = tuple({paths["stdlib"] + os.sep, paths["platstdlib"] + os.sep})
+    project = os.path.realpath(root) + os.sep
+    own = __name__.partition(".")[0]
+    found = set()
+    for name, module in list(sys.modules.items()):
+        top = name.partition(".")[0]
+        file = getattr(module, "__file__", None)
+        if top in found or top == own or not isinstance(file, str):
+            continue
+        packaged = f"{os.sep}site-packages{os.sep}" in file or f"{os.sep}dist-packages{os.sep}" in file
+        if packaged or not (file.startswith(stdlib) or os.path.realpath(file).startswith(project)):
+            found.add(top)
+    return sorted(found)
+
+
+def installed_reads(modules) -> dict[str, str]:
+    """The reads that stand for these top-level modules (imported_packages): each distribution
+    that provides one, with its version now."""
+    versions = installed.versions()
+    return {INSTALLED + dist: versions[dist] for dist in sorted(set(installed.providers(modules).values()))}
+
+
+def without_installed(reads: dict[str, str]) -> dict[str, str]:
+    """A frozen lab's reads that hold whatever versions the build runs with (freeze.py)."""
+    return {rel: seen for rel, seen in reads.items() if not rel.startswith(INSTALLED)}

@@ -23,7 +23,7 @@ from pathlib import Path
 from ..project.cells import RAISES, Cell, cell_code
 from .labipython import InlineNotebook, figure_outputs
 from ..project.figurefonts import MISSING_GLYPH, NO_GLYPH, use
-from .labreads import Recorder, unrecorded
+from .labreads import Recorder, imported_packages, unrecorded
 
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 WRITE_ONLY_HERE = "labs may write only in their own working folder, where they run"
@@ -74,6 +74,7 @@ def run_lab(script: str, cells: tuple[Cell, ...], display: str, fonts: tuple[str
         run = {"cells": [], "error": _failure(script, exc)}
     if recorder is not None:
         run["reads"] = dict(sorted(recorder.reads.items()))
+        run["packages"] = imported_packages(watch[0])
     Path(reporting.result + ".tmp").write_text(json.dumps(run), encoding="utf-8")
     os.replace(reporting.result + ".tmp", reporting.result)
     reporting.close()

@@ -75,11 +75,11 @@ class KeptLabs:
         self.notes: list[str] = []           # this build's: why a lab took fewer checkpoints
 
     def lab_host(self) -> LabHost:
-        """The kept host, started anew when what labs run with (the harness's code, the versions)
-        changed, or it died."""
-        from ..core.memo import environment
+        """The kept host, started anew when what labs run with (the harness's code, any installed
+        distribution's version: a checkpoint holds the modules it had imported) changed, or it died."""
+        from ..core.installed import versions
         from .labkeys import harness_digest
-        signature = json.dumps([harness_digest(), environment()], sort_keys=True)
+        signature = json.dumps([harness_digest(), versions()], sort_keys=True)
         if self.host is not None and (signature != self.signature or not self.host.alive()):
             self.close()
         if self.host is None:

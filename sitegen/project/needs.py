@@ -4,7 +4,7 @@ Cloudflare Pages' builder installs requirements.txt and nothing else: a
 notebook that imports pandas builds on the teacher's machine, where pandas
 happens to be installed, and fails on Pages. So the modules a script imports
 (absolute imports, at any depth of its code) are mapped to the distributions
-that provide them here (importlib.metadata), and each one that requirements.txt
+that provide them here (core/installed.py), and each one that requirements.txt
 does not name is said with the line to add. The standard library, the
 project's own modules and what is not installed (the lab's run names that)
 are left out.
@@ -12,10 +12,11 @@ are left out.
 from __future__ import annotations
 
 import ast
-import functools
 import re
 import sys
 from pathlib import Path
+
+from ..core.installed import providers
 
 REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
@@ -59,12 +60,6 @@ def imported(source: str) -> list[tuple[str, int]]:
     return sorted(found.items(), key=lambda item: item[1])
 
 
-@functools.lru_cache(maxsize=1)
-def _provides() -> dict:
-    from importlib import metadata
-    return metadata.packages_distributions()
-
-
 def installed_imports(folder: Path, source: str) -> list[tuple[int, str, str]]:
     """(line, module, distribution) for each installed package a script in `folder` imports (the
     standard library and the project's own modules left out), in the order first imported."""
@@ -80,15 +75,16 @@ def installed_imports(folder: Path, source: str) -> list[tuple[int, str, str]]:
 
 
 def _distribution(module: str) -> str | None:
-    """The installed distribution that provides a top-level module: the one of the same name when there
-    is one (numpy, IPython: milliseconds), else from every distribution's list of files (PIL: pillow),
-    which takes a tenth of a second to read; None if no installed one does."""
+    """The installed distribution that provides a top-level module, by the name its project gives it
+    (PyYAML for yaml, as requirements.txt would write it); None if no installed one does."""
+    dist = providers([module]).get(module)
+    if dist is None:
+        return None
     from importlib import metadata
     try:
-        return metadata.distribution(module).metadata["Name"]
+        return metadata.distribution(dist).metadata["Name"]
     except metadata.PackageNotFoundError:
-        dists = _provides().get(module)
-        return dists[0] if dists else None
+        return dist
 
 
 def unlisted(root: Path, script: Path, source: str) -> list[tuple[int, str, str]]:
