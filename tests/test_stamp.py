@@ -170,3 +170,17 @@ def test_a_file_a_lab_read_outside_the_sources_is_looked_at(tmp_path, monkeypatc
     result = run_build(root, out, cache)
     assert "tiny computed" in result.stdout and "n = 8" in (out / "index.html").read_text(encoding="utf-8")
 
+
+def test_a_course_holding_the_generator_itself_is_stamped(tmp_path, monkeypatch):
+    """As in the generator's own repository: the theme's files lie inside the project, and are the
+    generator's (its states), not the project's templates/ and static/, which the course lacks."""
+    import shutil
+    from sitegen.core import sources
+    root = empty_course(tmp_path / "site")
+    shutil.copytree(sources.THEME, root / "sitegen/theme")
+    monkeypatch.setattr(sources, "THEME", root / "sitegen/theme")     # (its states: the generator's)
+    out, cache = tmp_path / "dist", tmp_path / "cache"
+    settle()
+    assert not pipeline.build(root, out, cache=cache).unchanged
+    settle()
+    assert pipeline.as_last_time(root.resolve(), cache, key_of(out)) is not None

@@ -114,10 +114,11 @@ def _stamp(root: Path, cache: Path, key: list, files: dict[str, str], source_sta
            outputs: dict, report: tuple) -> None:
     """The stamp of a build that succeeded (stamp.py), for as_last_time."""
     from ..core.memo import VERSIONED, generator_states
-    inside = f"{root}/"
-    project = {rel: tuple(source_states[rel][1:]) for rel, path in files.items()
-               if path.startswith(inside) and rel in source_states}
-    if len(project) < sum(path.startswith(inside) for path in files.values()):
+    # (The project's own: the theme's files the generator supplies are its, in generator_states,
+    # though the generator may lie inside the project, as in its own repository.)
+    own = [rel for rel, path in files.items() if path == f"{root}/{rel}"]
+    project = {rel: tuple(source_states[rel][1:]) for rel in own if rel in source_states}
+    if len(project) < len(own):
         project = None      # a source's state had not settled: no stamp until it has
     stamp.write(cache, key, VERSIONED, generator_states(), project, reads, outputs, report)
 
