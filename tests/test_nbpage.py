@@ -359,3 +359,31 @@ def test_a_requirements_file_included_with_r_is_what_the_build_read_too(tmp_path
     again = run_build(root, root / "dist", root / ".cache")
     assert again.returncode == 0 and "nothing changed" not in again.stdout and "PyYAML" not in again.stderr, \
         (again.stdout, again.stderr)
+
+
+def test_another_distribution_providing_a_module_is_said_after_the_swap(tmp_path, monkeypatch):
+    """As `pip uninstall opencv-python; pip install opencv-python-headless`: cv2 is the same module,
+    from another distribution. What the note says follows from what is installed, not only from the
+    code: the build after the swap says the new name, though no file of the project changed."""
+    packages = tmp_path / "packages"
+    (packages / "fakecv").mkdir(parents=True)
+    (packages / "fakecv/__init__.py").write_text("", encoding="utf-8")
+
+    def provided_by(name: str) -> None:
+        for old in packages.glob("*.dist-info"):
+            shutil.rmtree(old)
+        info = packages / f"{name.replace('-', '_')}-1.0.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n", encoding="utf-8")
+        (info / "top_level.txt").write_text("fakecv\n", encoding="utf-8")
+    provided_by("fakecv-python")
+    monkeypatch.setenv("PYTHONPATH", str(packages))
+    root = tiny_site(tmp_path / "site")
+    (root / "requirements.txt").write_text("numpy\nmatplotlib\n", encoding="utf-8")
+    write(root / "content/cv.ipynb", [new_markdown("# 图像"), new_code("import fakecv")])
+    first = run_build(root, root / "dist", root / ".cache")
+    assert first.returncode == 0 and "add `fakecv-python`" in first.stderr, first.stderr
+    time.sleep(0.3)                                 # (settled: the next build may take states for bytes)
+    provided_by("fakecv-python-headless")
+    again = run_build(root, root / "dist", root / ".cache")
+    assert again.returncode == 0 and "add `fakecv-python-headless`" in again.stderr, (again.stdout, again.stderr)

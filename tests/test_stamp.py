@@ -126,7 +126,7 @@ def test_an_edit_to_the_generators_own_files_looks_again(tmp_path, monkeypatch):
     settle()
     states = {rel: file_state(path) for rel, path in stamp.generator_files().items()}
     assert list(states) == ["code.py"]                      # (compiled code is not the generator's source)
-    stamp.write(cache, ["k"], ("jinja2",), states, {}, {}, written, (1, 11, []))
+    stamp.write(cache, ["k"], states, {}, {}, written, (1, 11, []))
     assert stamp.unchanged(cache, str(project), str(out), ["k"], ("content",), frozenset()) is not None
     (generator / "__pycache__/code.cpython.pyc").write_bytes(b"compiled")
     assert stamp.unchanged(cache, str(project), str(out), ["k"], ("content",), frozenset()) is not None

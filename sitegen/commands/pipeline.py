@@ -45,10 +45,12 @@ def build_key(out: Path, preview: bool, strict: bool, base_url: str | None, solu
 
 
 def fingerprint(sources: dict[str, str], key: list) -> str:
-    """A hash of everything a build reads (`sources`: each file's hash), and of how it was asked to build (`key`)."""
+    """A hash of everything a build reads (`sources`: each file's hash; the installed distributions), and
+    of how it was asked to build (`key`)."""
     import json
-    from ..core.memo import digest, environment, makers_digest
-    return digest(makers_digest(), json.dumps(environment(), sort_keys=True), *key, json.dumps(sources, sort_keys=True))
+    from ..core.memo import digest, environment, installed_digest, makers_digest
+    return digest(makers_digest(), json.dumps(environment(), sort_keys=True), installed_digest(), *key,
+                  json.dumps(sources, sort_keys=True))
 
 
 def build(root: Path, out: Path | None = None, *, cache: Path | None = None, use_cache: bool = True,
@@ -113,14 +115,14 @@ def as_last_time(root: Path, cache: Path, key: list) -> BuildReport | None:
 def _stamp(root: Path, cache: Path, key: list, files: dict[str, str], source_states: dict, reads: dict,
            outputs: dict, report: tuple) -> None:
     """The stamp of a build that succeeded (stamp.py), for as_last_time."""
-    from ..core.memo import VERSIONED, generator_states
+    from ..core.memo import generator_states
     # (The project's own: the theme's files the generator supplies are its, in generator_states,
     # though the generator may lie inside the project, as in its own repository.)
     own = [rel for rel, path in files.items() if path == f"{root}/{rel}"]
     project = {rel: tuple(source_states[rel][1:]) for rel in own if rel in source_states}
     if len(project) < len(own):
         project = None      # a source's state had not settled: no stamp until it has
-    stamp.write(cache, key, VERSIONED, generator_states(), project, reads, outputs, report)
+    stamp.write(cache, key, generator_states(), project, reads, outputs, report)
 
 
 def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: bool, preview: bool, strict: bool,

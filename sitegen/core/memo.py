@@ -43,7 +43,6 @@ PACK_SLACK = 64
 RECORDS = "records"       # what the last build recorded item by item (Memo.recorded): {phase: (context, items)}
 # Every package that turns sources into published bytes: a new version of any may change them.
 RENDERING = ("jinja2", "markdown", "pygments", "latex2mathml", "pillow", "rcssmin", "pyyaml", "fonttools")
-VERSIONED = (*RENDERING, "numpy", "matplotlib")     # every package whose version is in a key (environment too)
 
 
 def clear_temporaries(cache: Path) -> None:
@@ -95,6 +94,12 @@ def package_version(package: str) -> str:
 def _environment() -> tuple:
     return (("python", sys.version.split()[0]), ("numpy", package_version("numpy")),
             ("matplotlib", package_version("matplotlib")), ("pillow", package_version("pillow")))
+
+
+def installed_digest() -> str:
+    """Every installed distribution and its version, hashed (not kept: serve sees an install): what
+    a notebook's notes and download say of the packages its code imports follows from it."""
+    return digest(*sorted(f"{name}={version}" for name, version in versions().items()))
 
 
 def environment() -> dict:

@@ -3,7 +3,7 @@ nothing to do, and says so having read one small file and looked at the others' 
 
 The stamp (written only by a build that succeeded, and only when every state it holds had settled:
 stored.py says why a settled state is enough) holds how the build was asked to build; the
-interpreter and the versions of the packages that make bytes; the state of each of the generator's
+interpreter and the version of every installed distribution; the state of each of the generator's
 own files and of each of the project's sources as the build read them; what the labs read outside
 the sources; and each output file's state as the build wrote it. A build whose every one of these
 is the same stops at once (pipeline.build), importing neither the phases nor hashlib. When any
@@ -25,7 +25,7 @@ from .stored import file_state, files_in, settled_before, settled_since
 
 GENERATOR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))     # the sitegen package
 NAME = "last-build.stamp"
-FORMAT = 1
+FORMAT = 2
 SKIPPED_IN_GENERATOR = frozenset({"__pycache__"})
 
 
@@ -54,16 +54,15 @@ def project_states(root: str, names: tuple[str, ...], skip: frozenset[str],
     return states
 
 
-def write(cache, key: list, packages: tuple[str, ...], generator: dict[str, tuple], project: dict[str, tuple] | None,
+def write(cache, key: list, generator: dict[str, tuple], project: dict[str, tuple] | None,
           reads: dict[str, str], outputs: dict[str, list], report: tuple) -> None:
     """Record this build for the next (or, when a state it would hold had not settled, or `project`
     is None, remove the last record: the next build then hashes what it must). `key`: how it was
-    asked to build; `packages`: the ones whose versions make bytes; `outputs`: write_site's records."""
+    asked to build; `outputs`: write_site's records."""
     path = os.path.join(cache, NAME)
     before = settled_before()
-    now = installed.versions()
-    versions = {name: now.get(installed.normalised(name)) for name in packages}
-    if project is None or None in versions.values() or not all(
+    versions = installed.versions()
+    if project is None or not all(
             settled_since(state[2], before) for state in (*generator.values(), *project.values())):
         if os.path.lexists(path):
             os.unlink(path)
@@ -87,8 +86,7 @@ def unchanged(cache, root: str, out: str, key: list, names: tuple[str, ...], ski
         return None
     if not isinstance(stamp, dict) or stamp.get("format") != FORMAT or stamp["key"] != [sys.version, sys.executable, *key]:
         return None
-    now = installed.versions()
-    if any(now.get(installed.normalised(name)) != version for name, version in stamp["versions"].items()):
+    if installed.versions() != stamp["versions"]:
         return None
     try:
         if {rel: file_state(path) for rel, path in generator_files().items()} != stamp["generator"]:

@@ -142,10 +142,12 @@ def notebook_pages(root, hashes: dict[str, str], memo=None) -> list:
     if not found:
         return []
     known = frozenset(rel[len("content/"):] for rel in hashes if rel.startswith("content/") and rel.endswith((".md", SUFFIX)))
-    # (what its notes say follows from what requirements.txt lists, the files it includes followed)
+    # (what its notes say follows from what requirements.txt lists, the files it includes followed, and
+    # from which installed distribution provides each module its code imports)
+    from ..core.memo import installed_digest
     from ..project.needs import listed
     requirements = sorted(listed(root)) if (root / "requirements.txt").is_file() else None
-    site = hashlib.sha256(json.dumps([sorted(known), requirements]).encode()).hexdigest()
+    site = hashlib.sha256(json.dumps([sorted(known), requirements, installed_digest()]).encode()).hexdigest()
     for rel in found:
         output = page_output(rel)
         try:
