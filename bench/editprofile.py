@@ -28,6 +28,11 @@ PHASES = [("sitegen.core.sources", "snapshot"), ("sitegen.commands.pipeline", "f
           ("sitegen.labs.compute", "LabScheduler"), ("sitegen.labs.compute", "LabScheduler.finish"),
           ("sitegen.pages.content", "load_pages"), ("sitegen.pages.check", "check_site"),
           ("sitegen.render.render", "render_site"), ("sitegen.publish.htmlcheck", "check_rendered"), ("sitegen.publish.write", "write_site")]
+# Parts of "the rest" (timed, but printed below it): what a build does besides its phases.
+UPKEEP = [("sitegen.commands.pipeline", "as_last_time"), ("sitegen.core.memo", "read_pickled"),
+          ("sitegen.pages.nbpage", "notebook_pages"), ("sitegen.render.render", "while_labs_run"),
+          ("sitegen.core.memo", "Memo.prune"), ("sitegen.commands.pipeline", "_stamp"),
+          ("sitegen.publish.write", "recover"), ("sitegen.core.memo", "clear_temporaries")]
 MODULES = ["sitegen.commands.pipeline", "sitegen.project.config", "sitegen.labs.compute", "sitegen.pages.content", "sitegen.pages.check",
            "sitegen.render.render", "sitegen.publish.write", "sitegen.publish.htmlcheck", "sitegen.render.search", "sitegen.render.notebook", "markdown.extensions.codehilite",
            "markdown.extensions.toc", "markdown.extensions.attr_list", "markdown.extensions.tables",
@@ -42,8 +47,8 @@ def child(root: str) -> None:
     for name in MODULES:
         importlib.import_module(name)
     times = {"imports": time.perf_counter() - started}
-    for module_name, name in sorted(PHASES, key=lambda phase: "." not in phase[1]):   # (methods before their class)
-        module = sys.modules[module_name]
+    for module_name, name in sorted(PHASES + UPKEEP, key=lambda phase: "." not in phase[1]):   # (methods before their class)
+        module = importlib.import_module(module_name)
         if "." in name:                            # a method: timed on its class
             module = getattr(module, name.split(".")[0])
         real = getattr(module, name.split(".")[-1])
@@ -108,7 +113,9 @@ def main() -> int:
     for _, name in PHASES:
         print(f"  {median.get(name, 0.0):6.1f} ms  {name}")
     rest = median["build"] - phases - median.get("snapshot", 0.0) - median.get("fingerprint", 0.0)
-    print(f"  {rest:6.1f} ms  the rest of build(): locks, the lab host, state and memo upkeep")
+    print(f"  {rest:6.1f} ms  the rest of build(): locks, the lab host, state and memo upkeep, of which")
+    for _, name in UPKEEP:
+        print(f"  {median.get(name, 0.0):13.1f} ms  {name}")
     return 0
 
 
