@@ -181,6 +181,22 @@ def test_an_edit_to_a_data_file_a_lab_reads_outside_the_sources_rebuilds_under_s
                 time.sleep(0.3)
 
 
+def test_a_file_at_the_project_s_top_a_lab_reads_is_watched_and_saved_by_renaming_too(tmp_path, emulator):
+    """notes.txt beside site.yaml: the top folder is not watched (it holds dist/ and .cache/), the file
+    is, and stays watched when an editor saves by writing a new file and renaming it over the old one."""
+    root = _project(tmp_path)
+    lab_prints_a_project_file(root, "notes.txt", "7", "notes say")
+    with _served(root, tmp_path) as (port, log):
+        assert "notes say 7" in get(port, "/").body.decode()
+        for text in ("8", "9"):
+            (root / "notes.new").write_text(text, encoding="utf-8")
+            os.replace(root / "notes.new", root / "notes.txt")
+            deadline = time.time() + 60
+            while f"notes say {text}" not in get(port, "/").body.decode():
+                assert time.time() < deadline, (text, open(log).read()[-3000:])
+                time.sleep(0.3)
+
+
 def test_an_edit_made_while_serve_starts_the_emulator_is_built_too(tmp_path, emulator):
     """Serve builds, starts the emulator (seconds), then watches: an edit in between is not lost."""
     root = _reading_data(tmp_path)

@@ -142,8 +142,10 @@ def serving(root: Path, dist: Path, port: int, workdir: Path, timeout: float = 9
 def watched(root: Path, out: Path, cache: Path) -> list[Path]:
     """What an edit to rebuilds: the sources' files and folders, and each top folder of the project
     that the last build read a file or folder in outside them (a lab's data folder, data/), unless it
-    is hidden (.venv/: installed packages, whose versions key the labs) or holds what the build writes.
-    (An installed distribution's read, labreads.INSTALLED, is no folder of the project.)"""
+    is hidden (.venv/: installed packages, whose versions key the labs) or holds what the build writes;
+    and each file at the project's top it read (notes.txt beside site.yaml: the top folder itself
+    holds the output and the cache). (An installed distribution's read, labreads.INSTALLED, is
+    neither.)"""
     from ..core.memo import read_pickled
     from .pipeline import STATE
     found = {root / name for name in SOURCES if (root / name).exists()}
@@ -152,6 +154,8 @@ def watched(root: Path, out: Path, cache: Path) -> list[Path]:
         folder = root / top
         if rest and top and not top.startswith(".") and folder.is_dir() and not any(
                 folder == made or folder in made.parents for made in (out, cache)):
+            found.add(folder)
+        elif not rest and top and folder.is_file():
             found.add(folder)
     return sorted(found)
 
