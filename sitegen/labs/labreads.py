@@ -20,7 +20,7 @@ fresh run only if what it read is what the build's snapshot held when it
 started: an edit made while the lab ran is never published under the old key.
 
 Imported in the lab's process before anything else of the lab, and in the
-build's: the standard library and sources.py's names only.
+build's: the standard library, sources.py's names and installed.py only.
 """
 from __future__ import annotations
 
