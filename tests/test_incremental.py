@@ -107,6 +107,26 @@ def test_a_damaged_cache_entry_is_detected_and_recomputed(built):
     assert computed(run_build(root, out, cache)) == {"reader"}
 
 
+def test_a_page_changed_in_the_cache_is_never_published(built):
+    """A rendered page is kept in the cache (memo/blobs) and not looked at while the last site's
+    copy serves; when it must be read, it is checked, and one changed there is made again."""
+    import hashlib
+    import shutil
+    root, out, cache = built
+    page = (out / "guide.html").read_bytes()
+    blob = cache / "memo/blobs" / hashlib.sha256(page).hexdigest()
+    with open(blob, "r+b") as handle:               # the same size: as an editor, or a disk error
+        handle.write(b"X")
+    home = root / "content/index.md"
+    for attempt in ("the last site serves", "no site to take it from"):
+        home.write_text(home.read_text(encoding="utf-8") + f"\n{attempt}。\n", encoding="utf-8")
+        if attempt == "no site to take it from":
+            shutil.rmtree(out)
+            shutil.rmtree(out.with_name(f".{out.name}.sitegen-spare"))
+        result = run_build(root, out, cache)
+        assert result.returncode == 0, result.stderr
+        assert (out / "guide.html").read_bytes() == page, attempt
+    assert blob.read_bytes() == page                 # made again
 @pytest.mark.slow
 def test_a_reader_is_reused_while_the_bytes_it_read_are_the_same_and_runs_when_they_change(built):
     """Early cut-off: an edit to the read lab that leaves its results.json as it was runs the read

@@ -2,6 +2,9 @@
 import hashlib
 from pathlib import Path
 
+import pytest
+
+from sitegen.core.errors import DamagedFile
 from sitegen.core.memo import Memo
 from sitegen.core.stored import Stored
 
@@ -18,11 +21,15 @@ def test_a_kept_file_comes_back_by_its_hash_without_being_made_again(tmp_path):
     assert Memo(None).kept("page", ("key",), lambda: page) == page       # no memo folder: the bytes
 
 
-def test_a_blob_cut_short_is_made_again(tmp_path):
+def test_a_blob_cut_short_is_never_read_as_it_is_and_is_made_again_when_checked(tmp_path):
     memo = Memo(tmp_path / "memo")
     kept = memo.keep("page", ("key",), b"0123456789")
     Path(kept.path).write_bytes(b"01234")
-    assert Memo(tmp_path / "memo").kept("page", ("key",), lambda: b"0123456789").read() == b"0123456789"
+    with pytest.raises(DamagedFile):
+        Memo(tmp_path / "memo").kept("page", ("key",), lambda: b"0123456789").read()
+    checking = Memo(tmp_path / "memo", verify=True)
+    assert checking.kept("page", ("key",)) is None
+    assert checking.kept("page", ("key",), lambda: b"0123456789").read() == b"0123456789"
 
 
 def test_what_a_build_did_not_use_is_dropped(tmp_path):
@@ -135,15 +142,19 @@ def test_a_record_is_reused_only_if_made_of_the_same_and_its_entry_is_still_ther
     assert Memo(tmp_path / "memo").reused(records, "a.html", ("sha",)) is None      # its entry is gone
 
 
-def test_a_blob_changed_in_place_to_other_bytes_of_the_same_size_is_made_again(tmp_path):
+def test_a_blob_changed_in_place_to_other_bytes_of_the_same_size_is_never_read_as_it_is(tmp_path):
     memo = Memo(tmp_path / "memo")
     kept = memo.keep("page", ("key",), b"0123456789")
     memo.prune()
     with open(kept.path, "r+b") as handle:           # as an editor that writes in place, or a disk error
         handle.write(b"X")
     again = Memo(tmp_path / "memo")
-    assert again.kept("page", ("key",)) is None
-    assert again.kept("page", ("key",), lambda: b"0123456789").read() == b"0123456789"
+    with pytest.raises(DamagedFile):
+        again.kept("page", ("key",)).read()
+    checking = Memo(tmp_path / "memo", verify=True)
+    assert checking.kept("page", ("key",)) is None
+    assert checking.kept("page", ("key",), lambda: b"0123456789").read() == b"0123456789"
+    assert Memo(tmp_path / "memo").kept("page", ("key",)).read() == b"0123456789"      # written again
 
 
 def test_every_entry_and_record_is_keyed_on_the_generator_and_the_packages_that_make_bytes(tmp_path, monkeypatch):

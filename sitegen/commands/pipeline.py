@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 
 from ..core import stamp
-from ..core.errors import BuildError, Problem, SourcesChanged, os_problem
+from ..core.errors import BuildError, DamagedFile, Problem, SourcesChanged, os_problem
 from ..core.sources import SKIPPED, SOURCES
 
 # Imported here only what a build that finds nothing changed needs (stamp.py): the phases, and the
@@ -79,13 +79,18 @@ def build(root: Path, out: Path | None = None, *, cache: Path | None = None, use
             check_replaceable(out)
             recover(out)                    # what a killed build left: its staging folders
             clear_temporaries(cache)        # and its half-written cache entries
+            verify = False
             for attempt in range(ATTEMPTS):
                 try:
                     return _build(root, out, cache, key, own, use_cache=use_cache, preview=preview, strict=strict,
-                                  base_url=base_url, solutions=solutions, freeze=freeze, **options)
+                                  base_url=base_url, solutions=solutions, freeze=freeze, verify=verify, **options)
                 except SourcesChanged:      # an author saved a file as the build read it: again, on
                     if attempt == ATTEMPTS - 1:     # what is there now (it published nothing)
                         raise
+                except DamagedFile:         # a kept file changed since it was kept (it published nothing):
+                    if verify:              # again, taking none from the memo unchecked; said if it was not
+                        raise
+                    verify = True
     except OSError as exc:                  # disk full, read-only, no permission: say which file
         problem = os_problem(exc, root)
         if problem is None:
@@ -127,11 +132,12 @@ def _stamp(root: Path, cache: Path, key: list, files: dict[str, str], source_sta
 
 def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: bool, preview: bool, strict: bool,
            base_url: str | None, solutions: str, freeze: tuple[str, ...] | None, jobs: int | None = None,
-           timeout: float | None = None, progress=None, kept=None) -> BuildReport:
+           timeout: float | None = None, progress=None, kept=None, verify: bool = False) -> BuildReport:
     """`key`: build_key of the options; `own`: the BuildRecorder of what it reads. `freeze`: store these labs (all when empty) in frozen/ after the build, computing them anew
     rather than reusing frozen/ (and from the cache when current). `solutions`: exercises' solutions
     folded (a reader opens them), shown (an instructor's build) or omitted (left out of the site).
-    `kept`: serve's lab host and checkpoints (resume.KeptLabs), kept from build to build."""
+    `kept`: serve's lab host and checkpoints (resume.KeptLabs), kept from build to build. `verify`: check
+    every file the memo hands out by its hash (after one was found changed), not only those read."""
     import dataclasses
     import pickle
     from ..core.memo import Memo, read_pickled
@@ -167,7 +173,7 @@ def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: boo
         host = LabHost()
     try:
         from ..project.config import load_config
-        memo = Memo(cache / "memo")
+        memo = Memo(cache / "memo", verify)
         cfg = load_config(root, memo, sources)
         if base_url:
             cfg = dataclasses.replace(cfg, base_url=base_url.rstrip("/"))

@@ -47,6 +47,16 @@ class SourcesChanged(BuildError):
                                           "it is saved") for rel in rels])
 
 
+class DamagedFile(BuildError):
+    """A file the build kept (a rendered page in the cache, a lab's output) does not hold what it was
+    kept as, found as it was read to be published: changed by hand, or by a disk error. The build
+    publishes nothing, and is run again checking every kept file it takes (pipeline.build)."""
+
+    def __init__(self, path):
+        super().__init__(Problem(str(path), 0, "does not hold what the build kept there (changed by hand, or "
+                                               "a disk error): delete the cache folder (.cache) and build again"))
+
+
 class Collector:
     """Gathers problems during a phase, then raises them together."""
 

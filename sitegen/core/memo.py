@@ -3,9 +3,11 @@
 Used for what a prose edit would otherwise redo for nothing: highlighting a
 lab's cells, parsing an unchanged page, rendering a page whose inputs did not
 change. Rendered files are kept as blobs named by their hash and handed out as
-Stored files, never read again unless they must be. Entries are written to a
-temporary name and renamed; entries a build did not use are dropped at the end
-of the build.
+Stored files, never read again unless they must be, and then checked against
+their hash (stored.py): a blob changed since it was kept fails the build before
+it publishes anything, which is then run again checking every blob it takes
+(`verify`). Entries are written to a temporary name and renamed; entries a
+build did not use are dropped at the end of the build.
 
 An entry's value is a pure function of its key, so a copy of it is as good as
 the file: at its end a build also writes every entry it used into one file
@@ -29,13 +31,13 @@ from pathlib import Path
 from typing import Callable
 
 from . import stamp
+from .errors import DamagedFile
 from .installed import normalised, versions
 from .stamp import generator_files
-from .stored import Stored, file_state, settled
+from .stored import Stored, file_state
 
 GENERATOR = Path(stamp.GENERATOR)     # the sitegen package
 TEMPORARY = ".tmp-"       # what the cache holds under this prefix is being written, or was by a killed build
-BLOBS = "blob-states"     # each blob's state when last found intact: {sha: file_state}
 PACK = "pack"             # every entry the last build used, in one file: {namespace/key: bytes}, pickled
 # Entries the pack may lack or hold in vain (at least; or a twentieth of those used) before it is written
 # again: a prose edit changes a handful, which are read from their own files rather than rewriting it.
@@ -139,15 +141,14 @@ def makers_digest() -> str:
 class Memo:
     """Remembered entries, each named by its namespace and a hash of its key and of makers_digest()."""
 
-    def __init__(self, folder: Path | None):
+    def __init__(self, folder: Path | None, verify: bool = False):
         self.folder = folder
+        self.verify = verify        # check each blob handed out (stored) by its hash, not only as it is read
         self.used: dict[str, set[str]] = {}
         self.packed: dict[str, bytes] | None = None     # the last build's pack, read on first use
         self.looked_up: dict[str, bytes] = {}           # entries this build found or stored: the next pack
         self.last_records: dict | None = None           # the last build's records, read on first use
         self.records: dict[str, tuple[str, dict]] = {}  # this build's: written by prune()
-        self.last_blobs: dict | None = None             # blob sha -> its state when last found intact
-        self.blobs: dict[str, tuple] = {}               # the same, found by this build (settled ones)
 
     def name(self, namespace: str, key_parts: tuple) -> str | None:
         """The name of the key's entry (None without a memo folder)."""
@@ -237,45 +238,27 @@ class Memo:
         return self.keep(namespace, key_parts, make())
 
     def stored(self, name: str) -> Stored | None:
-        """The file kept (keep) under the entry named `name`, if it is there whole and unchanged."""
+        """The file kept (keep) under the entry named `name`, if there is one; not looked at (most
+        are published from the last site's copy, never read) unless `verify`: then only if whole."""
         entry = self.entry(name)
-        if entry is not None:
-            sha, _, size = entry.decode().partition(" ")
-            try:
-                if self._intact(sha, int(size)):
-                    return Stored(self._blob(sha), sha, int(size))
-            except ValueError:
-                pass
-        return None
-
-    def _intact(self, sha: str, size: int) -> bool:
-        """Whether blob `sha` holds what its name says: its state as when it was last found so
-        (stored.py says why that is enough), else hashed again. A blob is linked into the output,
-        so a hand edit there, of the same size, would otherwise be published by every later build."""
-        blob = self._blob(sha)
+        if entry is None:
+            return None
+        sha, _, size = entry.decode().partition(" ")
         try:
-            state = file_state(blob)
-        except OSError:
-            return False
-        if state[0] != size:
-            return False
-        if self.last_blobs is None:
-            self.last_blobs = read_pickled(f"{self.folder}/{BLOBS}")
-        if self.last_blobs.get(sha) != state:
-            with open(blob, "rb") as handle:
-                if hashlib.sha256(handle.read()).hexdigest() != sha:
-                    return False
-        if settled((state,)):
-            self.blobs[sha] = state
-        return True
+            found = Stored(self._blob(sha), sha, int(size))
+            if self.verify:
+                found.read()
+        except (ValueError, DamagedFile):
+            return None
+        return found
 
     def keep(self, namespace: str, key_parts: tuple, data: bytes) -> bytes | Stored:
-        """Keep `data` under the key (see kept); returns what kept() will return for it."""
+        """Keep `data` under the key (see kept); returns what kept() will return for it. Its blob is
+        written even when there is one (it may have been changed): only pages made anew are kept."""
         if self.folder is None:
             return data
         sha = hashlib.sha256(data).hexdigest()
-        if not self._intact(sha, len(data)):
-            self._write(self._blob(sha), data)
+        self._write(self._blob(sha), data)
         self.put(namespace, key_parts, f"{sha} {len(data)}".encode())
         return Stored(self._blob(sha), sha, len(data))
 
@@ -312,8 +295,6 @@ class Memo:
         if not packed or differ > max(PACK_SLACK, len(self.looked_up) // 20):
             self._write(f"{self.folder}/{PACK}", pickle.dumps(self.looked_up, protocol=pickle.HIGHEST_PROTOCOL))
         self._write(f"{self.folder}/{RECORDS}", pickle.dumps(self.records, protocol=pickle.HIGHEST_PROTOCOL))
-        if self.blobs != self.last_blobs:
-            self._write(f"{self.folder}/{BLOBS}", pickle.dumps(self.blobs, protocol=pickle.HIGHEST_PROTOCOL))
         for namespace, keys in self.used.items():
             try:
                 names = os.listdir(f"{self.folder}/{namespace}")     # (a Path per entry costs ten times this)

@@ -26,8 +26,17 @@ class Stored(collections.namedtuple("Stored", "path sha256 size")):
     __slots__ = ()      # (not typing.NamedTuple: a no-change build imports this, and typing costs it 4 ms)
 
     def read(self) -> bytes:
-        with open(self.path, "rb") as handle:
-            return handle.read()
+        """Its bytes, checked against its hash as they are read (a file kept in the cache is not
+        looked at until then): what was changed since it was kept is never published (DamagedFile)."""
+        try:
+            with open(self.path, "rb") as handle:
+                data = handle.read()
+        except FileNotFoundError:
+            data = None
+        if data is None or len(data) != self.size or sha256_of(data) != self.sha256:
+            from .errors import DamagedFile
+            raise DamagedFile(self.path)
+        return data
 
 
 def size_of(data: bytes | Stored) -> int:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ..core.errors import BuildError, Problem
 from ..core.sources import SOURCES
-from ..core.stored import Stored, file_state, files_in, settled_before, settled_since, sha256_of
+from ..core.stored import Stored, bytes_of, file_state, files_in, settled_before, settled_since, sha256_of
 
 MARK = ".sitegen-output"
 MARK_TEXT = (b"This folder is made by `python build.py`, which replaces it whole on every build.\n"
@@ -222,11 +222,9 @@ def write_site(files: dict[str, bytes | Stored], out: Path, last: dict | None = 
             if rel in last and last[rel][0] == hashes[rel] and _intact(f"{out_at}/{rel}", last[rel], before):
                 if _link(f"{out_at}/{rel}", target):
                     linked.add(rel)
-            elif isinstance(data, Stored):
-                shutil.copyfile(data.path, target)
             else:
                 with open(target, "wb") as handle:
-                    handle.write(data)
+                    handle.write(bytes_of(data))      # (a Stored file checked against its hash as it is read)
     except OSError as exc:          # a full disk names no file: name the folder the author chose
         shutil.rmtree(staging, ignore_errors=True)
         exc.filename = exc.filename if exc.filename and ".sitegen-tmp-" not in str(exc.filename) else str(out)
