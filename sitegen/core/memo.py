@@ -181,7 +181,7 @@ class Memo:
     def recorded(self, phase: str, context: str) -> dict:
         """What the last build recorded for `phase`, if it did so in this `context`; else {}."""
         if self.last_records is None:
-            self.last_records = read_pickled(f"{self.folder}/{RECORDS}")
+            self.last_records = read_pickled(f"{self.folder}/{RECORDS}") if self.folder is not None else {}
         found = self.last_records.get(phase)
         context = digest(makers_digest(), context)
         return found[1] if isinstance(found, tuple) and len(found) == 2 and found[0] == context else {}
@@ -268,7 +268,12 @@ class Memo:
 
     def recall(self, namespace: str, key_parts: tuple) -> tuple | None:
         """(value,) as remember() stored it under the key, or None when it holds none."""
-        data = self.peek(namespace, key_parts)
+        name = self.name(namespace, key_parts)
+        return None if name is None else self.recalled(name)
+
+    def recalled(self, name: str) -> tuple | None:
+        """(value,) as remember() stored it in the entry named `name`, or None."""
+        data = self.entry(name)
         if data is not None:
             try:
                 return pickle.loads(data)
@@ -291,7 +296,7 @@ class Memo:
         if self.folder is None:
             return
         packed = self.packed or {}
-        differ = sum(name not in packed for name in self.looked_up) + sum(name not in self.looked_up for name in packed)
+        differ = len(self.looked_up.keys() ^ packed.keys())
         if not packed or differ > max(PACK_SLACK, len(self.looked_up) // 20):
             self._write(f"{self.folder}/{PACK}", pickle.dumps(self.looked_up, protocol=pickle.HIGHEST_PROTOCOL))
         self._write(f"{self.folder}/{RECORDS}", pickle.dumps(self.records, protocol=pickle.HIGHEST_PROTOCOL))

@@ -302,8 +302,8 @@ class Renderer:
         when no page's title, address or parent changed either, as the last build recorded it."""
         # (a page with the lecture's map shows what other pages hold: it is looked up by all of that)
         mapped = "materials" in page.kinds
-        seen = None if mapped else self.memo.reused(self.last_pages, page.source, (page.digest,))
-        if seen is not None and (kept := self.memo.stored(seen[1])) is not None:
+        seen = None if mapped else self.last_pages.get(page.source)      # (its entry is looked up once)
+        if seen is not None and seen[0] == page.digest and (kept := self.memo.stored(seen[1])) is not None:
             self.page_records[page.source] = seen
             self.out.add(page.output, kept, page.source)
             return

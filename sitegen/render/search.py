@@ -119,8 +119,8 @@ def search_index(pages: dict[str, tuple[str, bytes | Stored]], memo: Memo | None
     last, records, pieces = memo.recorded("search", context), {}, [b'{"pages":[']
     for output, (title, html) in sorted(pages.items()):
         sha = sha256_of(html)
-        seen = memo.reused(last, output, (sha, title))  # (sha, title, its entry's name, the start of its JSON)
-        sections = memo.entry(seen[2]) if seen is not None else None
+        seen = last.get(output)         # (sha, title, its entry's name, the start of its JSON)
+        sections = memo.entry(seen[2]) if seen is not None and seen[:2] == (sha, title) else None
         if sections is None:
             name = memo.name("search", (INDEX_FORMAT, sha))
             sections = memo.entry(name) if name else None
