@@ -188,10 +188,14 @@ class Memo:
 
     def reused(self, records: dict, item: str, made: tuple) -> tuple | None:
         """`item`'s record among `records` (as recorded gave them) if it was made of `made` (its
-        first fields) and the entry it names next is still there (counted as used); else None."""
+        first fields), else None. The entry it names next is counted as used, not read: what the
+        record stands for is in it (a phase that needs the entry's bytes looks it up), so the
+        next pack holds only the entries that were read."""
         seen = records.get(item)
-        if seen is None or seen[:len(made)] != made or self.entry(seen[len(made)]) is None:
+        if seen is None or seen[:len(made)] != made:
             return None
+        namespace, _, key = seen[len(made)].partition("/")
+        self.used.setdefault(namespace, set()).add(key)
         return seen
 
     def record(self, phase: str, context: str, items: dict) -> None:
@@ -305,7 +309,7 @@ class Memo:
                 names = os.listdir(f"{self.folder}/{namespace}")     # (a Path per entry costs ten times this)
             except (FileNotFoundError, NotADirectoryError):           # only looked up, never stored
                 continue
-            for name in set(names).difference(keys):
+            for name in (set(names).difference(keys) if not keys.issuperset(names) else ()):
                 try:
                     os.unlink(f"{self.folder}/{namespace}/{name}")
                 except FileNotFoundError:
