@@ -27,7 +27,8 @@ REPO = Path(__file__).resolve().parents[1]
 PHASES = [("sitegen.core.sources", "snapshot"), ("sitegen.commands.pipeline", "fingerprint"), ("sitegen.project.config", "load_config"),
           ("sitegen.labs.compute", "LabScheduler"), ("sitegen.labs.compute", "LabScheduler.finish"),
           ("sitegen.pages.content", "load_pages"), ("sitegen.pages.check", "check_site"),
-          ("sitegen.render.render", "render_site"), ("sitegen.publish.htmlcheck", "check_rendered"), ("sitegen.publish.write", "write_site")]
+          ("sitegen.render.render", "render_site"), ("sitegen.publish.htmlcheck", "check_rendered"), ("sitegen.publish.write", "write_site"),
+          ("sitegen.commands.patch", "patch")]        # (a prose edit patched in: its load_pages is counted twice)
 # Parts of "the rest" (timed, but printed below it): what a build does besides its phases.
 UPKEEP = [("sitegen.commands.pipeline", "as_last_time"), ("sitegen.core.memo", "read_pickled"),
           ("sitegen.pages.nbpage", "notebook_pages"), ("sitegen.render.render", "while_labs_run"),
@@ -36,7 +37,7 @@ UPKEEP = [("sitegen.commands.pipeline", "as_last_time"), ("sitegen.core.memo", "
 MODULES = ["sitegen.commands.pipeline", "sitegen.project.config", "sitegen.labs.compute", "sitegen.pages.content", "sitegen.pages.check",
            "sitegen.render.render", "sitegen.publish.write", "sitegen.publish.htmlcheck", "sitegen.render.search", "sitegen.render.notebook", "markdown.extensions.codehilite",
            "markdown.extensions.toc", "markdown.extensions.attr_list", "markdown.extensions.tables",
-           "markdown.extensions.fenced_code", "markdown.extensions.sane_lists"]
+           "markdown.extensions.fenced_code", "markdown.extensions.sane_lists", "sitegen.commands.patch"]
 
 
 def child(root: str) -> None:

@@ -388,6 +388,41 @@ class ServeSequence(Sequence):
         self.driver.wait(timeout=60)
 
 
+class ProseSequence(Sequence):
+    """The same edits on a course without a lecture map, most of them to pages' prose, and edits that
+    a patch must not take (a heading's anchor, a formula's glyphs): most of its builds patch a page
+    into the last site (commands/patch.py), between full ones."""
+
+    EDITS = Sequence.EDITS + ("edit_page_body",) * 10 + ("edit_heading", "edit_formula") * 2
+
+    def __init__(self, folder: Path, seed: int):
+        super().__init__(folder, seed)
+        edit(self.root / "content/index.md", "\n\n::: materials\n", "")
+        for n in range(3):
+            (self.root / f"content/note{n}.md").write_text(
+                f"---\ntitle: 笔记 {n}\n---\n## 第 {n} 节 {{#part{n}}}\n\n正文，见[导读](guide.md)与"
+                f"[下一节](note{(n + 1) % 3}.md#part{(n + 1) % 3})。\n\n## 小结 0\n\n一句小结。\n", encoding="utf-8")
+        edit(self.root / "site.yaml", "  - index.md\n", "  - index.md\n  - note0.md\n  - note1.md\n  - note2.md\n")
+        self.patched = 0
+
+    def edit_heading(self):
+        rel = f"content/note{self.rng.randrange(3)}.md"
+        text = self.text(rel)
+        old = text.split("## 小结 ", 1)[1].split("\n", 1)[0]
+        self.write(rel, text.replace(f"## 小结 {old}", f"## 小结 {self.n}"))      # its anchor with it
+
+    def edit_formula(self):
+        rel = f"content/note{self.rng.randrange(3)}.md"
+        self.write(rel, self.text(rel) + f"\n公式 $\\sum_{{k}} w_{{{self.n}}}$。\n")
+
+    def build(self) -> str:
+        said = super().build()
+        import pickle
+        state = pickle.loads((self.cache / "last-build.pickle").read_bytes())
+        self.patched += "[nothing changed]" not in said and state["patch"]["patches"] > 0
+        return said
+
+
 def run(folder: Path, seed: int, steps: int, kind=Sequence) -> list[str]:
     sequence = kind(folder, seed)
     try:
@@ -399,17 +434,30 @@ def run(folder: Path, seed: int, steps: int, kind=Sequence) -> list[str]:
             sequence.build()
             sequence.check()
             assert ["tiny", 1] in sequence.resumed, sequence.resumed
+        if kind is ProseSequence:           # one edit that is patched in, whatever the random ones are
+            sequence.log.append("edit_page_body")
+            sequence.write("content/note1.md", sequence.text("content/note1.md") + "\n补一句。\n")
+            sequence.build()
+            sequence.check()
+            assert sequence.patched == 1, sequence.log
         for _ in range(steps):
             sequence.step()
     finally:
         if kind is ServeSequence:
             sequence.close()
+    if kind is ProseSequence:
+        print(f"{sequence.patched} of {len(sequence.log) + 1} builds patched a page in")
     return sequence.log
 
 
 def test_a_short_random_sequence_of_edits_keeps_the_incremental_build_equal_to_a_clean_one(tmp_path):
     log = run(tmp_path, seed=20260918, steps=3)
     assert len(log) >= 3
+
+
+def test_a_short_random_sequence_of_prose_edits_patched_in_keeps_the_build_equal_to_a_clean_one(tmp_path):
+    log = run(tmp_path, seed=20261201, steps=3, kind=ProseSequence)
+    assert len(log) >= 4
 
 
 SEEDS = int(os.environ.get("DIFFERENTIAL_SEEDS", "2"))
@@ -433,3 +481,15 @@ def test_long_random_sequences_of_edits_keep_the_incremental_build_equal_to_a_cl
 def test_random_sequences_of_edits_keep_serves_resumed_builds_equal_to_a_clean_one(tmp_path, seed):
     log = run(tmp_path / "seq", seed=100 + seed, steps=STEPS, kind=ServeSequence)
     print(f"seed {100 + seed} under serve: {log}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(SEEDS))
+def test_random_sequences_of_prose_edits_patched_in_keep_the_build_equal_to_a_clean_one(tmp_path, seed):
+    coarse = coarse_mount(tmp_path) if seed % 2 == 1 else None     # every other one on whole seconds
+    try:
+        log = run((coarse or tmp_path) / "seq", seed=200 + seed, steps=STEPS, kind=ProseSequence)
+        print(f"seed {200 + seed} on a course without a map: {log}")
+    finally:
+        if coarse:
+            subprocess.run(["umount", "-l", str(coarse)], capture_output=True)

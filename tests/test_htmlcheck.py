@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from sitegen.publish.htmlcheck import _read_html
+from sitegen.publish.htmlcheck import read_html
 
 BASE = "https://example.pages.dev"
 
@@ -26,7 +26,7 @@ BASE = "https://example.pages.dev"
     ('<a href="data:text/html,&lt;script&gt;go()&lt;/script&gt;">去</a>', "a data: link"),
 ])
 def test_what_the_content_security_policy_would_block_is_an_error_in_any_case(markup, what):
-    found = _read_html("page.html", f"<html><body><p>前文</p>{markup}</body></html>".encode(), BASE, None)
+    found = read_html("page.html", f"<html><body><p>前文</p>{markup}</body></html>".encode(), BASE, None)
     assert [message.split(" has ", 1)[1].split(", which")[0] for _, message in found["errors"]] == [what.split(", which")[0]]
 
 
@@ -34,11 +34,11 @@ def test_a_page_that_loads_only_its_own_files_by_url_has_no_error():
     page = ('<html><head><script src="assets/search.js" type="module"></script>'
             '<link rel="stylesheet" href="assets/style.css"></head>'
             '<body><p>样式与脚本都从本站加载：style 与 onion 只是文字，javascript 也是。</p></body></html>')
-    assert _read_html("page.html", page.encode(), BASE, None)["errors"] == []
+    assert read_html("page.html", page.encode(), BASE, None)["errors"] == []
 
 
 def _read(markup: str) -> dict:
-    return _read_html("page.html", f"<html><body><p>前文</p>{markup}</body></html>".encode(), BASE, None)
+    return read_html("page.html", f"<html><body><p>前文</p>{markup}</body></html>".encode(), BASE, None)
 
 
 @pytest.mark.parametrize("markup, url", [

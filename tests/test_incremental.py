@@ -98,12 +98,12 @@ def test_a_damaged_cache_entry_is_detected_and_recomputed(built):
     entry = next((cache / "labs/tiny").iterdir())
     npz = entry / "files/tensors.npz"
     npz.write_bytes(npz.read_bytes()[:20])                      # truncated
-    guide = root / "content/guide.md"                           # so the build is not skipped
-    guide.write_text(guide.read_text(encoding="utf-8") + "\n一句。\n", encoding="utf-8")
+    guide = root / "content/guide.md"       # so the build is not skipped, nor a prose edit patched in (patch.py)
+    edit(guide, "title: 导读", "title: 导读一")
     # tiny alone: its key is unchanged, so the lab that reads it keeps its own
     assert computed(run_build(root, out, cache)) == {"tiny"}
     (next((cache / "labs/reader").iterdir()) / "manifest.json").write_text("{", encoding="utf-8")
-    guide.write_text(guide.read_text(encoding="utf-8") + "\n又一句。\n", encoding="utf-8")
+    edit(guide, "title: 导读一", "title: 导读二")
     assert computed(run_build(root, out, cache)) == {"reader"}
 
 
@@ -205,10 +205,12 @@ def test_a_prose_edit_renders_only_the_pages_that_show_what_changed(tmp_path, mo
     from sitegen.core.memo import Memo
     named, real_name = set(), Memo.name
     monkeypatch.setattr(Memo, "name", lambda self, namespace, key: named.add((namespace, repr(key))) or real_name(self, namespace, key))
-    assert build(root, out, cache=cache).rendered == ("content/guide.md",)
-    # and the other pages' keys were not even worked out: each was taken as the last build recorded it
+    report = build(root, out, cache=cache)
+    assert report.rendered == ("content/guide.md",) and report.patched
+    # and the other pages' keys were not even worked out, patched into the last site (patch.py): the
+    # page's own, its last version's (parsed; its HTML read, for its anchors) and its neighbour's, shown
     assert [sum(n == namespace for n, _ in named) for namespace in ("page", "page-check", "search", "notebook",
-                                                                    "formula-characters", "html-check")] == [1, 1, 1, 0, 1, 1]
+            "formula-characters", "html-check", "parsed")] == [1, 1, 1, 0, 0, 2, 3]
     monkeypatch.setattr(Memo, "name", real_name)
     edit(root / "content/b.md", "title: 页 b", "title: 页 B")
     # a and guide show it as next / previous, c as its parent

@@ -33,10 +33,11 @@ LAB_SOURCES = ("site.yaml", "compute/", "frozen/")      # what labs' keys are ma
 # folders); whether it found nothing to do (`unchanged`: inputs and output as last time); the
 # Problems that --strict would make errors (`warnings`); the pages rendered anew (`rendered`: the
 # others were unchanged); (lab, cell) of the labs computed from a checkpoint after that cell; and
-# (lab, seconds until its results.json was final, seconds until its process ended) of those computed.
+# (lab, seconds until its results.json was final, seconds until its process ended) of those computed;
+# whether the pages rendered were patched into the last site (`patched`: patch.py).
 BuildReport = collections.namedtuple(
-    "BuildReport", "out files bytes computed cached frozen stored unchanged warnings rendered resumed timings",
-    defaults=((), (), (), (), False, (), (), (), ()))
+    "BuildReport", "out files bytes computed cached frozen stored unchanged warnings rendered resumed timings patched",
+    defaults=((), (), (), (), False, (), (), (), (), False))
 
 
 def build_key(out: Path, preview: bool, strict: bool, base_url: str | None, solutions: str) -> list:
@@ -138,15 +139,11 @@ def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: boo
     folded (a reader opens them), shown (an instructor's build) or omitted (left out of the site).
     `kept`: serve's lab host and checkpoints (resume.KeptLabs), kept from build to build. `verify`: check
     every file the memo hands out by its hash (after one was found changed), not only those read."""
-    import dataclasses
-    import pickle
     from ..core.memo import Memo, read_pickled
     from ..core.sources import changed, snapshot, source_files
-    from ..core.stored import size_of
     from ..labs.labreads import stale
-    from ..publish.write import output_intact, write_site
-    state_file = cache / STATE
-    last = read_pickled(state_file)               # ({} as after no build)
+    from ..publish.write import output_intact
+    last = read_pickled(cache / STATE)               # ({} as after no build)
     found = source_files(root)
     own.known, own.reads = found, {}        # (a build tried again reads anew)
     sources, source_states = snapshot(found, last.get("source_states") if use_cache else None)
@@ -160,11 +157,28 @@ def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: boo
         return BuildReport(out=out, files=last["count"], bytes=last["bytes"], unchanged=True,
                            warnings=tuple(Problem(*w) for w in last.get("warnings", ())))     # said again
 
+    edited = changed(last.get("sources", {}), sources) if last and use_cache else None
+    # An edit to pages' prose alone, all else as the last build found it: patched into its site (patch.py).
+    if (edited and freeze is None and not verify and "patch" in last
+            and fingerprint({**sources, **{rel: last["sources"].get(rel) for rel in edited}}, key) == last["fingerprint"]
+            and not stale(root, last.get("reads", {}), sources)):
+        from .patch import patch
+        memo = Memo(cache / "memo", whole=False)        # (it reads a few entries: from their files)
+        patched = patch(out, _config(root, memo, sources, base_url), memo, last, sources, edited, solutions, preview)
+        if patched is not None:
+            files, rendered, info = patched
+            warnings = [Problem(*w) for w in last.get("warnings", ())]
+            written, total = _publish(files, warnings, out, last, strict=strict, use_cache=use_cache)
+            _record(root, cache, key, found, sources, source_states, fingerprinted, files, total, written,
+                    warnings, {**last.get("reads", {}), **own.reads}, info)
+            return BuildReport(out=out, files=len(files), bytes=total, warnings=tuple(warnings), rendered=rendered,
+                               cached=tuple(lab for lab in info["labs"] if lab not in info["frozen"]),
+                               frozen=info["frozen"], patched=True)
+
     from ..labs.compute import LabScheduler
     # When what labs are made of changed since the last build, labs may have to run: their host
     # starts importing NumPy and Matplotlib now, while this process reads the configuration and
     # works out which must. After an edit elsewhere (a page, a template), only if one must.
-    edited = changed(last.get("sources", {}), sources) if last and use_cache else None
     host = None
     if kept is not None:
         host = kept.lab_host()
@@ -172,11 +186,8 @@ def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: boo
         from ..labs.labhost import LabHost
         host = LabHost()
     try:
-        from ..project.config import load_config
         memo = Memo(cache / "memo", verify)
-        cfg = load_config(root, memo, sources)
-        if base_url:
-            cfg = dataclasses.replace(cfg, base_url=base_url.rstrip("/"))
+        cfg = _config(root, memo, sources, base_url)
         to_freeze = _labs_named(cfg, freeze) if freeze is not None else ()
         labs = LabScheduler(cfg, cache, use_cache=use_cache, jobs=jobs, host=host, timeout=timeout,
                             progress=progress, refreeze=frozenset(to_freeze), memo=memo,
@@ -189,7 +200,7 @@ def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: boo
         labs.start()
         # While labs compute in their own processes, do the rest of the reading here.
         from ..pages.check import check_site
-        from ..publish.htmlcheck import check_pages_limits, check_rendered
+        from ..publish.htmlcheck import check_rendered
         from ..pages.content import load_pages
         from ..render.render import render_site, while_labs_run
         from ..pages.nbpage import notebook_pages
@@ -208,32 +219,59 @@ def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: boo
     files = render_site(cfg, pages, artifacts, sitemap, sources, preview=preview, memo=memo, solutions=solutions)
     warnings = [Problem(page.source, line, message) for page in pages for line, message in page.notes] \
         + list(check_rendered(cfg, pages, files, memo))
-    if strict and warnings:
-        raise BuildError([Problem(w.path, w.line, w.message + " (a warning; --strict makes it an error)")
-                          for w in warnings])
-    check_pages_limits(files)
-    written, spare = write_site(files, out, last.get("files") if use_cache else None,
-                                last.get("spare") if use_cache else None)
+    written, total = _publish(files, warnings, out, last, strict=strict, use_cache=use_cache)
     memo.prune()
     from ..labs.freeze import freeze as store_frozen, is_frozen
+    from ..pages.check import check_context
+    from .patch import patch_info
     stored = store_frozen(cfg, artifacts, to_freeze)
-    total = sum(map(size_of, files.values()))
-    state = {"fingerprint": fingerprinted, "bytes": total, "count": len(files), "files": written, "spare": spare,
-             "sources": sources, "source_states": source_states, "warnings": [tuple(w) for w in warnings],
-             # what labs and the build read outside the sources (the fingerprint has the rest): checked as it is
-             "reads": {**own.reads, **{rel: seen for art in artifacts.values() for rel, seen in (art.reads or {}).items()
-                                       if rel not in sources}}}
-    cache.mkdir(parents=True, exist_ok=True)
-    (cache / (STATE + ".tmp")).write_bytes(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
-    os.replace(cache / (STATE + ".tmp"), state_file)
-    _stamp(root, cache, key, found, source_states, state["reads"], written, (len(files), total, state["warnings"]))
     frozen = tuple(a.lab.id for a in artifacts.values() if is_frozen(cfg, a))
+    # what labs and the build read outside the sources (the fingerprint has the rest): checked as it is
+    reads = {**own.reads, **{rel: seen for art in artifacts.values() for rel, seen in (art.reads or {}).items()
+                             if rel not in sources}}
+    _record(root, cache, key, found, sources, source_states, fingerprinted, files, total, written, warnings, reads,
+            patch_info(pages, files, check_context(cfg, artifacts, sitemap), sitemap, list(artifacts), frozen))
     return BuildReport(out=out, files=len(files), bytes=total,
                        computed=tuple(a.lab.id for a in artifacts.values() if a.recomputed),
                        cached=tuple(a.lab.id for a in artifacts.values() if not a.recomputed and a.lab.id not in frozen),
                        frozen=frozen, stored=tuple(stored), warnings=tuple(warnings), rendered=files.rendered,
                        resumed=tuple(kept.resumed.items()) if kept is not None else (),
                        timings=tuple((lab, *seconds) for lab, seconds in labs.timings.items()))
+
+
+def _config(root: Path, memo, sources: dict[str, str], base_url: str | None):
+    """site.yaml, with the address given on the command line (--base-url) if one was."""
+    import dataclasses
+    from ..project.config import load_config
+    cfg = load_config(root, memo, sources)
+    return dataclasses.replace(cfg, base_url=base_url.rstrip("/")) if base_url else cfg
+
+
+def _publish(files: dict, warnings: list, out: Path, last: dict, *, strict: bool, use_cache: bool) -> tuple[tuple, int]:
+    """Write the site (write.py), unless --strict makes a warning an error or Pages would refuse it:
+    (what write_site returned, its bytes)."""
+    from ..core.stored import size_of
+    from ..publish.htmlcheck import check_pages_limits
+    from ..publish.write import write_site
+    if strict and warnings:
+        raise BuildError([Problem(w.path, w.line, w.message + " (a warning; --strict makes it an error)")
+                          for w in warnings])
+    check_pages_limits(files)
+    written = write_site(files, out, last.get("files") if use_cache else None, last.get("spare") if use_cache else None)
+    return written, sum(map(size_of, files.values()))
+
+
+def _record(root: Path, cache: Path, key: list, found: dict, sources: dict, source_states: dict, fingerprinted: str,
+            files: dict, total: int, written: tuple, warnings: list, reads: dict, patch: dict) -> None:
+    """The state of a build that succeeded (STATE), for the next build, and its stamp (stamp.py)."""
+    import pickle
+    state = {"fingerprint": fingerprinted, "bytes": total, "count": len(files), "files": written[0],
+             "spare": written[1], "sources": sources, "source_states": source_states,
+             "warnings": [tuple(w) for w in warnings], "reads": reads, "patch": patch}
+    cache.mkdir(parents=True, exist_ok=True)
+    (cache / (STATE + ".tmp")).write_bytes(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
+    os.replace(cache / (STATE + ".tmp"), cache / STATE)
+    _stamp(root, cache, key, found, source_states, reads, written[0], (len(files), total, state["warnings"]))
 
 
 def compute_only(root: Path, lab_ids: list[str], cache: Path | None = None) -> dict:

@@ -141,13 +141,15 @@ def makers_digest() -> str:
 class Memo:
     """Remembered entries, each named by its namespace and a hash of its key and of makers_digest()."""
 
-    def __init__(self, folder: Path | None, verify: bool = False):
+    def __init__(self, folder: Path | None, verify: bool = False, whole: bool = True):
         self.folder = folder
         self.verify = verify        # check each blob handed out (stored) by its hash, not only as it is read
         self.used: dict[str, set[str]] = {}
-        self.packed: dict[str, bytes] | None = None     # the last build's pack, read on first use
+        # The last build's pack and records, read on first use; not by a build that reads a few
+        # entries, from their files, and prunes nothing (whole=False: patch.py).
+        self.packed: dict[str, bytes] | None = None if whole else {}
         self.looked_up: dict[str, bytes] = {}           # entries this build found or stored: the next pack
-        self.last_records: dict | None = None           # the last build's records, read on first use
+        self.last_records: dict | None = None if whole else {}
         self.records: dict[str, tuple[str, dict]] = {}  # this build's: written by prune()
 
     def name(self, namespace: str, key_parts: tuple) -> str | None:

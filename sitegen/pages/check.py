@@ -70,10 +70,7 @@ def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifact
         if page is not None and page.lab != art.lab.id:
             problems.add(page.source, page.meta_line, f"site.yaml makes this the page of lab "
                                                       f"{art.lab.id}: its front matter needs 'lab: {art.lab.id}'")
-    # What a page's check depends on besides its own text: the site's settings, every lab's
-    # outputs (by their provenance, which hashes each file) and every published path.
-    context = digest(cfg.digest, cfg.base_url, artifacts_digest(artifacts),
-                     sitemap.digest)
+    context = check_context(cfg, artifacts, sitemap)
     last = memo.recorded("page-check", context) if memo is not None else {}
     checked = {}                    # source -> (output, digest, its entry's name): what this build records
     for page in pages:
@@ -88,14 +85,28 @@ def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifact
             checked[page.source] = (page.output, page.digest, name)
             continue                # checked, with this text and all it refers to, and found right
         before = len(problems.problems)
-        _check_page(page, artifacts, sitemap, checking, problems, memo)
+        check_page(page, context, artifacts, sitemap, checking, problems, memo)
         if name is not None and len(problems.problems) == before:
-            memo.put("page-check", key, b"ok")
             checked[page.source] = (page.output, page.digest, name)
     problems.raise_if_any()
     if memo is not None:
         memo.record("page-check", context, checked)
     return sitemap
+
+
+def check_context(cfg: SiteConfig, artifacts: dict[str, Artifacts], sitemap: SiteMap) -> str:
+    """What a page's check depends on besides its own text: the site's settings, every lab's
+    outputs (by their provenance, which hashes each file) and every published path."""
+    return digest(cfg.digest, cfg.base_url, artifacts_digest(artifacts), sitemap.digest)
+
+
+def check_page(page: Page, context: str, artifacts, sitemap: SiteMap, checking: Checking, problems: Collector,
+               memo: Memo | None) -> None:
+    """Check a page whose check is not remembered in `context`, and remember it if it found nothing."""
+    before = len(problems.problems)
+    _check_page(page, artifacts, sitemap, checking, problems, memo)
+    if memo is not None and page.digest and len(problems.problems) == before:
+        memo.put("page-check", (context, page.source, page.output, page.digest), b"ok")
 
 
 def _check_page(page, artifacts, sitemap, checking, problems, memo) -> None:

@@ -137,6 +137,9 @@ class SiteMap(frozenset):
         site.pages, site.images = dict(pages), dict(images or {})
         return site
 
+    def __reduce__(self):            # (kept in the build's state, for a patched build: patch.py)
+        return SiteMap, (frozenset(self), self.pages, self.images)
+
     @functools.cached_property
     def digest(self) -> str:
         """What is published where, hashed: part of every key of what shows links or paths."""

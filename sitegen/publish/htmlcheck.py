@@ -192,13 +192,13 @@ def check_rendered(cfg: SiteConfig, pages: list[Page], files: dict[str, bytes], 
         if found is not None:
             records[path] = found
         else:
-            seen[path] = _read_html(path, files[path], cfg.base_url, memo, sha)
-    served_at: dict[str, str | None] = {}       # every page links to the same few: each looked up once
+            seen[path] = read_html(path, files[path], cfg.base_url, memo, sha)
+    served_at: dict[str, str | None] = {}
     unchanged = set(records)
 
     def ids(path: str) -> set:
         if path not in seen:                    # a file as last time, into which a changed one links
-            seen[path] = _read_html(path, files[path], cfg.base_url, memo, shas[path])
+            seen[path] = read_html(path, files[path], cfg.base_url, memo, shas[path])
         return seen[path]["ids"]
 
     for path in sorted(unchanged | seen.keys()):
@@ -211,38 +211,47 @@ def check_rendered(cfg: SiteConfig, pages: list[Page], files: dict[str, bytes], 
             for needle, message in records[path][3]:
                 warnings.add(*where(needle), message)
             continue
-        found, elsewhere = seen[path], []
-        for attribute, url, target, fragment, needle in found["links"]:
-            if target not in served_at:
-                served_at[target] = served_file(target, files)
-            served = served_at[target]
-            if served is None:
-                problems.add(*where(needle), f"{attribute}=\"{url}\" in {path} points to no file of the site")
-            elif fragment and served.endswith(".html") and served in files:
-                if fragment not in ids(served):
-                    problems.add(*where(needle), f"{attribute}=\"{url}\" in {path}: {served} has no id '{fragment}'")
-                elif served != path:
-                    elsewhere.append((attribute, url, served, fragment, needle))
-        for needle, message in found["errors"]:
-            problems.add(*where(needle), message)
-        for needle, message in found["warnings"]:
-            warnings.add(*where(needle), message)
+        elsewhere = file_problems(path, seen[path], files, ids, where, served_at, problems, warnings)
         if memo is not None and (name := memo.name("html-check", (path, cfg.base_url,
                                                                    shas[path]))) is not None:
-            records[path] = (shas[path], name, elsewhere, found["warnings"])
+            records[path] = (shas[path], name, elsewhere, seen[path]["warnings"])
     problems.raise_if_any()
     if memo is not None:
         memo.record("html-check", context, {path: records[path] for path in sorted(records)})
     return warnings.problems
 
 
-def _read_html(path: str, data: bytes | Stored, base_url: str, memo: Memo | None, sha: str | None = None) -> dict:
+def file_problems(path: str, found: dict, files, ids, where, served_at: dict, problems: Collector,
+                  warnings: Collector) -> list:
+    """What a file's reading (`found`: read_html) makes of it among `files`: its links to no file
+    and to no #anchor (`ids`: a path's ids), its errors and warnings, each where `where` finds it.
+    Returns its links into other files' anchors, which hold while those files' ids do."""
+    elsewhere = []
+    for attribute, url, target, fragment, needle in found["links"]:
+        if target not in served_at:                 # every page links to the same few: each looked up once
+            served_at[target] = served_file(target, files)
+        served = served_at[target]
+        if served is None:
+            problems.add(*where(needle), f"{attribute}=\"{url}\" in {path} points to no file of the site")
+        elif fragment and served.endswith(".html") and served in files:
+            if fragment not in ids(served):
+                problems.add(*where(needle), f"{attribute}=\"{url}\" in {path}: {served} has no id '{fragment}'")
+            elif served != path:
+                elsewhere.append((attribute, url, served, fragment, needle))
+    for needle, message in found["errors"]:
+        problems.add(*where(needle), message)
+    for needle, message in found["warnings"]:
+        warnings.add(*where(needle), message)
+    return elsewhere
+
+
+def read_html(path: str, data: bytes | Stored, base_url: str, memo: Memo | None, sha: str | None = None) -> dict:
     """What one HTML file says on its own: its ids, its links into the site (each with the path and
     #fragment it asks for), and its problems, with the text that finds each in its source. With a
     memo, remembered under the file's SHA-256 (`sha`, when the caller has it)."""
     if memo is not None:
         return memo.remember("html-check", (path, base_url, sha or sha256_of(data)),
-                             lambda: _read_html(path, data, base_url, None))
+                             lambda: read_html(path, data, base_url, None))
     reader = _Reader(path, base_url)
     reader.feed(bytes_of(data).decode("utf-8"))
     reader.close()

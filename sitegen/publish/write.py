@@ -129,6 +129,20 @@ def output_intact(out: Path, recorded: dict) -> dict | None:
     return now
 
 
+def last_output(out: Path, recorded: dict, rel: str) -> bytes | None:
+    """The bytes of `rel` in the output folder, if it is as the last build left it (`recorded`: its
+    write_site result): by its state where that settled, else by its hash; else None."""
+    path = f"{out}/{rel}"
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    if rel not in recorded or not (_intact(path, recorded[rel], settled_before()) or sha256_of(data) == recorded[rel][0]):
+        return None
+    return data
+
+
 def _spare(out: Path) -> Path:
     """The site before the current one, kept beside it to be brought up to date by the next build
     (outside the staging prefix: recover() leaves it)."""
@@ -204,7 +218,7 @@ def write_site(files: dict[str, bytes | Stored], out: Path, last: dict | None = 
         folders.add(staging_at)
         for rel in sorted(files):
             data = files[rel]
-            if ".." in rel.split("/") or rel.startswith("/"):
+            if rel.startswith("/") or ".." in rel and ".." in rel.split("/"):
                 raise BuildError(Problem(rel, 0, "output path leaves the output folder"))
             target = f"{staging_at}/{rel}"
             hashes[rel] = sha256_of(data)

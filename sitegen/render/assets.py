@@ -101,6 +101,11 @@ def publish_assets(cfg: SiteConfig, pages: list[Page], memo: Memo, out, preview:
             out.add(target, code.encode(), f"static/{rel}")
             published[rel] = target
     if preview:
-        out.add("__build-id.txt", f"{time.time_ns()}\n".encode())
+        out.add(*build_id())
     return published
+
+
+def build_id() -> tuple[str, bytes]:
+    """A preview's file that changes with every build, which its pages poll to reload (live-reload.js)."""
+    return "__build-id.txt", f"{time.time_ns()}\n".encode()
 

@@ -55,8 +55,7 @@ def formula_characters(pages, memo: Memo) -> str:
             chars.update(seen[2])
             continue
         # Else keyed on its formulas: a prose edit that leaves them as they were converts none
-        formulas = [(tex, display) for block in page.blocks if block.kind == "prose"
-                    for _, tex, display in block_formulas(block)]
+        formulas = page_formulas(page)
         key = (json.dumps(formulas, ensure_ascii=False),)
         found = memo.remember("formula-characters", key, lambda: _characters(formulas, memo))
         if page.digest and (name := memo.name("formula-characters", key)) is not None:
@@ -66,6 +65,11 @@ def formula_characters(pages, memo: Memo) -> str:
     if not chars:
         return ""
     return "".join(sorted((chars | set(ALWAYS)) - set(" \n\t")))
+
+
+def page_formulas(page) -> list[tuple[str, bool]]:
+    """(LaTeX, display) of each formula of a page's prose, in order."""
+    return [(tex, display) for block in page.blocks if block.kind == "prose" for _, tex, display in block_formulas(block)]
 
 
 def _characters(formulas: list, memo: Memo) -> set[str]:

@@ -34,8 +34,11 @@ from ..core.sources import read_bytes
 
 class Outputs(dict):
     """Output path -> bytes (or a Stored file); a path is written once (two writers is a bug). `rendered`: the
-    pages rendered anew (the others were unchanged, and came from the memo)."""
+    pages rendered anew (the others were unchanged, and came from the memo). `made_with`: what a page
+    was rendered with besides its own (site_key, assets, scripts) and where each page's piece of
+    search.json is (offsets): what a build that patches a page into this site needs (patch.py)."""
     rendered: tuple[str, ...] = ()
+    made_with: dict = {}
 
     def add(self, path: str, data: bytes, source: str = "") -> None:
         if path in self:
@@ -410,8 +413,11 @@ def render_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifac
     renderer.memo.record("notebooks", renderer.notebook_site_key, renderer.notebook_records)
     for output, path in sitemap.images.items():
         renderer.out.add(output, read_bytes(path, f"content/{output}", hashes), f"content/{output}")
+    offsets: dict[str, tuple[int, int]] = {}
     renderer.out.add(INDEX, search_index({page.output: (page.title, renderer.out[page.output])
-                                          for page in pages if page.output != "404.html"}, renderer.memo), "search")
+                                          for page in pages if page.output != "404.html"}, renderer.memo, offsets),
+                     "search")
     add_deploy_files(cfg, renderer.out, {alias: page.output for page in pages for alias in page.aliases})
     renderer.out.rendered = tuple(renderer.rendered)
+    renderer.out.made_with = {"site_key": site_key, "assets": assets, "scripts": scripts, "offsets": offsets}
     return renderer.out
