@@ -1,6 +1,6 @@
 """A/B: this checkout against another commit, in one spell of the machine.
 
-    python bench/ab.py f5fb642                 the course: a clean build, two prose edits
+    python bench/ab.py f5fb642                 the course: a clean build, two prose edits, a lab's last cell
     python bench/ab.py f5fb642 --labs 40       and a prose edit of a synthetic course (bench.py's)
     python bench/ab.py f5fb642 --labs 200 --notes   ... whose labs have a notes page each (402 pages)
 
@@ -44,7 +44,8 @@ def main() -> int:
     courses = {side: copy_repo(tmp / f"course-{side}", tree) for side, tree in trees.items()}
     scenarios = [("clean build: the course (3 labs)", courses, clean),
                  ("prose edit: the course's lab page", courses, "content/course/lab09.md"),
-                 ("prose edit: the course's guide", courses, "content/course/guide.md")]
+                 ("prose edit: the course's guide", courses, "content/course/guide.md"),
+                 ("the lab's last cell edited (2 labs read it)", courses, "compute/lab09_vision_attention.py")]
     if args.labs:
         synthetic = {side: make_course(tmp / f"labs-{side}", args.labs, args.notes, tree)
                      for side, tree in trees.items()}
@@ -62,7 +63,8 @@ def main() -> int:
         times = {"before": [], "after": []}
         for pair in range(args.pairs):
             for side in ("before", "after") if pair % 2 == 0 else ("after", "before"):
-                prepare = how(roots[side]) if callable(how) else append(roots[side] / how, "\n句 {t}。\n")
+                prepare = how(roots[side]) if callable(how) else append(
+                    roots[side] / how, "\nprint('edit {t}')\n" if how.endswith(".py") else "\n句 {t}。\n")
                 prepare(pair)
                 times[side].append(run_once(build_command(roots[side], tree=trees[side])))
         ratio = statistics.median(a / b for b, a in zip(times["before"], times["after"]))
