@@ -120,7 +120,7 @@ class Renderer:
         self.words, self.axes = cfg.vocabulary.words, cfg.vocabulary.axes
         self.markdown = markdown_converter(self.words)
         self.rendered: list[str] = []       # the pages rendered anew (the others came from the memo)
-        self.last_pages: dict[str, tuple] = {}      # source -> (digest, its entry's name), as the last build
+        self.last_pages: dict[str, tuple] = {}      # source -> (digest, labs_key, its entry's name), as the last build
         self.page_records: dict[str, tuple] = {}    # recorded them, and as this one does (memo.recorded)
         self.last_notebooks: dict[str, tuple] = {}  # lab -> (page source, page digest, lab digest, name): the
         self.notebook_records: dict[str, tuple] = {}    # same for its notebook
@@ -291,22 +291,33 @@ class Renderer:
         return body, toc, scripts
 
     def site_key(self, assets: dict[str, str], scripts: list[str]) -> str:
-        """What any page may show besides its own source and neighbours (the generator and the
-        packages' versions are in every memo key): the templates, site.yaml, every lab's results (by provenance), what is published where, and
-        the assets' hashed names. A page is rendered again only when this or its own part changed."""
+        """What any page may show besides its own source, neighbours and labs (the generator and the
+        packages' versions are in every memo key): the templates, site.yaml, what is published where,
+        and the assets' hashed names. A page is rendered again only when this or its own part changed."""
         templates = sorted((rel, sha) for rel, sha in self.hashes.items() if rel.startswith("templates/"))
-        return digest(self.cfg.digest, self.cfg.base_url, self.solutions, json.dumps(templates),
-                      artifacts_digest(self.artifacts), self.sitemap.digest,
+        return digest(self.cfg.digest, self.cfg.base_url, self.solutions, json.dumps(templates), self.sitemap.digest,
                       json.dumps(assets, sort_keys=True), json.dumps(scripts))
+
+    def labs_key(self, page: Page) -> str:
+        """The results (by provenance) of the labs a page shows: its own lab's, those its blocks name,
+        every lab's on a page with the lecture's map; "" for a page that shows none."""
+        if "materials" in page.kinds:
+            return artifacts_digest(self.artifacts)
+        shown = {page.lab} if page.lab else set()
+        if any(kind in KINDS and KINDS[kind].names_lab for kind in page.kinds):
+            shown |= {block.args[0] for block in page.blocks if block.kind in KINDS and KINDS[block.kind].names_lab}
+        return artifacts_digest({lab: self.artifacts[lab] for lab in shown if lab in self.artifacts}) if shown else ""
 
     def page(self, page: Page, assets: dict[str, str], scripts: list[str], site_key: str = "") -> None:
         """Render `page` into the outputs, or take it from the memo when neither its source, nor
-        what it shows of other pages (navigation, breadcrumbs, previous/next), nor `site_key` changed:
+        what it shows of other pages (navigation, breadcrumbs, previous/next) and of labs (labs_key),
+        nor `site_key` changed:
         when no page's title, address or parent changed either, as the last build recorded it."""
         # (a page with the lecture's map shows what other pages hold: it is looked up by all of that)
         mapped = "materials" in page.kinds
+        made = (page.digest, self.labs_key(page))
         seen = None if mapped else self.last_pages.get(page.source)      # (its entry is looked up once)
-        if seen is not None and seen[0] == page.digest and (kept := self.memo.stored(seen[1])) is not None:
+        if seen is not None and seen[:2] == made and (kept := self.memo.stored(seen[2])) is not None:
             self.page_records[page.source] = seen
             self.out.add(page.output, kept, page.source)
             return
@@ -336,12 +347,12 @@ class Renderer:
                     other = by_output[published[order[index]]]
                     neighbours[key] = {"title": other.title, "href": relative_url(page.output, other.output)}
         shown = self.materials(page) if mapped else []
-        key = (site_key, page.source, page.digest,
+        key = (site_key, page.source, page.digest, made[1],
                json.dumps([nav, crumbs, neighbours, shown], ensure_ascii=False, sort_keys=True))
         site_key = site_key if page.digest else ""         # (a page not read from its file has no digest)
         name = self.memo.name("page", key) if site_key else None
         if name is not None:
-            self.page_records[page.source] = (page.digest, name)
+            self.page_records[page.source] = (*made, name)
         if name is not None and (kept := self.memo.stored(name)) is not None:
             self.out.add(page.output, kept, page.source)
             return
