@@ -389,15 +389,14 @@ class ServeSequence(Sequence):
 
 
 class ProseSequence(Sequence):
-    """The same edits on a course without a lecture map, most of them to pages' prose, and edits that
-    a patch must not take (a heading's anchor, a formula's glyphs): most of its builds patch a page
-    into the last site (commands/patch.py), between full ones."""
+    """The same edits, most of them to pages' prose (on the lecture's map, and off it), and edits
+    that a patch must not take (a heading's anchor, a formula's glyphs, a page's reading time): many
+    of its builds patch a page into the last site (commands/patch.py), between full ones."""
 
-    EDITS = Sequence.EDITS + ("edit_page_body",) * 10 + ("edit_heading", "edit_formula") * 2
+    EDITS = Sequence.EDITS + ("edit_page_body",) * 10 + ("edit_heading", "edit_formula", "edit_reading_time") * 2
 
     def __init__(self, folder: Path, seed: int):
         super().__init__(folder, seed)
-        edit(self.root / "content/index.md", "\n\n::: materials\n", "")
         for n in range(3):
             (self.root / f"content/note{n}.md").write_text(
                 f"---\ntitle: 笔记 {n}\n---\n## 第 {n} 节 {{#part{n}}}\n\n正文，见[导读](guide.md)与"
@@ -414,6 +413,10 @@ class ProseSequence(Sequence):
     def edit_formula(self):
         rel = f"content/note{self.rng.randrange(3)}.md"
         self.write(rel, self.text(rel) + f"\n公式 $\\sum_{{k}} w_{{{self.n}}}$。\n")
+
+    def edit_reading_time(self):
+        rel = f"content/note{self.rng.randrange(3)}.md"
+        self.write(rel, self.text(rel) + "\n" + "长" * 800 + "。\n")        # two minutes more on the map
 
     def build(self) -> str:
         said = super().build()
@@ -489,7 +492,7 @@ def test_random_sequences_of_prose_edits_patched_in_keep_the_build_equal_to_a_cl
     coarse = coarse_mount(tmp_path) if seed % 2 == 1 else None     # every other one on whole seconds
     try:
         log = run((coarse or tmp_path) / "seq", seed=200 + seed, steps=STEPS, kind=ProseSequence)
-        print(f"seed {200 + seed} on a course without a map: {log}")
+        print(f"seed {200 + seed}, prose edits: {log}")
     finally:
         if coarse:
             subprocess.run(["umount", "-l", str(coarse)], capture_output=True)

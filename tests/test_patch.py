@@ -112,3 +112,19 @@ def test_a_preview_is_patched_too_with_a_build_id_of_its_own(course):
     build(root, tmp_path / "clean", cache=tmp_path / "clean-cache", preview=True)
     ours, clean = tree_bytes(out), tree_bytes(tmp_path / "clean")
     assert ids[0] != ids[1] and ours.pop("__build-id.txt") and clean.pop("__build-id.txt") and ours == clean
+
+
+def test_under_the_lecture_s_map_a_page_is_patched_in_while_its_reading_time_holds(course):
+    """The map (::: materials) shows each page's title, description and minutes: an edit that keeps
+    them leaves the map's page as it was; one that adds a minute of reading renders it again."""
+    from sitegen.commands.pipeline import build
+    root, out, cache, tmp_path = course
+    with open(root / "content/index.md", "a", encoding="utf-8") as home:
+        home.write("\n::: materials\n")
+    assert not build(root, out, cache=cache).patched
+    edit(root / "content/c.md", "最后一篇。", "最后的一篇。")
+    report = built_like_a_clean_build(course, "clean")
+    assert report.patched and report.rendered == ("content/c.md",)
+    edit(root / "content/c.md", "最后的一篇。", "最后的一篇。" + "长" * 800)
+    report = built_like_a_clean_build(course, "clean-longer")
+    assert not report.patched and "content/index.md" in report.rendered

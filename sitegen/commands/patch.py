@@ -1,13 +1,14 @@
 """An edit to pages' prose, patched into the last site: what it changes, and nothing else.
 
 When the only sources changed since the last build are prose pages (content/**.md) that were
-there, and each keeps its front matter, its blocks' kinds, its formulas, its #anchors and its
-lack of warnings, shows no lab and is no lab's page, in a site without a lecture map, then every
-other file of the site is the one the last build published: the other pages are not loaded,
-checked, rendered, read or indexed again. The changed pages are parsed, checked, rendered and
-read by the functions a full build uses, under the same memo entries, with what the last full
-build rendered with (its site key, assets and scripts: they follow from what is unchanged), their
-search.json pieces are spliced into the last index, and the site is written as always (write.py).
+there, and each keeps its front matter, its blocks' kinds, its formulas, its #anchors, its
+reading time (what the lecture's map says of it) and its lack of warnings, shows no lab, holds
+no map and is no lab's page, then every other file of the site is the one the last build
+published: the other pages are not loaded, checked, rendered, read or indexed again. The changed
+pages are parsed, checked, rendered and read by the functions a full build uses, under the same
+memo entries, with what the last full build rendered with (its site key, assets and scripts:
+they follow from what is unchanged), their search.json pieces are spliced into the last index,
+and the site is written as always (write.py).
 
 pipeline.py first makes sure that nothing else changed (the fingerprint of the sources with these
 pages as they were is the last build's, and nothing a lab or the build read outside them
@@ -27,16 +28,16 @@ from ..publish.htmlcheck import _source_line, file_problems, read_html
 from ..publish.write import MARK, last_output
 from ..render.assets import build_id
 from ..render.mathfont import page_formulas
-from ..render.render import Outputs, Renderer
+from ..render.render import Outputs, Renderer, reading_minutes
 from ..render.search import INDEX, page_entry
 
 PATCHES = 50        # patched builds in a row, at most: then a full build prunes what they left
 
 
-def patch_info(pages: list, files: Outputs, check_context: str, sitemap, labs: list[str], frozen: tuple) -> dict:
+def patch_info(files: Outputs, check_context: str, sitemap, labs: list[str], frozen: tuple) -> dict:
     """What a full build keeps for the builds that patch pages into its site."""
-    return {"mapped": any("materials" in page.kinds for page in pages), "check_context": check_context,
-            "sitemap": sitemap, "labs": labs, "frozen": frozen, "patches": 0, **files.made_with}
+    return {"check_context": check_context, "sitemap": sitemap, "labs": labs, "frozen": frozen, "patches": 0,
+            **files.made_with}
 
 
 def patch(out: Path, cfg, memo, last: dict, sources: dict[str, str], edited: list[str], solutions: str,
@@ -45,7 +46,7 @@ def patch(out: Path, cfg, memo, last: dict, sources: dict[str, str], edited: lis
     for the next build); None when a full build must make it (see the module's docstring). Raises
     the problems a full build would raise of these pages."""
     info, before = last["patch"], last["sources"]
-    if info["mapped"] or info["patches"] >= PATCHES:
+    if info["patches"] >= PATCHES:
         return None
     if not all(rel.startswith("content/") and rel.endswith(".md") and rel in before and rel in sources
                for rel in edited):
@@ -58,8 +59,8 @@ def patch(out: Path, cfg, memo, last: dict, sources: dict[str, str], edited: lis
         was = memo.recall("parsed", (page.source, before[page.source]))
         if (was is None or page.source in lab_pages or page.lab or page.notes or was[0].meta != page.meta
                 or was[0].output != page.output or was[0].kinds != page.kinds
-                or any(kind != "prose" and KINDS[kind].needs_lab for kind in page.kinds)
-                or page_formulas(was[0]) != page_formulas(page)):
+                or "materials" in page.kinds or any(kind != "prose" and KINDS[kind].needs_lab for kind in page.kinds)
+                or page_formulas(was[0]) != page_formulas(page) or reading_minutes(was[0]) != reading_minutes(page)):
             return None
     sitemap, problems = info["sitemap"], Collector()
     for page in pages:

@@ -230,7 +230,7 @@ def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: boo
     reads = {**own.reads, **{rel: seen for art in artifacts.values() for rel, seen in (art.reads or {}).items()
                              if rel not in sources}}
     _record(root, cache, key, found, sources, source_states, fingerprinted, files, total, written, warnings, reads,
-            patch_info(pages, files, check_context(cfg, artifacts, sitemap), sitemap, list(artifacts), frozen))
+            patch_info(files, check_context(cfg, artifacts, sitemap), sitemap, list(artifacts), frozen))
     return BuildReport(out=out, files=len(files), bytes=total,
                        computed=tuple(a.lab.id for a in artifacts.values() if a.recomputed),
                        cached=tuple(a.lab.id for a in artifacts.values() if not a.recomputed and a.lab.id not in frozen),
