@@ -20,11 +20,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..core.errors import Collector
-from ..core.stored import Stored
+from ..core.stored import Stored, sha256_of
 from ..pages.blocks import KINDS, Checking
 from ..pages.check import check_page
 from ..pages.content import load_pages
-from ..publish.htmlcheck import _source_line, file_problems, read_html
+from ..publish.htmlcheck import source_line, file_problems, read_html
 from ..publish.write import MARK, last_output
 from ..render.assets import build_id
 from ..render.mathfont import page_formulas
@@ -95,7 +95,7 @@ def patch(out: Path, cfg, memo, last: dict, sources: dict[str, str], edited: lis
                              last_files[target][0] if target in last_files and target not in renderer.out else None)["ids"]
 
         def where(needle: str, source=page.source) -> tuple[str, int]:
-            return _source_line(cfg.root, source, needle)
+            return source_line(cfg.root, source, needle)
         file_problems(path, found, files, ids, where, served_at, problems, warnings)
     problems.raise_if_any()
     if warnings.problems:
@@ -129,7 +129,6 @@ def _spliced(offsets: dict, index: bytes | None, pages: list, files: dict, memo)
     """search.json with the changed pages' pieces in place of their last ones (`index`: the last,
     None if it is not as the last build left it), and the pieces' new places; (None, {}) when a
     page comes into it or leaves it (a page with no text to search has no piece)."""
-    from ..core.stored import sha256_of
     if index is None:
         return None, {}
     parts, at, moved = [], 0, []

@@ -203,7 +203,7 @@ def check_rendered(cfg: SiteConfig, pages: list[Page], files: dict[str, bytes], 
 
     for path in sorted(unchanged | seen.keys()):
         def where(needle: str) -> tuple[str, int]:
-            return _source_line(cfg.root, sources.get(path), needle)
+            return source_line(cfg.root, sources.get(path), needle)
         if path in unchanged:                   # found right last time: only its links into changed files
             for attribute, url, served, fragment, needle in records[path][2]:
                 if served not in unchanged and fragment not in ids(served):
@@ -258,7 +258,7 @@ def read_html(path: str, data: bytes | Stored, base_url: str, memo: Memo | None,
     return {"ids": reader.ids, "links": reader.links, "errors": reader.errors, "warnings": reader.warnings}
 
 
-def _source_line(root: Path, source: str | None, url: str) -> tuple[str, int]:
+def source_line(root: Path, source: str | None, url: str) -> tuple[str, int]:
     """Best place to point an author at: the source line naming the link's anchor or file."""
     if not source:
         return ("templates/", 0)
