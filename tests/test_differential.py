@@ -320,7 +320,44 @@ class Sequence:
         said = text.rsplit("print(", 1)[1].split(")", 1)[0]
         self.write("compute/tiny.py", text.replace(f"print({said})", f"print('saved', {self.n})"))
 
-    EDITS = ("edit_last_cell", "edit_notebook_prose", "edit_notebook_code", "save_notebook_outputs", "edit_notebook_data",
+    # -- a page's transitions: a notebook that gains its first code cell or loses its last, a Markdown
+    # page that becomes a notebook or back, a page renamed (content/week*.{md,ipynb}, one at a time).
+    def week(self) -> str | None:
+        found = sorted(p.relative_to(self.root).as_posix() for p in (self.root / "content").glob("week*.*"))
+        return found[0] if found else None
+
+    def week_notebook(self, rel: str, code: bool) -> None:
+        cells = [{"cell_type": "markdown", "id": "w0", "metadata": {}, "source": f"# 第一周\n\n第 {self.n} 句。"}]
+        if code:
+            cells.append({"cell_type": "code", "id": "w1", "metadata": {}, "execution_count": None, "outputs": [],
+                          "source": f"print(1 + {self.n})"})
+        self.write(rel, json.dumps({**NOTEBOOK, "cells": cells}, indent=1, ensure_ascii=False))
+
+    def page_transition(self):
+        rel = self.week()
+        if rel is None:                                  # a prose-only notebook is saved
+            return self.week_notebook("content/week.ipynb", code=False)
+        stem, suffix = rel.rsplit(".", 1)
+        has_code = suffix == "ipynb" and '"code"' in self.text(rel)
+        choice = self.rng.choice(["code", "rename", "format"])
+        self.history.setdefault(rel, []).append((self.root / rel).read_bytes())
+        if choice == "code" and suffix == "ipynb":       # gains its first code cell, or loses its last
+            self.log[-1] += " (loses its code)" if has_code else " (gains code)"
+            return self.week_notebook(rel, code=not has_code)
+        (self.root / rel).unlink()
+        if choice == "rename":
+            new = ("content/week2." if stem.endswith("week") else "content/week.") + suffix
+            self.log[-1] += f" ({rel} -> {new})"
+            if suffix == "ipynb":
+                return self.week_notebook(new, code=has_code)
+            return self.write(new, f"---\ntitle: 第一周\n---\n第 {self.n} 句。\n")
+        new = f"{stem}.{'md' if suffix == 'ipynb' else 'ipynb'}"
+        self.log[-1] += f" ({rel} -> {new})"
+        if suffix == "ipynb":
+            return self.write(new, f"---\ntitle: 第一周\n---\n第 {self.n} 句。\n")
+        return self.week_notebook(new, code=self.rng.random() < 0.5)
+
+    EDITS = ("page_transition", "page_transition", "edit_last_cell", "edit_notebook_prose", "edit_notebook_code", "save_notebook_outputs", "edit_notebook_data",
              "add_notebook_neighbour", "edit_page_body", "edit_page_title", "add_page", "delete_page", "edit_template", "edit_css",
              "edit_site_yaml", "same_size_times_put_back", "revert", "touch", "hand_edit_output",
              "edit_data_file", "edit_relative_module", "edit_package_init", "edit_generator", "newer_package",
@@ -456,6 +493,29 @@ def run(folder: Path, seed: int, steps: int, kind=Sequence) -> list[str]:
 def test_a_short_random_sequence_of_edits_keeps_the_incremental_build_equal_to_a_clean_one(tmp_path):
     log = run(tmp_path, seed=20260918, steps=3)
     assert len(log) >= 3
+
+
+def test_every_transition_of_a_notebook_page_keeps_the_incremental_build_equal_to_a_clean_one(tmp_path):
+    """A prose-only notebook gains its first code cell (once an internal error, KeyError, in every build
+    after it), loses it, becomes a Markdown page and a notebook again, is renamed: each step equal to a
+    clean build."""
+    sequence = Sequence(tmp_path, seed=35)
+    sequence.build()
+    steps = [("week.ipynb", "prose"), ("week.ipynb", "code"), ("week.ipynb", "prose"), ("week.md", "md"),
+             ("week.ipynb", "code"), ("week2.ipynb", "code"), ("week2.md", "md"), ("week.md", "md"),
+             ("week.ipynb", "prose")]
+    for name, kind in steps:
+        sequence.n += 1
+        if (rel := sequence.week()) is not None:
+            (sequence.root / rel).unlink()
+        sequence.log.append(f"{rel} -> content/{name} ({kind})")
+        if kind == "md":
+            sequence.write(f"content/{name}", f"---\ntitle: 第一周\n---\n第 {sequence.n} 句。\n")
+        else:
+            sequence.week_notebook(f"content/{name}", code=kind == "code")
+        sequence.build()
+        sequence.check()
+    assert len(sequence.log) == len(steps)
 
 
 def test_a_short_random_sequence_of_prose_edits_patched_in_keeps_the_build_equal_to_a_clean_one(tmp_path):

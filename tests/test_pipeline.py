@@ -125,3 +125,28 @@ def test_info_outputs_lists_what_a_build_of_this_course_must_write(tmp_path):
                         "materials/tiny.ipynb"]
     assert run_build(root, tmp_path / "dist", tmp_path / "cache").returncode == 0
     assert all((tmp_path / "dist" / rel).stat().st_size > 0 for rel in promised)
+
+
+def test_what_the_last_build_remembered_that_leads_to_an_error_is_dropped_said_and_made_again(site, tmp_path,
+                                                                                              monkeypatch):
+    """An inconsistent remembered entry (here: a lab plan that lacks a lab, as one did when a notebook
+    gained its first code cell) must not fail every build after it: it is dropped, and said."""
+    from sitegen.commands.pipeline import build
+    from sitegen.core import stored
+    from sitegen.labs import labplan
+    out, cache = tmp_path / "dist", tmp_path / "cache"
+    template = own_copy(site, "templates/page.html")
+
+    def full_build(word):                       # a template edit: a full build, its labs from the plan
+        edit(template, "</main>", f"<p>{word}</p></main>")
+        return build(root=site, out=out, cache=cache)
+    build(root=site, out=out, cache=cache)
+    monkeypatch.setattr(stored, "SETTLED_NS", -10**9)      # (the lab's entry, written just now, has settled)
+    assert full_build("一").warnings == ()                  # which remembers the labs' plan
+    real = labplan.recall
+    monkeypatch.setattr(labplan, "recall", lambda *a: None if real(*a) is None else {})   # a plan that lacks a lab
+    report = full_build("二")
+    assert [w.message.split(";")[0] for w in report.warnings] == [
+        "what the last build remembered led to an error (KeyError: 'tiny')"]
+    assert "bug in the generator" in str(report.warnings[0])
+    _clean_build_equals(site, out, tmp_path, "clean")

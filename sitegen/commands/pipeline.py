@@ -80,11 +80,12 @@ def build(root: Path, out: Path | None = None, *, cache: Path | None = None, use
             check_replaceable(out)
             recover(out)                    # what a killed build left: its staging folders
             clear_temporaries(cache)        # and its half-written cache entries
-            verify = False
+            verify, forgot = False, None
             for attempt in range(ATTEMPTS):
                 try:
-                    return _build(root, out, cache, key, own, use_cache=use_cache, preview=preview, strict=strict,
-                                  base_url=base_url, solutions=solutions, freeze=freeze, verify=verify, **options)
+                    report = _build(root, out, cache, key, own, use_cache=use_cache, preview=preview, strict=strict,
+                                    base_url=base_url, solutions=solutions, freeze=freeze, verify=verify, **options)
+                    return report if forgot is None else report._replace(warnings=(*report.warnings, forgot))
                 except SourcesChanged:      # an author saved a file as the build read it: again, on
                     if attempt == ATTEMPTS - 1:     # what is there now (it published nothing)
                         raise
@@ -92,6 +93,12 @@ def build(root: Path, out: Path | None = None, *, cache: Path | None = None, use
                     if verify:              # again, taking none from the memo unchecked; said if it was not
                         raise
                     verify = True
+                except (BuildError, OSError, ImportError):
+                    raise                   # the author's to mend, the disk's, a package missing
+                except Exception as exc:    # a bug of ours, perhaps in what the last build remembered: that
+                    if forgot is not None or not use_cache:     # goes, and the build runs again without it;
+                        raise               # a bug that survives it is said as one (cli.py)
+                    forgot = forget_last_build(cache, exc)
     except OSError as exc:                  # disk full, read-only, no permission: say which file
         problem = os_problem(exc, root)
         if problem is None:
@@ -100,6 +107,19 @@ def build(root: Path, out: Path | None = None, *, cache: Path | None = None, use
     finally:
         if collecting:
             gc.enable()
+
+
+def forget_last_build(cache: Path, exc: Exception) -> Problem:
+    """Drop what the last build remembered besides the labs' entries (the memo and its state: cheap to
+    make again; the labs' entries are checked by their own hashes), after `exc` was raised using it.
+    What a build says of it: not the author's mistake, so never an error under --strict."""
+    import shutil
+    shutil.rmtree(cache / "memo", ignore_errors=True)
+    for name in (STATE, stamp.NAME):
+        (cache / name).unlink(missing_ok=True)
+    return Problem(str(cache), 0, f"what the last build remembered led to an error ({type(exc).__name__}: {exc}); "
+                                  f"it was dropped and the site built without it. This is a bug in the generator: "
+                                  f"please report it")
 
 
 def as_last_time(root: Path, cache: Path, key: list) -> BuildReport | None:

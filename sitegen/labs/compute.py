@@ -134,7 +134,7 @@ class LabScheduler:
         # With the build's snapshot (`hashes`), what the last build found for every lab is taken as it
         # is when all it was found from is still so (labplan.py).
         plan = None if hashes is None else (
-            str(cfg.root), str(self.cache_dir), cfg.digest, json.dumps(self.env, sort_keys=True),
+            str(cfg.root), str(self.cache_dir), cfg.digest, repr(cfg.labs), json.dumps(self.env, sort_keys=True),
             use_cache, sorted(refreeze), sorted((rel, sha) for rel, sha in hashes.items() if rel.startswith(FROZEN + "/")))
         if plan is not None and (found := labplan.recall(memo, plan, cfg.root, hashes)) is not None:
             self.artifacts = found

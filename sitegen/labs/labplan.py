@@ -10,7 +10,9 @@ what was there, what each lab read (labreads.py) and the state of every file of
 every entry. The next build
 takes them as they are when all of that is still so; else it works them out
 again, lab by lab. The entry's own key is everything else they follow from:
-site.yaml, the generator, the environment, frozen/ and the build's options.
+site.yaml, the labs (those it declares and the notebooks that are labs: a notebook
+that gains its first code cell becomes one), the generator, the environment, frozen/ and the build's
+options.
 """
 from __future__ import annotations
 

@@ -84,6 +84,8 @@ class _TemplateFiles(jinja2.BaseLoader):
 def template_environment(root: Path, memo_folder: Path | None, hashes: dict[str, str]) -> jinja2.Environment:
     """The templates as the build's snapshot (`hashes`) has them, compiled once per process (and as
     bytecode in the memo) and again when their text changed."""
+    if memo_folder:                 # (each build: the memo may have been dropped since, by hand or by the build)
+        (memo_folder / "jinja").mkdir(parents=True, exist_ok=True)
     env = _environment(root, memo_folder)
     env.loader.hashes = hashes
     return env
@@ -91,8 +93,6 @@ def template_environment(root: Path, memo_folder: Path | None, hashes: dict[str,
 
 @functools.lru_cache(maxsize=None)
 def _environment(root: Path, memo_folder: Path | None) -> jinja2.Environment:
-    if memo_folder:
-        (memo_folder / "jinja").mkdir(parents=True, exist_ok=True)
     return jinja2.Environment(
         loader=_TemplateFiles(root), autoescape=True,
         bytecode_cache=jinja2.FileSystemBytecodeCache(str(memo_folder / "jinja")) if memo_folder else None,
