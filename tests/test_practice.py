@@ -23,6 +23,20 @@ SECRET-ANSWER 总和是 {{ total }}。
 ::: check total tolerance=0.001 prompt="五个 y 的总和是多少？"
 """
 
+# A notebook page whose solution spans cells: its text, a code cell (its output, a figure, a name only it
+# binds), and more text before the exercise's end.
+DRILL = {"nbformat": 4, "nbformat_minor": 5, "metadata": {"kernelspec": {
+    "name": "python3", "display_name": "Python 3", "language": "python"}}, "cells": [
+    {"cell_type": "markdown", "id": "a", "metadata": {}, "source":
+     "# 练习页\n\n::: exercise title=\"求和\"\n\n求 1 到 10 的和。\n\n::: solution\n\nNB-SECRET-TEXT 用公式。"},
+    {"cell_type": "code", "id": "b", "metadata": {}, "execution_count": None, "outputs": [], "source":
+     "import matplotlib.pyplot as plt\nnb_secret_value = sum(range(11))\nprint('NB-SECRET-OUT', nb_secret_value)\n"
+     "plt.plot([5, 1, 4])"},
+    {"cell_type": "markdown", "id": "c", "metadata": {}, "source": "NB-SECRET-TAIL 就是这样。\n\n::: end\n\n下一题。"},
+    {"cell_type": "code", "id": "d", "metadata": {}, "execution_count": None, "outputs": [], "source":
+     "shown_value = 3\nprint('NB-SHOWN-OUT', shown_value)"}]}
+SECRETS = [b"SECRET-ANSWER", b"NB-SECRET-TEXT", b"NB-SECRET-TAIL", b"NB-SECRET-OUT", b"nb_secret_value"]
+
 
 @pytest.fixture(scope="module")
 def builds(tmp_path_factory):
@@ -31,6 +45,7 @@ def builds(tmp_path_factory):
     root = tiny_site(tmp / "site")
     page = root / "content/index.md"
     page.write_text(page.read_text(encoding="utf-8") + PRACTICE, encoding="utf-8")
+    (root / "content/drill.ipynb").write_text(json.dumps(DRILL, ensure_ascii=False), encoding="utf-8")
     built = {}
     for mode, args in (("folded", ()), ("shown", ("--solutions",)), ("omitted", ("--no-solutions",))):
         result = run_build(root, tmp / mode, tmp / "cache", "--strict", *args)
@@ -57,21 +72,37 @@ def test_a_reader_s_build_folds_hints_and_the_solution_and_keeps_it_out_of_searc
 def test_the_instructor_s_build_differs_only_by_showing_them(builds):
     folded, shown = builds["folded"], builds["shown"]
     assert set(shown) == set(folded)
-    assert [p for p in folded if folded[p] != shown[p]] == ["index.html"]      # its notebook's text is the same
+    assert [p for p in folded if folded[p] != shown[p]] == ["drill.html", "index.html"]    # notebooks: the same text
     assert page_of(shown).replace(" open>", ">") == page_of(folded)
     assert page_of(shown).count('<details class="hint" open>') == 2
 
 
 def test_the_student_s_build_leaves_solutions_out_of_the_site_entirely(builds):
     folded, omitted = builds["folded"], builds["omitted"]
-    assert set(omitted) == set(folded)
-    assert not [p for p, data in omitted.items() if b"SECRET-ANSWER" in data]
-    assert [p for p in folded if folded[p] != omitted[p]] == ["index.html", "materials/tiny.ipynb"]
+    assert set(omitted) == set(folded) - {"drill/figure-01.png"}          # the solution's figure
+    assert sorted(p for p in folded if folded.get(p) != omitted.get(p)) == [
+        "drill.html", "drill/drill.ipynb", "drill/figure-01.png", "drill/results.json", "index.html",
+        "materials/tiny.ipynb"]
     def squeezed(text: str) -> str:
         return re.sub(r">\s+<", "><", text)
     without = re.sub(r'<details class="(solution|check-answer)".*?</details>', "", page_of(folded), flags=re.S)
     assert squeezed(page_of(omitted)) == squeezed(without)
     assert "SOLUTION-FREE-HINT" in page_of(omitted) and "<summary>解答</summary>" not in page_of(omitted)
+
+
+def test_no_file_of_the_student_s_build_holds_a_solution_a_notebook_page_s_included(builds):
+    folded, omitted = builds["folded"], builds["omitted"]
+    for secret in SECRETS:
+        assert [p for p, data in folded.items() if secret in data], secret      # (the test can fail)
+        assert not [p for p, data in omitted.items() if secret in data], secret
+    assert not {data for p, data in omitted.items() if p.endswith(".png")} & {folded["drill/figure-01.png"]}
+    cells = json.loads(omitted["drill/drill.ipynb"])["cells"]
+    assert ["".join(c["source"]) for c in cells] == [
+        '# 练习页\n\n::: exercise title="求和"\n\n求 1 到 10 的和。', "::: end\n\n下一题。",
+        "shown_value = 3\nprint('NB-SHOWN-OUT', shown_value)"]
+    assert "".join(cells[2]["outputs"][0]["text"]) == "NB-SHOWN-OUT 3\n"
+    assert json.loads(omitted["drill/results.json"])["shown_value"] == 3
+    assert b"NB-SHOWN-OUT" in omitted["drill.html"]
 
 
 def test_a_check_carries_the_computed_answer_its_tolerance_and_its_words(builds):

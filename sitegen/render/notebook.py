@@ -17,6 +17,7 @@ from ..project.config import SiteConfig
 from ..pages.page import Page
 from ..pages.prose import SiteMap, Unresolved, is_external, pretty_url, resolve_target, transform_prose
 from ..project.figurefonts import setup_code
+from .withheld import without_solutions
 
 ATTR_LIST = re.compile(r"\s*\{[#.][^}]*\}\s*$")
 
@@ -116,10 +117,12 @@ def build_notebook(cfg: SiteConfig, page: Page, art: Artifacts, sitemap: SiteMap
     }})
 
 
-def computed_notebook(cfg: SiteConfig, page: Page, art: Artifacts, sitemap: SiteMap, data: bytes) -> bytes:
+def computed_notebook(cfg: SiteConfig, page: Page, art: Artifacts, sitemap: SiteMap, data: bytes,
+                      solutions: str = "folded") -> bytes:
     """A notebook page's download: the teacher's notebook (`data`), its code cells' outputs those this
     build computed, with every representation; its Markdown with values filled in and links made
-    absolute to the published site."""
+    absolute to the published site. A student build (`solutions` omitted) leaves out what stands inside
+    solutions: their Markdown and their code cells, outputs and all (withheld.py)."""
     notebook = json.loads(data.decode("utf-8-sig"))
 
     def href(target: str) -> str:
@@ -130,18 +133,27 @@ def computed_notebook(cfg: SiteConfig, page: Page, art: Artifacts, sitemap: Site
         except Unresolved:          # a notebook the site lacks (the page shows the link's text): as written
             return target
         return f"{cfg.base_url}/{pretty_url(output)}" + (f"#{fragment}" if fragment else "")
-    cells, ran, count = [], iter(art.cells), 0
+    cells, ran, count, inside = [], iter(art.cells), 0, False
     for number, cell in enumerate(notebook.get("cells", [])):
         source = "".join(cell.get("source") or "") if isinstance(cell.get("source"), list) else cell.get("source") or ""
         cell = {**cell, "source": source, "id": cell.get("id") or f"cell-{number:02d}"}
         if cell.get("cell_type") == "markdown":
+            if solutions == "omitted":
+                source, inside = without_solutions(source, inside)
+                if not source.strip():
+                    continue
             cell["source"] = transform_prose(source, art.results, href, figure_block=lambda *a: "")
         elif cell.get("cell_type") == "code":
+            name = next(ran).name if source.strip() else None
+            if inside:
+                continue
             outputs = []
-            if source.strip():
+            if name is not None:
                 count += 1
-                outputs = [_nbformat_output(out, art, count) for out in art.outputs[next(ran).name].outputs]
-            cell.update(execution_count=count if source.strip() else None, outputs=outputs)
+                outputs = [_nbformat_output(out, art, count) for out in art.outputs[name].outputs]
+            cell.update(execution_count=count if name is not None else None, outputs=outputs)
+        elif inside:
+            continue
         cells.append(cell)
     return notebook_json({**notebook, "nbformat": 4, "nbformat_minor": max(5, notebook.get("nbformat_minor", 5)),
                           "cells": cells})

@@ -29,6 +29,7 @@ from .assets import PAGE_SCRIPTS, PREVIEW_SCRIPTS, publish_assets
 from .mathfont import formula_characters, subset
 from ..core.memo import Memo, digest
 from .search import INDEX, search_index
+from .withheld import results_without, withheld_cells, withheld_figures
 from ..core.sources import read_bytes
 
 
@@ -143,11 +144,16 @@ class Renderer:
     # -- labs ---------------------------------------------------------------
     def lab_files(self, art: Artifacts, page: Page) -> None:
         script = art.lab.script.relative_to(self.cfg.root).as_posix()       # (what a problem with them names)
+        withheld = self.withheld.get(art.lab.id, frozenset())
         for name in art.figures:
-            self.out.add(art.figure_path(name), art.stored(name), script)
+            if name not in withheld:
+                self.out.add(art.figure_path(name), art.stored(name), script)
         for name in art.hashes:
             if not name.endswith(".png"):
-                self.out.add(f"{art.lab.downloads}/{name}", art.stored(name), script)
+                data = None             # a notebook's results are its names: those only solutions bind go
+                if name == "results.json" and art.lab.script.suffix == ".ipynb":
+                    data = results_without(art, self.withheld_cells.get(art.lab.id, frozenset()))
+                self.out.add(f"{art.lab.downloads}/{name}", data or art.stored(name), script)
         if art.lab.notebook:
             # Rebuilt only when what it is made of changed: its page, its lab (its digest: a recompute
             # changes computed_at), site.yaml (words, descriptions), links, solutions, the generator.
@@ -163,13 +169,25 @@ class Renderer:
                 self.notebook_records[art.lab.id] = seen
             self.out.add(art.lab.notebook, notebook, page.source)
 
+    @functools.cached_property
+    def withheld_cells(self) -> dict[str, frozenset[str]]:
+        """Lab id -> its cells inside solutions, which a student build leaves out (withheld.py)."""
+        return {page.lab: withheld_cells(page, self.solutions) for page in self.pages if page.lab}
+
+    @functools.cached_property
+    def withheld(self) -> dict[str, frozenset[str]]:
+        """Lab id -> the figures a student build leaves out: those its withheld cells drew."""
+        return {lab: withheld_figures(self.artifacts[lab], cells)
+                for lab, cells in self.withheld_cells.items() if cells and lab in self.artifacts}
+
     def notebook(self, page: Page, art: Artifacts) -> bytes:
         """A lab's notebook download: a notebook page's own notebook with this build's outputs, or one
         made of its page's prose and its cells (notebook.py)."""
         from .notebook import build_notebook, computed_notebook
         if art.lab.script.suffix == ".ipynb":
             rel = page.source
-            return computed_notebook(self.cfg, page, art, self.sitemap, read_bytes(self.cfg.root / rel, rel, self.hashes))
+            return computed_notebook(self.cfg, page, art, self.sitemap, read_bytes(self.cfg.root / rel, rel, self.hashes),
+                                     self.solutions)
         return build_notebook(self.cfg, page, art, self.sitemap, self.solutions)
 
     @functools.cached_property
@@ -181,7 +199,8 @@ class Renderer:
         """The lecture's map as `page` shows it (blocks.py, ::: materials)."""
         items = []
         for other, art in self.sequence_items:
-            figure = next((f for f in art.figures if not f.endswith(NARROW)), None) if art else None
+            withheld = self.withheld.get(art.lab.id, ()) if art else ()
+            figure = next((f for f in art.figures if not f.endswith(NARROW) and f not in withheld), None) if art else None
             thumbnail = None
             if figure:
                 width, height = png_size(art.files[figure].read_bytes())

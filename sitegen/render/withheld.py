@@ -1,0 +1,85 @@
+"""What a student build (`--no-solutions`) withholds of a lab besides its page's text: every byte that
+holds a solution.
+
+A solution is what follows `::: solution` up to its exercise's `::: end` (blocks.hidden_blocks). In a
+notebook page that may span cells: the Markdown between the markers, and every code cell between
+them, with its outputs, its figures and the names only it binds (a notebook's results.json holds
+its names). The page leaves them out already; the notebook download, the lab's figures and its
+results.json must too, or a student reads the answer in a file beside the page.
+"""
+from __future__ import annotations
+
+import ast
+import json
+
+from ..labs.artifacts import Artifacts
+from ..pages.blocks import hidden_blocks
+from ..pages.content import DIRECTIVE
+from ..pages.page import Page
+
+
+def withheld_cells(page: Page, solutions: str) -> frozenset[str]:
+    """The names of the lab cells `page` shows inside solutions, when a build leaves solutions out."""
+    if solutions != "omitted":
+        return frozenset()
+    hidden = hidden_blocks(page, solutions)
+    return frozenset(block.args[0] for index, block in enumerate(page.blocks)
+                     if index in hidden and block.kind == "cell" and block.args)
+
+
+def withheld_figures(art: Artifacts, cells: frozenset[str]) -> frozenset[str]:
+    """The figures those cells drew (and their narrow variants), unless a cell shown drew one too."""
+    drawn = lambda shown: {f for name, out in art.outputs.items() if (name in cells) != shown for f in out.figures}
+    return frozenset(drawn(False) - drawn(True))
+
+
+def bound_names(source: str) -> set[str]:
+    """The top-level names a cell's code binds (assignments, imports, definitions, loop targets);
+    none for code that does not parse (a magic the harness rewrites binds nothing quotable)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+    return names
+
+
+def results_without(art: Artifacts, cells: frozenset[str]) -> bytes | None:
+    """A notebook lab's results.json without the names that only the withheld `cells` bind (its
+    names are its results), as the lab's store wrote it; None when it loses none."""
+    if not cells:
+        return None
+    only = set().union(*(bound_names(c.source) for c in art.cells if c.name in cells))
+    only -= set().union(*(bound_names(c.source) for c in art.cells if c.name not in cells))
+    results = json.loads(art.files["results.json"].read_bytes())
+    if not only & results.keys():
+        return None
+    provenance = results.get("provenance", {})
+    if "artifacts" in provenance:
+        gone = withheld_figures(art, cells)
+        provenance = {**provenance, "artifacts": {k: v for k, v in provenance["artifacts"].items() if k not in gone}}
+    kept = {k: v for k, v in results.items() if k not in only}
+    return json.dumps({**kept, **({"provenance": provenance} if provenance else {})}, indent=2).encode()
+
+
+def without_solutions(source: str, inside: bool) -> tuple[str, bool]:
+    """A notebook Markdown cell's text without what stands inside solutions (`inside`: whether a
+    solution is open as the cell starts), and whether one is open at its end."""
+    kept = []
+    for line in source.split("\n"):
+        marker = DIRECTIVE.match(line.strip())
+        kind = marker["kind"] if marker else None
+        if kind in ("end", "exercise"):
+            inside = False
+        if kind == "solution":
+            inside = True
+        elif not inside:
+            kept.append(line)
+    return "\n".join(kept), inside
