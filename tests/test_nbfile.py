@@ -7,7 +7,7 @@ import json
 import pytest
 
 from sitegen.core.errors import BuildError
-from sitegen.project.nbfile import read_notebook
+from sitegen.project.nbfile import parse_notebook, read_notebook
 
 
 GOOD_CELL = {"cell_type": "code", "source": "x = 1\n", "metadata": {}, "outputs": [], "execution_count": None}
@@ -56,3 +56,22 @@ def test_a_malformed_notebook_given_to_import_is_named_never_a_traceback(tmp_pat
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert done.stderr.startswith(f"error: {tmp_path}/nb.ipynb: cell 1: a cell is an object")
 
+
+
+@pytest.mark.parametrize("kernelspec, python", [
+    ({"name": "python3", "display_name": "Python 3", "language": "python"}, True),
+    ({"name": "python3", "display_name": "Python 3", "language": "python3"}, True),     # QuantEcon's lectures
+    ({"name": "xpython", "display_name": "Python 3.11 (XPython)", "language": "python"}, True),
+    ({"name": "conda-env-ml-py", "display_name": "Python [conda env:ml]", "language": "Python 3"}, True),
+    ({"name": "python3", "display_name": "Python 3"}, True),
+    ({"name": "ir", "display_name": "R", "language": "R"}, False),
+    ({"name": "julia-1.10", "display_name": "Julia 1.10", "language": "julia"}, False),
+])
+def test_any_kernelspec_jupyter_runs_as_python_is_read_and_another_language_is_named(tmp_path, kernelspec, python):
+    data = json.dumps({"cells": [], "metadata": {"kernelspec": kernelspec}, "nbformat": 4, "nbformat_minor": 5})
+    if python:
+        parse_notebook(data.encode(), "x.ipynb")
+        return
+    with pytest.raises(BuildError) as found:
+        parse_notebook(data.encode(), "x.ipynb")
+    assert str(found.value.problems[0]).startswith(f"x.ipynb: its kernel runs {kernelspec['language']} ({kernelspec['display_name']})")

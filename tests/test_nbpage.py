@@ -40,6 +40,11 @@ OTHERS = {
     "errors": [new_raw("---\nallow_errors: true\n---"),
                new_code("import matplotlib.style\nmatplotlib.style.use('seaborn')"), new_code("print('the rest runs')")],
     "prose": [new_markdown("# 只有文字\n\n$x^2$ 与 `代码`。")],
+    # Math as Chinese courses write it in Jupyter (each form seen in real notebooks), every one shown as math.
+    "math": [new_markdown("# 公式\n\n紧贴中文的$\\alpha$公式，带空格的 $ x + y $，括号 \\(\\beta\\)。\n"
+                          "段落中的公式\n$$\n\\sum_{i=1}^n x_i\n$$\n接着写。"),
+             new_markdown("\\begin{align}\na &= b + c \\\\\nd &= e\n\\end{align}\n\n方括号：\\[ E = mc^2 \\]\n\n"
+                          "代码 `$不是公式$` 与 5 元。")],
     "pasted": [PASTED, new_code("import matplotlib\nmatplotlib.use('nbagg')\nimport matplotlib.pyplot as plt\n"
                                 "plt.plot([1, 3])\nprint(matplotlib.get_backend() != 'nbagg')")],
     "again": [new_markdown("# 再存一次"), new_code(
@@ -279,6 +284,17 @@ def test_a_notebook_of_prose_only_is_a_page_without_a_lab(course):
     found = page(course, "prose.html")
     assert [h[2] for h in found.find("h1")] == ["只有文字"] and found.find("math") and not found.find("section")
     assert not (course / "dist/prose").exists()
+
+
+def test_math_in_markdown_cells_is_shown_as_jupyter_shows_it_and_none_left_raw(course):
+    found = page(course, "math.html")
+    formulas = found.find("math")
+    assert [m[1].get("display", "inline") for m in formulas] == [
+        "inline", "inline", "inline", "block", "block", "block"]
+    text = " ".join(p[2] for p in found.find("p") if not any(p[2] == m[2] for m in formulas))
+    raw = [mark for mark in ("$", "\\(", "\\[", "\\begin", "\\alpha") if mark in text.replace("$不是公式$", "")]
+    assert not raw, text
+    assert [c[2] for c in found.find("code")] == ["$不是公式$"]
 
 
 def test_pasted_images_and_an_interactive_backend_are_shown_as_jupyter_shows_them(course):

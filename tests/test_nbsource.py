@@ -40,3 +40,17 @@ def test_front_matter_is_a_raw_cell_at_the_top_and_its_lines_are_the_file_s():
     lines = text.splitlines()
     assert lines[source.meta_lines["data"] - 1].strip().startswith('"data: [a.csv]')
     assert all(cell.may_fail for cell in cells_of(source))
+
+
+def test_deepnote_s_heading_and_bullet_blocks_are_read_as_deepnote_shows_them():
+    """Deepnote keeps a heading as a text block without its '#' (the seed notebook's first cell): it is the
+    page's title, shown once, not a paragraph under the same title."""
+    book = nbformat.v4.new_notebook()
+    book.cells = [nbformat.v4.new_markdown_cell("编码器实验", metadata={"deepnote": {"type": "text-cell-h1"}}),
+                  nbformat.v4.new_markdown_cell("要点", metadata={"deepnote": {"type": "text-cell-h3"}}),
+                  nbformat.v4.new_markdown_cell("第一条", metadata={"deepnote": {"type": "text-cell-bullet"}}),
+                  nbformat.v4.new_markdown_cell("# 已有", metadata={"deepnote": {"type": "text-cell-h1"}}),
+                  nbformat.v4.new_code_cell("1")]
+    source = read(nbformat.writes(book).encode(), "content/x.ipynb")
+    assert source.meta["title"] == "编码器实验"
+    assert [c.text for c in source.cells if c.kind == "markdown"] == ["", "### 要点", "- 第一条", "# 已有"]

@@ -29,13 +29,13 @@ from ..project.cells import RAISES
 from ..core.errors import BuildError, Collector, Problem
 from ..project.needs import unlisted
 from ..project.nbfile import read_notebook
+from ..pages.jupytermath import site_math
 from ..pages.nbpage import IMAGE, pasted_output
-from ..project.nbsource import cell_name, slug
+from ..project.nbsource import cell_name, deepnote_text, slug
 from ..pages.prose import is_external
 from .scaffold import NewFiles, check_new_lab, lab_entry, page_path
 
 LINK = re.compile(r"(?<!!)\[(?P<text>[^\]]*)\]\((?P<target>[^)\s]+)(?P<title>\s+\"[^\"]*\")?\)")
-DEEPNOTE_HEADINGS = {"text-cell-h1": "# ", "text-cell-h2": "## ", "text-cell-h3": "### ", "text-cell-bullet": "- "}
 # IPython lines that mean nothing to a plain Python run: kept as comments.
 INERT = re.compile(r"^%(matplotlib|config|load_ext|reload_ext|autoreload|precision)\b")
 PIP = re.compile(r"^(%pip|!\s*pip3?|!\s*python3? -m pip|!\s*\{sys\.executable\} -m pip)\s+install\b")
@@ -152,9 +152,7 @@ def _convert(book: Notebook, data: dict, pages: dict, problems: Collector) -> No
         kind, text = cell.get("cell_type"), _text(cell.get("source"))
         metadata = cell.get("metadata") or {}
         if kind == "markdown":
-            deepnote = metadata.get("deepnote")
-            prefix = DEEPNOTE_HEADINGS.get(deepnote.get("type") if isinstance(deepnote, dict) else None, "")
-            text = prefix + text.strip() if prefix and not text.lstrip().startswith(prefix.strip()) else text.strip()
+            text = deepnote_text(text, metadata).strip()
             if not text:
                 continue
             if last_code and pasted_output(text):
@@ -166,7 +164,8 @@ def _convert(book: Notebook, data: dict, pages: dict, problems: Collector) -> No
                 book.title = book.title or first.lstrip("#").strip()
                 if first.lstrip("#").strip() == book.title:
                     text = rest.strip()
-            if text:
+            if text:                # (its math as Jupyter shows it, in the page's form)
+                text = "\n".join(line for line, _ in site_math(text.split("\n")))
                 book.cells.append(("markdown", _markdown(text, cell, number, book, pages, where, problems)))
         elif kind == "code":
             if not text.strip():

@@ -19,6 +19,7 @@ from pathlib import PurePosixPath
 
 from ..core.errors import BuildError, Problem
 from ..project.nbsource import SUFFIX, NotebookSource, load, notebooks, page_output, source_line
+from .jupytermath import site_math
 from .prose import LINK, is_external
 
 FENCE = re.compile(r"^\s*(```|~~~)\s*(?P<info>\S*)")
@@ -73,8 +74,9 @@ def page_text(source: NotebookSource, pages: frozenset = frozenset()) -> tuple[s
             continue
         after_code = cell.kind == "code" and bool(cell.text.strip())
         if cell.kind == "markdown" and cell.text.strip():
-            body = cell.text.split("\n")
-            numbers = [source_line(cell.lines, k) for k in range(1, len(body) + 1)]
+            numbers = [source_line(cell.lines, k) for k in range(1, cell.text.count("\n") + 2)]
+            rewritten = site_math(cell.text.split("\n"))          # Jupyter's math, in this site's form
+            body, numbers = [text for text, _ in rewritten], [numbers[k] for _, k in rewritten]
             for name, uri in cell.attachments:          # ![logo](attachment:logo.png), as Jupyter shows it
                 body = [text.replace(f"attachment:{name}", uri) for text in body]
             body = [_own(text, n, notes) for text, n in zip(body, numbers)]

@@ -37,10 +37,20 @@ def parse_notebook(raw: bytes, rel: str) -> dict:
     _check_shape(data, rel)
     metadata = data.get("metadata") or {}
     kernel = metadata.get("kernelspec") or {}
-    language = kernel.get("language") or (metadata.get("language_info") or {}).get("name", "python")
-    if language != "python":
-        raise BuildError(Problem(rel, 0, f"its kernel runs {language}: labs are Python notebooks"))
+    language = str(kernel.get("language") or (metadata.get("language_info") or {}).get("name") or "python")
+    if not runs_python(language, str(kernel.get("name") or "")):
+        raise BuildError(Problem(rel, 0, f"its kernel runs {language} ({kernel.get('display_name') or kernel.get('name')}): "
+                                         "notebook pages and labs run Python; save it with a Python kernel "
+                                         "(Kernel > Change Kernel in Jupyter)"))
     return data
+
+
+def runs_python(language: str, kernel: str) -> bool:
+    """Whether Jupyter runs a notebook of this kernelspec `language` and `kernel` name as Python: notebooks
+    name it many ways (python, python3, Python 3, ipython3; xeus-python's xpython; QuantEcon's python3)."""
+    said = language.lower().replace(" ", "").replace("-", "")
+    return said.startswith(("python", "ipython", "xpython")) or said in ("py", "py3") or (
+        not said and kernel.lower().startswith(("python", "xpython")))
 
 
 def _check_shape(data, rel: str) -> None:

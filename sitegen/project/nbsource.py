@@ -33,6 +33,21 @@ LAB_KEYS = {"data": list, "allow_errors": bool, "timeout": (int, float)}
 FRONT_RAW = re.compile(r"^\s*---\s*$")
 
 
+# Deepnote keeps a heading or a bullet as a text block whose source lacks the mark ("metadata":
+# {"deepnote": {"type": "text-cell-h1"}}) and draws it as one: the mark is put back.
+DEEPNOTE_MARKS = {"text-cell-h1": "# ", "text-cell-h2": "## ", "text-cell-h3": "### ", "text-cell-bullet": "- ",
+                  "text-cell-todo": "- [ ] ", "text-cell-callout": "> "}
+
+
+def deepnote_text(text: str, metadata: dict) -> str:
+    """A Markdown cell's text as Deepnote shows it: with the mark its block type stands for."""
+    deepnote = metadata.get("deepnote") if isinstance(metadata, dict) else None
+    mark = DEEPNOTE_MARKS.get(deepnote.get("type") if isinstance(deepnote, dict) else None, "")
+    if not mark or not text.strip() or text.lstrip().startswith(mark.strip()):
+        return text
+    return mark + text.lstrip()
+
+
 class NotebookCell(NamedTuple):
     kind: str                   # markdown, code or raw
     text: str
@@ -186,6 +201,8 @@ def read(data: bytes, rel: str) -> NotebookSource:
         metadata = raw.get("metadata") or {}
         tags = tuple(metadata.get("tags") or ())
         name = ""
+        if kind == "markdown":
+            source = deepnote_text(source, metadata)
         if kind == "code":
             name = cell_name(raw, metadata, f"cell-{number}", names)
             names.add(name)

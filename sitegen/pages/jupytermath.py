@@ -1,0 +1,102 @@
+"""Math in a notebook's Markdown cells as Jupyter shows it, written as this site's prose writes it.
+
+Jupyter (JupyterLab's and the classic notebook's Markdown, with MathJax) takes as math: `$…$`
+within a line, spaces inside or not, touching any character; `$$…$$` and `\\[…\\]` across lines,
+inside a paragraph or not; `\\(…\\)`; and a bare `\\begin{align}…\\end{align}` (or equation,
+gather, multline, eqnarray, alignat, with or without `*`). Code spans and fences are not math, nor
+an escaped `\\$`. This site's prose (prose.py) has `$…$` inline and a display formula as a line
+`$$…$$` of its own: each formula is rewritten into that form here, so that the page renders what
+Jupyter renders; the rest of each line is left as it was.
+"""
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+
+ENVIRONMENTS = "equation|align|alignat|gather|multline|eqnarray|flalign"
+MATH = re.compile(
+    r"(?P<code>(?P<ticks>`+).+?(?P=ticks))"                     # a code span: as it is
+    r"|(?P<escaped>\\\$)"                                       # \$: a dollar sign
+    r"|\$\$(?P<dollars>.+?)\$\$"                                # display, across lines too
+    r"|\\\[(?P<brackets>.+?)\\\]"
+    r"|(?P<environment>\\begin\{(?P<env>(?:" + ENVIRONMENTS + r")\*?)\}.+?\\end\{(?P=env)\})"
+    r"|\\\((?P<parens>.+?)\\\)"
+    r"|\$(?P<inline>[^$\n]*?[^\s$\\][^$\n]*?)\$",               # inline, in one line: not empty, not `$ $`
+    re.S)
+FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def site_math(lines: list[str]) -> list[tuple[str, int]]:
+    """A Markdown cell's lines with every formula in this site's form: each line, with the index of
+    the given line it starts at (a display formula across lines becomes one line)."""
+    out: list[tuple[str, int]] = []
+    prose: list[str] = []                       # lines outside code fences, not yet rewritten
+    start, fence = 0, None
+    for index, line in enumerate(lines + [None]):
+        opener = FENCE.match(line) if line is not None else None
+        if line is not None and fence is None and opener is None:
+            if not prose:
+                start = index
+            prose.append(line)
+            continue
+        if prose:
+            out += _rewritten(prose, start)
+            prose = []
+        if line is None:
+            break
+        if fence is None:
+            fence = opener[1]
+        elif line.strip().startswith(fence):
+            fence = None
+        out.append((line, index))
+    return out
+
+
+def _rewritten(lines: list[str], first: int) -> list[tuple[str, int]]:
+    """`lines` (the given lines from index `first`, outside fences) with their formulas rewritten."""
+    text = "\n".join(lines)
+    breaks = [i for i, c in enumerate(text) if c == "\n"]
+
+    def line_at(offset: int) -> int:
+        return first + bisect_left(breaks, offset)
+
+    out: list[tuple[str, int]] = []
+    line, number, done, ended = "", first, 0, False
+
+    def plain(upto: int) -> None:               # the text from `done` to `upto`, its line breaks kept
+        nonlocal line, number, done
+        offset = done
+        for k, part in enumerate(text[done:upto].split("\n")):
+            if k:
+                out.append((line, number))
+                line, number = "", line_at(offset)
+            line += part
+            offset += len(part) + 1
+        done = upto
+
+    for match in MATH.finditer(text):
+        if match["code"] or match["escaped"]:
+            continue
+        ended = False
+        tex = next(match[g] for g in ("dollars", "brackets", "environment", "parens", "inline") if match[g] is not None)
+        tex = " ".join(part.strip() for part in tex.split("\n") if part.strip())
+        if not tex:
+            continue
+        plain(match.start())
+        done = match.end()
+        if match["inline"] is not None or match["parens"] is not None:
+            line += f"${tex}$"
+            continue
+        if line.strip():                        # a display formula is a line of its own
+            out.append((line.rstrip(), number))
+        out.append((f"$${tex}$$", line_at(match.start())))
+        line, number = "", line_at(done)
+        rest = text[done:].split("\n", 1)[0]
+        if not rest.strip() and done + len(rest) < len(text):
+            done += len(rest) + 1               # its line ends with it
+            number = line_at(done)
+        ended = done >= len(text)
+    plain(len(text))
+    if line or not ended:
+        out.append((line, number))
+    return out

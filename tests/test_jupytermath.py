@@ -1,0 +1,28 @@
+"""Jupyter's Markdown math rewritten as this site's prose writes it (sitegen/pages/jupytermath.py): each form
+Jupyter renders becomes `$…$` or a `$$…$$` line, each line still knowing the line of the cell it came from."""
+from __future__ import annotations
+
+import pytest
+
+from sitegen.pages.jupytermath import site_math
+
+
+@pytest.mark.parametrize("cell, expected", [
+    ("紧贴中文的$\\alpha$公式", [("紧贴中文的$\\alpha$公式", 0)]),
+    ("和 $ x + y $ 空格", [("和 $x + y$ 空格", 0)]),
+    ("段落\n$$\nx^2\n+ 1\n$$\n接着", [("段落", 0), ("$$x^2 + 1$$", 1), ("接着", 5)]),
+    ("前 \\(a+b\\) 后 \\[ c \\] 尾", [("前 $a+b$ 后", 0), ("$$c$$", 0), (" 尾", 0)]),
+    ("\\begin{align}\na &= b\\\\\nc &= d\n\\end{align}", [("$$\\begin{align} a &= b\\\\ c &= d \\end{align}$$", 0)]),
+    ("\\begin{equation*}x\\end{equation*} 后", [("$$\\begin{equation*}x\\end{equation*}$$", 0), (" 后", 0)]),
+    ("code `$x$` and \\$5, costs $5", [("code `$x$` and \\$5, costs $5", 0)]),
+    ("```\n$ x $\n```\n$ y $", [("```", 0), ("$ x $", 1), ("```", 2), ("$y$", 3)]),
+    ("$a$ and $b$\n\nnext $c$", [("$a$ and $b$", 0), ("", 1), ("next $c$", 2)]),
+    ("$$x$$\n\n$$\ny\n$$\n", [("$$x$$", 0), ("", 1), ("$$y$$", 2)]),       # (the last empty line: none)
+])
+def test_each_formula_jupyter_renders_is_rewritten_and_each_line_keeps_its_origin(cell, expected):
+    assert site_math(cell.split("\n")) == expected
+
+
+def test_text_without_math_is_left_exactly_as_it_was():
+    lines = ["# 标题", "", "一段 *强调* 与 [链接](x.md)。", "    缩进的代码", "- 列表"]
+    assert site_math(lines) == [(line, k) for k, line in enumerate(lines)]
