@@ -160,8 +160,9 @@ def test_ipython_syntax_is_converted_where_python_has_a_meaning():
     source = "%pip install numpy\nlen?\n%timeit -n 10 sum(range(9))\nif True:\n    %config InlineBackend.figure_format = 'svg'"
     assert _python(source, 3, "nb.ipynb", problems).splitlines() == [
         "# %pip install numpy  (the build installs nothing: list the package in requirements.txt)",
-        "help(len)", "sum(range(9))  # was %timeit: run once, not timed",
-        "if True:", "    # %config InlineBackend.figure_format = 'svg'  (IPython only: not needed here)"]
+        "help(len)", "import timeit; print('%.3g s per loop' % (lambda n, s: s / n)(*timeit.Timer('sum(range(9))', "
+                     "globals=dict(globals())).autorange()))  # was %timeit",
+        "if True:", "    pass  # %config InlineBackend.figure_format = 'svg'  (IPython only: not needed here)"]
     assert not problems.problems
     _python("files = !ls\n%cd /tmp", 4, "nb.ipynb", problems)
     assert [str(p) for p in problems.problems] == [
@@ -169,6 +170,26 @@ def test_ipython_syntax_is_converted_where_python_has_a_meaning():
         "shell command): write it in Python, or delete it, and import again",
         "nb.ipynb: cell 4, line 2: `%cd /tmp` is IPython syntax with no plain-Python meaning (a magic or a "
         "shell command): write it in Python, or delete it, and import again"]
+
+
+def test_timeit_times_in_a_namespace_of_its_own_and_no_block_is_left_empty():
+    """As IPython does: `%timeit a, b = ...` assigns nothing of the notebook's (PDSH 02.07 uses the names
+    after), `%%timeit` never writes a '# %%' line (a cell marker of the percent script), and a shell
+    escape inside a block leaves a statement there."""
+    import contextlib
+    import io
+    from sitegen.core.errors import Collector
+    from sitegen.commands.importer import _python
+    problems = Collector()
+    cells = ["counts = 'the notebook s'\n%timeit -n 10 counts, edges = divmod(7, 2)", "%%timeit -n1 -r1 x = 3\ny = x * 2",
+             "if False:\n    !pip install foo\n    %matplotlib inline\ndone = True"]
+    script = "\n".join(_python(cell, k, "nb.ipynb", problems) for k, cell in enumerate(cells, 1))
+    assert "# %%" not in script and not problems.problems
+    names, printed = {}, io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(script, "lab.py", "exec"), names)
+    assert names["counts"] == "the notebook s" and "edges" not in names and "y" not in names and names["done"]
+    assert [line.split()[1:] for line in printed.getvalue().splitlines()] == [["s", "per", "loop"]] * 2
 
 
 @pytest.mark.parametrize("cells, expected", [

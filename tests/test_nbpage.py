@@ -40,6 +40,10 @@ OTHERS = {
     "errors": [new_raw("---\nallow_errors: true\n---"),
                new_code("import matplotlib.style\nmatplotlib.style.use('seaborn')"), new_code("print('the rest runs')")],
     "prose": [new_markdown("# 只有文字\n\n$x^2$ 与 `代码`。")],
+    # SymPy's way: a LaTeX and a PNG of one result (the page shows one of them; the download keeps both).
+    "symbolic": [new_markdown("# 符号"), new_code(
+        "import base64\nclass Integral:\n    def _repr_latex_(self):\n        return r'$\\displaystyle \\frac{x^{3}}{3}$'\n"
+        f"    def _repr_png_(self):\n        return base64.b64decode('{PIXEL}')\nIntegral()")],
     # Math as Chinese courses write it in Jupyter (each form seen in real notebooks), every one shown as math.
     "math": [new_markdown("# 公式\n\n紧贴中文的$\\alpha$公式，带空格的 $ x + y $，括号 \\(\\beta\\)。\n"
                           "段落中的公式\n$$\n\\sum_{i=1}^n x_i\n$$\n接着写。"),
@@ -295,6 +299,15 @@ def test_math_in_markdown_cells_is_shown_as_jupyter_shows_it_and_none_left_raw(c
     raw = [mark for mark in ("$", "\\(", "\\[", "\\begin", "\\alpha") if mark in text.replace("$不是公式$", "")]
     assert not raw, text
     assert [c[2] for c in found.find("code")] == ["$不是公式$"]
+
+
+def test_an_output_with_latex_and_a_png_is_shown_once_as_math_and_the_download_keeps_both(course):
+    found = page(course, "symbolic.html")
+    assert len(found.find("math")) == 1 and not found.find("img")
+    assert sorted(p.name for p in (course / "dist/symbolic").iterdir()) == ["results.json", "symbolic.ipynb"]
+    download = json.loads((course / "dist/symbolic/symbolic.ipynb").read_text(encoding="utf-8"))
+    data = download["cells"][1]["outputs"][0]["data"]
+    assert sorted(data) == ["image/png", "text/latex", "text/plain"] and data["image/png"] == PIXEL
 
 
 def test_pasted_images_and_an_interactive_backend_are_shown_as_jupyter_shows_them(course):

@@ -42,6 +42,7 @@ PIP = re.compile(r"^(%pip|!\s*pip3?|!\s*python3? -m pip|!\s*\{sys\.executable\} 
 TIMED = re.compile(r"^%(time|timeit)\s+((-\w+\s+\S+\s+|-\w\s+)*)(?P<code>.+)$")
 HELP = re.compile(r"^(\?\??(?P<before>[\w.]+)|(?P<after>[\w.]+)\?\??)\s*$")
 CELL_MAGIC = re.compile(r"^%%(time|timeit|capture)\b")
+TIMEIT_OPTIONS = re.compile(r"(?<!\S)-(?:[nr]\s*\d+|[qcto]|p\s*\d+)(?!\S)")
 
 
 @dataclass
@@ -252,20 +253,27 @@ def _python(source: str, number: int, where: str, problems: Collector) -> str:
     except SyntaxError:
         pass
     lines = source.splitlines()
-    if lines and CELL_MAGIC.match(lines[0]):
-        lines[0] = f"# {lines[0]}  (IPython only: the cell runs as it is)"
+    if lines and (match := CELL_MAGIC.match(lines[0])) and match[1] == "timeit":
+        setup = TIMEIT_OPTIONS.sub("", lines[0][len("%%timeit"):]).strip()
+        return _timed("\n".join(lines[1:]), "%%timeit", setup)
+    if lines and CELL_MAGIC.match(lines[0]):        # (never "# %%": that would start a cell of the script)
+        lines[0] = f"# IPython only, the cell runs as it is: {lines[0]}"
     elif lines and lines[0].startswith("%%"):
         problems.add(where, 0, f"cell {number}: {lines[0].split()[0]} makes the cell something other than "
                                "Python; a lab's cells are Python: rewrite it in Python, or delete it, and import again")
     out = []
     for k, line in enumerate(lines, 1):
         indent, code = line[: len(line) - len(line.lstrip())], line.strip()
+        # (`pass` in a block: a comment alone would leave `if ...:` with nothing in it)
         if INERT.match(code):
-            line = f"{indent}# {code}  (IPython only: not needed here)"
+            line = f"{indent}{'pass  ' if indent else ''}# {code}  (IPython only: not needed here)"
         elif PIP.match(code):
-            line = f"{indent}# {code}  (the build installs nothing: list the package in requirements.txt)"
-        elif match := TIMED.match(code):
-            line = f"{indent}{match['code']}  # was %{code[1:].split()[0]}: run once, not timed"
+            line = f"{indent}{'pass  ' if indent else ''}# {code}  (the build installs nothing: list the package " \
+                   "in requirements.txt)"
+        elif (match := TIMED.match(code)) and code.startswith("%timeit"):
+            line = indent + _timed(match["code"], "%timeit")
+        elif match:
+            line = f"{indent}{match['code']}  # was %time: run once"
         elif match := HELP.match(code):
             line = f"{indent}help({match['before'] or match['after']})"
         elif code.startswith(("%", "!")) or re.match(r"^[\w.,\s]+=\s*[%!]", code):
@@ -274,6 +282,14 @@ def _python(source: str, number: int, where: str, problems: Collector) -> str:
                                    "and import again")
         out.append(line)
     return "\n".join(out)
+
+
+def _timed(code: str, magic: str, setup: str = "") -> str:
+    """`%timeit` as plain Python: the statement timed in a namespace of its own (a copy of the
+    notebook's), as IPython times it, so that what it assigns is not the notebook's; the time printed."""
+    setup_part = f", setup={setup!r}" if setup else ""
+    return (f"import timeit; print('%.3g s per loop' % (lambda n, s: s / n)(*timeit.Timer({code!r}{setup_part}, "
+            f"globals=dict(globals())).autorange()))  # was {magic}")
 
 
 # -- writing ---------------------------------------------------------------------

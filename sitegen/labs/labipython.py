@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
 ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")        # an object's address differs every run: not shown
 IMAGES = {"image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/svg+xml": "svg"}
+# The representations a page shows, in JupyterLab's order of preference (pages/outputs.py): one per output.
+RICH = ("text/html", "text/markdown", "text/latex", "image/png", "image/jpeg", "image/gif", "image/svg+xml")
 SHELL_REFUSED = ("shell commands ({command}) do not run in the build, which runs only Python: "
                  "use Python instead (pathlib.Path('.').iterdir(), subprocess.run([...]) for a program "
                  "the lab needs), or delete the line")
@@ -156,13 +158,17 @@ class NotebookShell:
 
     def _kept(self, data: dict) -> dict | None:
         """A display's representations as the build keeps them: text as text (addresses left out),
-        a figure or image as the file it was saved to."""
+        a figure or image as the file it was saved to when the page shows it; an image the page does not
+        show (SymPy's PNG beside its LaTeX) stays in the output as Jupyter keeps it, for the download only."""
         kept = {}
+        shown = next((mime for mime in RICH if mime in data), None)
         for mime, value in data.items():
             if mime == "image/png" and isinstance(value, bytes) and value.startswith(b"figure:"):
                 name = value[len(b"figure:"):].decode()
                 return {"image/svg+xml": {"file": name}} if name.endswith(".svg") else {"figure": name}
-            if mime in IMAGES:
+            if mime in IMAGES and mime != shown:
+                kept[mime] = base64.b64encode(value).decode("ascii") if isinstance(value, bytes) else value
+            elif mime in IMAGES:
                 raw = value.encode() if mime == "image/svg+xml" and isinstance(value, str) else value
                 if isinstance(raw, str):
                     raw = base64.b64decode(raw)

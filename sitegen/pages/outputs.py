@@ -14,7 +14,8 @@ import re
 
 from markupsafe import Markup
 
-RICH = ("text/html", "text/markdown", "text/latex", "image/png", "image/jpeg", "image/gif", "image/svg+xml")
+from ..labs.labipython import RICH
+
 INTERACTIVE = ("application/vnd.jupyter.widget-view+json", "application/javascript")
 TAGS = {"a", "abbr", "b", "bdi", "bdo", "blockquote", "br", "caption", "cite", "code", "col", "colgroup", "dd",
         "del", "details", "dfn", "div", "dl", "dt", "em", "figcaption", "figure", "h1", "h2", "h3", "h4", "h5",
