@@ -310,6 +310,16 @@ def test_an_output_with_latex_and_a_png_is_shown_once_as_math_and_the_download_k
     assert sorted(data) == ["image/png", "text/latex", "text/plain"] and data["image/png"] == PIXEL
 
 
+def test_a_notebook_cell_is_named_by_its_number_and_its_stamp_is_one_short_line(course):
+    """Not by its Jupyter id (a hex string to a reader, once a 32-digit one on every cell)."""
+    found = page(course)
+    sources = [p[2] for p in found.find("p", **{"class": "cell-source"})]
+    assert sources == [f"linreg.ipynb 的第 {n} 个代码单元" for n in range(1, len(sources) + 1)] and len(sources) == 5
+    assert [s[1]["aria-label"] for s in found.find("section", **{"class": "cell"})][:2] == ["代码单元 1", "代码单元 2"]
+    stamps = {p[2] for p in found.find("p", **{"class": "stamp"})}
+    assert len(stamps) == 1 and stamps.pop().startswith("运行结果 · ") and len(stamps) == 0
+
+
 def test_pasted_images_and_an_interactive_backend_are_shown_as_jupyter_shows_them(course):
     import base64
     found = page(course, "pasted.html")

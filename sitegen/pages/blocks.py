@@ -61,7 +61,8 @@ def word_html(word: str, **values) -> Markup:
 
 
 def stamp(words: dict, provenance: dict) -> str:
-    """The line above a cell's saved output: when and with what it was computed."""
+    """The line above a cell's saved output: when it was computed (with what: the page's footer says; the
+    site's words may say it here too, with {python}, {numpy} and {matplotlib})."""
     when = provenance["computed_at"].replace("T", " ").replace("Z", " UTC")
     return words["stamp"].format(when=when, python=provenance["python"], numpy=provenance["numpy"],
                                  matplotlib=provenance["matplotlib"])
@@ -79,12 +80,15 @@ def _render_cell(r, page: Page, block: Block, art: Artifacts) -> str:
     notebook = (Markup('<a href="{}" download>{}</a>').format(relative_url(page.output, art.lab.notebook),
                                                                art.lab.notebook.rsplit("/", 1)[-1])
                 if art.lab.notebook else art.lab.title)
-    source_line = word_html(r.words["cell_source"], notebook=notebook, number=number, name=code(cell.name))
+    # A notebook page's cell is named by its Jupyter id (a hex string to a reader): it is said by its number.
+    jupyter_id = art.lab.script.suffix == ".ipynb"
+    source_line = word_html(r.words["notebook_cell_source" if jupyter_id else "cell_source"], notebook=notebook,
+                            number=number, name=code(cell.name))
     output = art.outputs[cell.name]
     shown = _rich_outputs(r, page, block, art, cell, number) if output.outputs else None
     return r.render_template(
         "partials/cell.html", name=cell.name, code=highlighted(r.memo, cell.source), source_line=source_line,
-        label=r.words["code_cell"].format(name=cell.name), stdout=output.stdout, value=output.value,
+        label=r.words["code_cell"].format(name=number if jupyter_id else cell.name), stdout=output.stdout, value=output.value,
         error=output.error, value_label=r.words["cell_value"], error_label=r.words["cell_error"],
         stamp=stamp(r.words, art.provenance), show_output=r.words["show_output"], outputs=shown,
         collapsed=block.options.get("output") == "collapsed")
