@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.util
 import os
 import posixpath
 import re
@@ -194,7 +195,12 @@ def load_config(root: Path, memo=None, hashes: dict[str, str] | None = None) -> 
     figure_fonts = site.get("figure_fonts", list, [], required=False)
     for i, spec in enumerate(figure_fonts):
         if not (isinstance(spec, str) and figurefonts.locate(spec)):
+            parsed = figurefonts.parse(spec) if isinstance(spec, str) else None
+            installed = parsed is not None and importlib.util.find_spec(parsed[0]) is not None
             problems.add(rel, site.key_line("figure_fonts") + 1 + i,
+                         f"site.figure_fonts[{i}]: the package {parsed[0]} that holds the font {spec!r} is not "
+                         f"installed: run `pip install {parsed[0]}` (and keep it in requirements.txt)"
+                         if parsed is not None and not installed else
                          f"site.figure_fonts[{i}]: no font file {spec!r} in an installed package: write it as "
                          f"{figurefonts.FONT_SPEC} and list the package in requirements.txt")
     site.finish()

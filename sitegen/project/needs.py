@@ -41,7 +41,27 @@ def listed(root: Path) -> set[str]:
             elif (match := REQUIREMENT.match(line)) and not line.startswith("-"):
                 names.add(_canonical(match[1]))
     read(root / "requirements.txt")
-    return names
+    return names | _installed_with(names)
+
+
+def _installed_with(names: set[str]) -> set[str]:
+    """What pip installs with the distributions `names` (their requirements, theirs in turn), as far
+    as they are installed here: the generator brings NumPy, Matplotlib and IPython, which a course that
+    lists the generator need not list again."""
+    from importlib import metadata
+    found, todo = set(), list(names)
+    while todo:
+        try:
+            requires = metadata.requires(todo.pop()) or []
+        except metadata.PackageNotFoundError:
+            continue
+        for requirement in requires:
+            if re.search(r"\bextra\s*==", requirement):
+                continue                    # (an optional extra: not installed with it)
+            if (match := REQUIREMENT.match(requirement)) and (name := _canonical(match[1])) not in found | names:
+                found.add(name)
+                todo.append(name)
+    return found
 
 
 def imported(source: str) -> list[tuple[str, int]]:
