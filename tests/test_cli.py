@@ -47,7 +47,8 @@ def test_pip_install_gives_the_sitegen_command_that_builds_a_course_in_its_folde
     import shutil
     prefix, source = tmp_path / "prefix", tmp_path / "source"      # (pip builds in the folder: not in ours)
     shutil.copytree(REPO / "sitegen", source / "sitegen", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(REPO / "pyproject.toml", source)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(REPO / name, source)
     # (pip builds it with the setuptools pyproject.toml asks for, from the package registry)
     installed = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--prefix", str(prefix),
                                 str(source)], capture_output=True, text=True, timeout=300, cwd=tmp_path)

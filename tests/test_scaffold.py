@@ -98,7 +98,7 @@ def test_a_new_site_builds_strictly_at_once_with_its_map_guide_lab_and_deploy_fi
                      "content/lab01.md", "requirements.txt", "site.yaml", "tools/package-lock.json",
                      "tools/package.json"]
     assert (root / ".ci/pages-build").stat().st_mode & 0o111                   # runnable
-    assert "sitegen @ " in (root / "requirements.txt").read_text(encoding="utf-8")
+    assert "computed-course @ " in (root / "requirements.txt").read_text(encoding="utf-8")
     assert not (root / "sitegen").exists() and len((root / "build.py").read_text(encoding="utf-8").splitlines()) < 15
     readme = (root / "README.md").read_text(encoding="utf-8")
     assert readme.startswith("# 第三讲 · 从线性回归到梯度下降\n\n```sh\npython3 -m venv .venv && .venv/bin/pip install -r "
@@ -172,18 +172,18 @@ def test_the_new_site_names_the_generator_as_it_was_installed(tmp_path, monkeypa
         def read_text(self, name):
             return json.dumps(self.direct) if name == "direct_url.json" and self.direct else None
     cases = [({"url": "https://github.com/o/sitegen", "vcs_info": {"vcs": "git", "commit_id": "ab12"}},
-              "sitegen @ git+https://github.com/o/sitegen@ab12", 0),
-             ({"url": "file:///home/t/sitegen", "dir_info": {}}, "sitegen @ file:///home/t/sitegen", 1),
-             ({"url": "https://example.org/sitegen-0.1.0.tar.gz", "archive_info": {}},
-              "sitegen @ https://example.org/sitegen-0.1.0.tar.gz", 0),
-             (None, "sitegen==0.1.0", 0)]
+              "computed-course @ git+https://github.com/o/sitegen@ab12", 0),
+             ({"url": "file:///home/t/sitegen", "dir_info": {}}, "computed-course @ file:///home/t/sitegen", 1),
+             ({"url": "https://example.org/computed_course-0.1.0.tar.gz", "archive_info": {}},
+              "computed-course @ https://example.org/computed_course-0.1.0.tar.gz", 0),
+             (None, "computed-course==0.1.0", 0)]
     for direct, line, notes in cases:
         monkeypatch.setattr(metadata, "distribution", lambda name, direct=direct: Installed(direct))
         named, said = generator_requirement(tmp_path)        # (tmp_path: no checkout there)
         assert named == line and len(said) == notes, (named, said)
     git = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True)
     requirement, _ = generator_requirement(REPO)             # a checkout: its origin at its commit, else its folder
-    assert requirement in (f"sitegen @ {REPO.as_uri()}",) or requirement.endswith(f"@{git.stdout.strip()}")
+    assert requirement in (f"computed-course @ {REPO.as_uri()}",) or requirement.endswith(f"@{git.stdout.strip()}")
 
 
 def test_a_new_site_that_fails_leaves_no_file_nor_folder_behind(tmp_path, monkeypatch):
@@ -198,3 +198,32 @@ def test_a_new_site_that_fails_leaves_no_file_nor_folder_behind(tmp_path, monkey
         with pytest.raises(BuildError):
             scaffold.new_site(folder)
     assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == ["empty"]
+
+
+def test_a_course_starts_in_the_folder_that_holds_its_virtualenv_and_nowhere_else_with_files(tmp_path):
+    """README's way: the folder, its .venv (and git) first, then `new site .` there."""
+    from sitegen.commands.scaffold import new_site
+    from sitegen.core.errors import BuildError
+    (tmp_path / "course/.venv/bin").mkdir(parents=True)
+    (tmp_path / "course/.git").mkdir()
+    made, _ = new_site(tmp_path / "course")
+    assert "site.yaml" in made and (tmp_path / "course/.venv/bin").is_dir()
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other/notes.txt").write_text("mine\n", encoding="utf-8")
+    with pytest.raises(BuildError, match="is not an empty folder"):
+        new_site(tmp_path / "other")
+    assert sorted(p.name for p in (tmp_path / "other").iterdir()) == ["notes.txt"]
+
+
+@pytest.mark.parametrize("line", ["computed-course @ file:///home/t/generator", "-e ../generator", "./generator",
+                                  "/home/t/generator", "computed-course @ file:../generator"])
+def test_pages_build_refuses_a_requirement_that_names_a_path_on_this_machine(tmp_path, line):
+    """It resolves here and never on Cloudflare Pages: the simulation fails as Pages would, saying why."""
+    root, _ = _new_site(tmp_path)
+    (root / "requirements.txt").write_text(f"{line}\nnumpy\n", encoding="utf-8")
+    for args in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit",
+                                                 "-qm", "course"]):
+        subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+    done = subprocess.run(["bash", ".ci/pages-build"], cwd=root, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "requirements.txt names a path on this machine" in done.stderr, done.stderr
+    assert f"1:{line}" in done.stderr

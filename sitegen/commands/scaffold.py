@@ -162,6 +162,7 @@ def _lab_files(lab_id: str, page: str, title: str) -> tuple[dict[str, str], str]
 
 
 SITE = STARTERS / "site"        # a course, as `new site` writes it (its text's __NAMES__ filled in)
+SET_UP = (".venv", ".git")      # what a folder may hold already: the virtualenv the generator came in, git
 
 
 def new_site(folder: Path, title: str | None = None) -> tuple[list[str], list[str]]:
@@ -170,7 +171,7 @@ def new_site(folder: Path, title: str | None = None) -> tuple[list[str], list[st
     requirements.txt naming this generator, the deploy workflow, .ci/pages-build and a README.
     Returns the files written and notes for the teacher; on any failure nothing is left."""
     folder = Path(folder)
-    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+    if folder.exists() and (not folder.is_dir() or any(p.name not in SET_UP for p in folder.iterdir())):
         raise BuildError(Problem(str(folder), 0, "is not an empty folder: name a new one (nothing was written)"))
     import yaml
     defaults = yaml.safe_load((STARTERS / "new-site.yaml").read_text(encoding="utf-8"))
@@ -203,10 +204,14 @@ def new_site(folder: Path, title: str | None = None) -> tuple[list[str], list[st
     return made, notes
 
 
+DISTRIBUTION = "computed-course"     # the generator on PyPI (pyproject.toml: `sitegen` is another project's there)
+
+
 def generator_requirement(here: Path = Path(__file__).resolve().parents[2]) -> tuple[str, list[str]]:
     """requirements.txt's line for this generator (`here`: the folder that holds sitegen/), as exactly
-    as it can be named: a checkout's repository at its commit, else how pip installed it (PEP 610's
-    direct_url.json); and notes."""
+    as Cloudflare Pages' builder can install it: the release installed from a package index, by name and
+    version; a checkout's public repository at its commit; else how pip installed it (PEP 610's
+    direct_url.json); and notes. A folder of this machine is named only with a note that says so."""
     import subprocess
     from importlib import metadata
     if (here / "pyproject.toml").is_file():               # run from a checkout
@@ -218,23 +223,38 @@ def generator_requirement(here: Path = Path(__file__).resolve().parents[2]) -> t
             return done.stdout.strip() if done.returncode == 0 else ""
         url, commit = git("remote", "get-url", "origin"), git("rev-parse", "HEAD")
         if url.startswith(("https://", "ssh://", "git@")) and commit:
-            return f"sitegen @ git+{url}@{commit}", []
+            return f"{DISTRIBUTION} @ git+{url}@{commit}", []
         return _local(here.as_uri())
     try:
-        installed = metadata.distribution("sitegen")
+        installed = metadata.distribution(DISTRIBUTION)
     except metadata.PackageNotFoundError:
         return _local(here.as_uri())
     direct = json.loads(installed.read_text("direct_url.json") or "null")
-    if direct is None:
-        return f"sitegen=={installed.version}", []
+    if direct is None:                                    # from an index: PyPI, as Pages' builder installs it
+        return f"{DISTRIBUTION}=={installed.version}", []
     if "vcs_info" in direct:
-        return f"sitegen @ git+{direct['url']}@{direct['vcs_info']['commit_id']}", []
+        return f"{DISTRIBUTION} @ git+{direct['url']}@{direct['vcs_info']['commit_id']}", []
     if direct["url"].startswith("file:"):
         return _local(direct["url"])
-    return f"sitegen @ {direct['url']}", []
+    return f"{DISTRIBUTION} @ {direct['url']}", []
 
 
 def _local(url: str) -> tuple[str, list[str]]:
-    return f"sitegen @ {url}", [f"requirements.txt names the generator by a folder on this machine ({url}), which "
-                                "Cloudflare Pages and GitHub cannot reach: before you deploy, name its repository "
-                                "instead, as sitegen @ git+https://github.com/OWNER/REPO@COMMIT"]
+    return f"{DISTRIBUTION} @ {url}", [
+        f"requirements.txt names the generator by a path on this machine ({url}), which Cloudflare Pages and "
+        f"GitHub cannot reach, and .ci/pages-build refuses: before you deploy, name a release instead "
+        f"({DISTRIBUTION}=={_version()}, once it is on PyPI) or the generator's public repository at a commit "
+        f"({DISTRIBUTION} @ git+https://github.com/OWNER/REPO@COMMIT)"]
+
+
+def _version() -> str:
+    """This generator's version, as pyproject.toml gives it (read from the checkout, else the installed one)."""
+    from importlib import metadata
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    if pyproject.is_file():
+        import tomllib
+        return tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["version"]
+    try:
+        return metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        return "VERSION"
