@@ -256,3 +256,11 @@ def installed_reads(modules) -> dict[str, str]:
 def without_installed(reads: dict[str, str]) -> dict[str, str]:
     """A frozen lab's reads that hold whatever versions the build runs with (freeze.py)."""
     return {rel: seen for rel, seen in reads.items() if not rel.startswith(INSTALLED)}
+
+
+def project_files_read(reads: dict, besides: str, hashes: dict[str, str]) -> list[str]:
+    """The course's own files (`hashes`: the build's snapshot of its sources) among a run's `reads`,
+    other than `besides` (the notebook itself), none hidden or under a hidden folder: what a student's
+    rerun needs beside the notebook (render/archive.py)."""
+    return sorted(rel for rel in reads if rel in hashes and rel != besides
+                  and not any(part.startswith(".") for part in rel.split("/")))

@@ -46,6 +46,11 @@ class Lab(NamedTuple):
     display: str = "script"       # "jupyter": a cell also shows its last expression and open figures
     data: tuple = ()              # (name in its folder, project path) of files copied in before it runs
 
+    @property
+    def archive(self) -> str:
+        """Output path of a notebook page's download with the files its run read (render/archive.py)."""
+        return self.notebook.rsplit(".", 1)[0] + ".zip"
+
 
 class Vocabulary(NamedTuple):
     """The site's words that are not prose (sitegen/project/vocabulary.yaml, then site.yaml's `vocabulary:`)."""
@@ -337,6 +342,11 @@ def _defaults(memo=None) -> dict:
     return load_generator_yaml(read_text(DEFAULT_VOCABULARY, "sitegen/project/vocabulary.yaml"), memo)
 
 
+# Names the build fills into a word that its default text leaves out (blocks.stamp: the versions, which the
+# page's footer says once; a site may say them at every cell too).
+MORE_NAMES = {"stamp": {"python", "numpy", "matplotlib"}}
+
+
 def _placeholders(text: str) -> set[str]:
     return {name for _, name, _, _ in Formatter().parse(text) if name is not None}
 
@@ -362,9 +372,10 @@ def _vocabulary(data, rel: str, problems: Collector, parent_line: int, memo=None
                 problems.add(rel, line, f"{where}: no such word" + (f" (did you mean {' or '.join(close)}?)"
                                                                     if close else "")
                              + "; the words are listed in sitegen/project/vocabulary.yaml")
-            elif part == "words" and not _placeholders(value) <= _placeholders(defaults["words"][key]):
-                problems.add(rel, line, f"{where} may use only {', '.join(sorted(_placeholders(defaults['words'][key]))) or 'no'} "
-                                        f"{{names}}, not {', '.join(sorted(_placeholders(value) - _placeholders(defaults['words'][key])))}")
+            elif part == "words" and not _placeholders(value) <= (allowed := _placeholders(defaults["words"][key])
+                                                                  | MORE_NAMES.get(key, set())):
+                problems.add(rel, line, f"{where} may use only {', '.join(sorted(allowed)) or 'no'} "
+                                        f"{{names}}, not {', '.join(sorted(_placeholders(value) - allowed))}")
         merged[part] = {**defaults[part], **{str(k): v for k, v in given.items() if isinstance(v, str)}}
     site.finish()
     return Vocabulary(**merged)

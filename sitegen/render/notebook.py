@@ -155,6 +155,11 @@ def computed_notebook(cfg: SiteConfig, page: Page, art: Artifacts, sitemap: Site
         elif inside:
             continue
         cells.append(cell)
+    setup = setup_code(cfg.figure_fonts, cfg.vocabulary.words["figure_fonts"]) if art.figures else ""
+    if setup:           # the fonts the build drew its figures with, before its first code cell, as a lab's has
+        first = next((k for k, cell in enumerate(cells) if cell.get("cell_type") == "code"), len(cells))
+        cells.insert(first, {"cell_type": "code", "execution_count": None, "id": "figure-fonts",
+                             "metadata": {"name": "figure-fonts"}, "outputs": [], "source": setup})
     return notebook_json({**notebook, "nbformat": 4, "nbformat_minor": max(5, notebook.get("nbformat_minor", 5)),
                           "cells": cells})
 
