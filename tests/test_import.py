@@ -292,8 +292,8 @@ def test_a_notebook_that_imports_what_is_not_installed_says_what_to_do(tmp_path)
     (tmp_path / "nb.ipynb").write_text(notebook([code("import no_such_package_here\nx = 1")]), encoding="utf-8")
     done = run_import(root, tmp_path / "nb.ipynb", "--cache", str(tmp_path / "cache"))
     assert done.returncode == 1 and "Traceback" not in done.stderr
-    assert "No module named 'no_such_package_here' (no_such_package_here is not installed here: install the " \
-           "package that provides it" in done.stderr
+    assert "nb.ipynb: cell 1, line 1: imports no_such_package_here, which is not installed here" in done.stderr
+    assert "install what the labs import: pip install no_such_package_here" in done.stderr
 
 
 @pytest.mark.slow      # (three imports and a build)

@@ -175,10 +175,15 @@ def test_a_prose_edit_reuses_the_lab_and_a_code_edit_runs_it(course, tmp_path):
 
 @pytest.mark.parametrize("cells, expected", [
     ([new_markdown("# 出错"), new_code("x = 1"), new_code("y = 1\n[1, 2].shape")],
-     ":{line}: lab lessons-broken failed: cell 3: AttributeError: 'list' object has no attribute 'shape'"),
-    ([new_code("!ls -l")], ":{line}: lab lessons-broken failed: cell 1: shell commands (!ls -l) do not run"),
+     ":{line}: lab lessons-broken failed: code cell 2: AttributeError: 'list' object has no attribute 'shape'"),
+    ([new_code("!ls -l")], ":{line}: lab lessons-broken failed: code cell 1: shell commands (!ls -l) do not run"),
     ([new_code("open('missing.txt').read()")], "it runs in its own folder, as in Jupyter: there is no /"),
     ([new_raw("---\ndata: [../secret.txt]\n---"), new_code("1")], "must be a file inside the notebook's folder"),
+    ([new_raw("---\ntimeout: 1\n---"), new_code("import time\ntime.sleep(30)")],
+     "raise its `timeout:` (seconds) in the notebook's front matter (a raw cell at its top"),
+    ([new_markdown("# 缺包"), new_code("%matplotlib inline\nimport nowhere_to_be_found\nimport numpy"),
+      new_code("from sklearn_absent.linear_model import Ridge")],
+     "content/lessons/broken.ipynb:{line}: code cell 1, line 2: imports nowhere_to_be_found, which is not installed"),
 ])
 def test_a_mistake_in_a_notebook_is_named_at_its_line_in_the_file(tmp_path, cells, expected):
     root = tiny_site(tmp_path / "site")
@@ -186,14 +191,15 @@ def test_a_mistake_in_a_notebook_is_named_at_its_line_in_the_file(tmp_path, cell
     result = run_build(root, root / "dist", root / ".cache")
     assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
     text = (root / "content/lessons/broken.ipynb").read_text(encoding="utf-8").splitlines()
-    line = next((n for n, t in enumerate(text, 1) if "[1, 2].shape" in t or "!ls" in t), 0)
+    line = next((n for n, t in enumerate(text, 1) if "[1, 2].shape" in t or "!ls" in t or "nowhere_" in t), 0)
     assert "content/lessons/broken.ipynb" + expected.format(line=line) in result.stderr \
-        if expected.startswith(":") else expected in result.stderr, result.stderr
+        if expected.startswith(":") else expected.format(line=line) in result.stderr, result.stderr
 
 
 @pytest.mark.slow      # (several builds in a row)
 def test_a_notebook_reads_its_neighbours_as_in_jupyter_and_a_new_one_runs_it_again(tmp_path):
-    """Undeclared: read where they are (as Jupyter's working folder has them), recorded, never published."""
+    """Undeclared: read where they are (as Jupyter's working folder has them), recorded, published only in
+    the notebook's archive (render/archive.py), at the paths they were read from."""
     root = tiny_site(tmp_path / "site")
     (root / "content/data").mkdir()
     (root / "content/data/shared.txt").write_text("7", encoding="utf-8")
@@ -208,7 +214,10 @@ def test_a_notebook_reads_its_neighbours_as_in_jupyter_and_a_new_one_runs_it_aga
     results = json.loads((root / "dist/lessons/reads/results.json").read_text())
     assert (results["shared"], results["csvs"]) == (7, ["a.csv"])
     assert sorted(p.name for p in (root / "dist/lessons/reads").iterdir()) == ["a.csv", "figure-01.png",
-                                                                                "reads.ipynb", "results.json"]
+                                                                                "reads.ipynb", "reads.zip", "results.json"]
+    import zipfile
+    assert zipfile.ZipFile(root / "dist/lessons/reads/reads.zip").namelist() == ["data/shared.txt",
+                                                                                 "lessons/reads.ipynb"]
     assert (root / "dist/lessons/reads/a.csv").read_text() == "written over, as in Jupyter"
     (root / "content/lessons/b.csv").write_text("2", encoding="utf-8")        # a new file in the folder it listed
     result = run_build(root, root / "dist", root / ".cache")
@@ -244,7 +253,7 @@ def test_what_a_notebook_needs_is_said_at_its_line_and_in_its_download(tmp_path)
     assert result.returncode == 0, result.stderr
     lines = (root / "content/needs.ipynb").read_text(encoding="utf-8").splitlines()
     line = next(n for n, text in enumerate(lines, 1) if "import yaml" in text)
-    assert f"content/needs.ipynb:{line}: imports yaml, which requirements.txt does not list: add `PyYAML`" \
+    assert f"content/needs.ipynb:{line}: code cell 2, line 2: imports yaml, which requirements.txt does not list: add `PyYAML`" \
         in result.stderr
     assert "add `ipython`" in result.stderr and "`numpy`" not in result.stderr
     note = [li[2] for li in page(root, "needs.html").find("li") if "needs.ipynb" in li[2]]
@@ -364,7 +373,7 @@ def test_shell_escapes_are_refused_naming_the_cell_and_what_to_write_instead(tmp
     write(root / "content/shell.ipynb", [new_markdown("# 外壳"), new_code("x = 1"), new_code(line)])
     result = run_build(root, root / "dist", root / ".cache")
     assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert "lab shell failed: cell 3: " + said in result.stderr, result.stderr
+    assert "lab shell failed: code cell 2: " + said in result.stderr, result.stderr      # (as the page counts)
 
 
 def test_a_package_added_to_requirements_txt_alone_clears_its_note(tmp_path):

@@ -35,3 +35,28 @@ def test_what_pip_installs_with_a_listed_package_counts_as_listed(tmp_path):
     assert {"matplotlib", "numpy", "pillow", "pyparsing"} <= found and "pandas" not in found
     (tmp_path / "requirements.txt").write_text("jinja2\n", encoding="utf-8")
     assert listed(tmp_path) == {"jinja2", "markupsafe"}          # (Babel is jinja2's extra i18n)
+
+
+def test_every_package_the_labs_import_that_is_not_installed_is_said_at_once_with_the_command(tmp_path, monkeypatch):
+    """Not one per failed build: each import at its line, then one pip command and the lines to add.
+    An import inside a try, an if or a function may be optional (Colab's): it is not said."""
+    from sitegen.project import needs
+    from sitegen.project.cells import Cell
+    from sitegen.project.config import Lab
+    monkeypatch.setitem(needs.DISTRIBUTIONS, "absent_alias", "absent-distribution")
+    source = ("%matplotlib inline\nimport numpy, absent_one\nfrom absent_alias.sub import thing\n"
+              "try:\n    import absent_optional\nexcept ImportError:\n    pass\nif False:\n    import absent_two\n"
+              "import mine\n")
+    (tmp_path / "mine.py").write_text("", encoding="utf-8")
+    assert needs.not_installed(tmp_path, source) == [(2, "absent_one", "absent_one"),
+                                                     (3, "absent_alias", "absent-distribution")]
+    lab = Lab(id="w", title="w", script=tmp_path / "w.ipynb", images="", downloads="", notebook="", page="",
+              inputs=(), line=0)
+    (tmp_path / "requirements.txt").write_text("absent-one\n", encoding="utf-8")
+    problems = needs.missing_packages(tmp_path, [(lab, (Cell("a", "x = 1", 3, number=1),
+                                                        Cell("b", source, 10, number=2)))])
+    assert [str(p) for p in problems] == [
+        "w.ipynb:11: code cell 2, line 2: imports absent_one, which is not installed here",
+        "w.ipynb:12: code cell 2, line 3: imports absent_alias, which is not installed here",
+        "requirements.txt: install what the labs import: pip install absent_one absent-distribution; and add to "
+        "requirements.txt, for Cloudflare Pages to install them too, the lines: absent-distribution"]

@@ -58,6 +58,14 @@ class Progress:
 NEXT = "list the page under nav: or sequence: in site.yaml so that readers find it, and run: python build.py"
 
 
+def told(problems, root: Path) -> list:
+    """Problems as their authors find their places: a notebook's by its cell and the line in it too."""
+    if not any(problem.path.endswith(".ipynb") for problem in problems):
+        return list(problems)
+    from sitegen.project.nbsource import in_notebook_terms    # (only then: a no-change build imports little)
+    return in_notebook_terms(problems, root)
+
+
 def main(argv: list[str] | None = None, root: Path | None = None) -> int:
     """Run one command; `root`: the course's folder unless --root says otherwise (build.py's own
     folder for `python build.py`, the current folder for `sitegen`)."""
@@ -126,6 +134,7 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
             progress.clear()
             if args.debug and isinstance(exc, LabFailure):
                 print(exc.trace, file=sys.stderr)
+            exc.problems = told(exc.problems, args.root)
             print(exc.report(), file=sys.stderr)
             print("build failed; the previous output was left as it was", file=sys.stderr)
             return False
@@ -139,7 +148,7 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
         progress.clear()
         if quiet and report.unchanged:
             return True
-        for warning in report.warnings:
+        for warning in told(report.warnings, args.root):
             print(f"warning: {warning}", file=sys.stderr)
         resumed, took = dict(report.resumed), {lab: total for lab, _, total in report.timings}
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from .artifacts import Artifacts, load_entry, sha256
 from ..project.cells import Cell, read_cells
+from ..project.needs import missing_packages
 from ..core.errors import BuildError, Collector, SourcesChanged
 from . import labplan
 from . import labreads
@@ -172,6 +173,8 @@ class LabScheduler:
             else:
                 self.artifacts[lab.id] = found
         stale.raise_if_any()
+        if missing := missing_packages(cfg.root, [(job.lab, job.cells) for job in self.todo]):
+            raise BuildError(missing)
         if plan is not None and not self.todo:
             labplan.remember(memo, plan, cfg.root, hashes, self.artifacts, imports)
 
@@ -403,7 +406,9 @@ class LabScheduler:
             message = (f"the lab's process ended without a result (exit code {exitcode})"
                        if job.stopped_after is None else
                        f"stopped after {self.limit(job.lab):g} s, its timeout, with everything it had "
-                       f"started: make it faster, or raise its `timeout:` (seconds) in site.yaml")
+                       f"started: make it faster, or raise its `timeout:` (seconds) in "
+                       + ("the notebook's front matter (a raw cell at its top: ---, timeout: 1200, ---)"
+                          if job.lab.script.suffix == ".ipynb" else "site.yaml"))
             run = {"cells": [], "error": {"line": 0, "trace": "", "message": message}}
             if self.kept is not None:
                 self.kept.forget(job.lab.id, job.resume)

@@ -123,7 +123,7 @@ def _failure(script: str, exc: BaseException, confined: bool = False, cell: Cell
             line = cell.first_line + (frame.lineno or 1) - 1
     message = f"{type(exc).__name__}: {exc}".rstrip(": ") if type(exc).__name__ != "ShellRefused" else str(exc)
     if cell is not None and cell.number:
-        message = f"cell {cell.number}: {message}"
+        message = f"{cell.label}: {message}"
     if isinstance(exc, FileNotFoundError) and script.endswith(".ipynb") and isinstance(exc.filename, str):
         where = os.path.normpath(os.path.join(os.path.dirname(script), exc.filename))
         message += f" (it runs in its own folder, as in Jupyter: there is no {where})"
@@ -192,7 +192,7 @@ def run_cells(script: str, cells: tuple[Cell, ...], workdir: str, confined: bool
                 return failed(_failure(script, exc, confined))
         if cell.raises and error is None:
             return failed({"line": cell.first_line - 1, "trace": "", "message":
-                           f"cell {cell.label} is tagged {RAISES} but raised nothing: make it raise the error "
+                           f"{'' if cell.number else 'cell '}{cell.label} is tagged {RAISES} but raised nothing: make it raise the error "
                            "it is meant to show, or remove the tag"})
         after = _snapshot(folder)
         figures = sorted(p for p, stamp in after.items()

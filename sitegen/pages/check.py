@@ -12,7 +12,7 @@ from ..project.config import SiteConfig
 from ..core.memo import Memo, digest
 from .content import content_images
 from .page import Page
-from .prose import (LINK, VALUE, SiteMap, Unresolved, block_formulas, format_value, is_external, lookup,
+from .prose import (LINK, NOTEBOOK_NAMES, VALUE, SiteMap, Unresolved, block_formulas, format_value, is_external, lookup,
                     resolve_target, to_mathml)
 from ..core.errors import Collector
 
@@ -156,7 +156,8 @@ def _prose(page, block, art, results, sitemap, problems, memo):
         number = block.line + offset
         for match in VALUE.finditer(line):
             try:
-                format_value(lookup(results, match["path"]), match["spec"])
+                format_value(lookup(results, match["path"], NOTEBOOK_NAMES if page.source.endswith(".ipynb")
+                                    else "results.json"), match["spec"])
             except Unresolved as exc:
                 problems.add(page.source, number, f"value {{{{ {match['path']} }}}}: {exc}")
         for match in LINK.finditer(line):

@@ -42,6 +42,9 @@ def pasted_output(text: str) -> bool:
 
 
 
+GAP = 1000      # at most so many blank lines stand for the lines between two cells (outputs may be long)
+
+
 def page_text(source: NotebookSource, pages: frozenset = frozenset()) -> tuple[str, list[int], list]:
     """The page as the site's Markdown (front matter, prose, `::: cell` blocks, downloads), for each
     of its lines the notebook file's line it came from, and notes for the author. A link to a
@@ -80,8 +83,14 @@ def page_text(source: NotebookSource, pages: frozenset = frozenset()) -> tuple[s
             for name, uri in cell.attachments:          # ![logo](attachment:logo.png), as Jupyter shows it
                 body = [text.replace(f"attachment:{name}", uri) for text in body]
             body = [_own(text, n, notes) for text, n in zip(body, numbers)]
+            # Blank lines up to the cell's first line: a page's problems are found at a block's first line
+            # plus how far into it (check.py), so a block's lines must follow the file's (nbformat writes
+            # a cell's source one line a file line; between cells lie their JSON's other lines).
+            if 0 < where[-1] < numbers[0] <= where[-1] + GAP:
+                lines += [""] * (numbers[0] - where[-1] - 1)
+                where += list(range(where[-1] + 1, numbers[0]))
             lines += [LINK.sub(lambda m, n=n: unlinked(m, n), text) for text, n in zip(body, numbers)] + [""]
-            where += numbers + [cell.lines[-1] if cell.lines else 0]
+            where += numbers + [numbers[-1] + 1]
             has_downloads = has_downloads or any(line.strip() == "::: downloads" for line in body)
         elif cell.kind == "code" and cell.text.strip():
             lines += [f"::: cell {cell.name} figures=shown", ""]

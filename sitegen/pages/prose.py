@@ -87,8 +87,12 @@ def _for_browsers(mathml: str) -> str:
     return BARE_BAR.sub(lambda m: f'<mo stretchy="false">{m[1]}</mo>', mathml)
 
 
-def lookup(data, path: str):
-    """`trace.attention[0]` in results.json: the value, or Unresolved."""
+NOTEBOOK_NAMES = "the notebook's names (what its code cells define at their top level)"
+
+
+def lookup(data, path: str, top: str = "results.json"):
+    """`trace.attention[0]` in results.json: the value, or Unresolved (`top`: what the author calls the
+    whole: a notebook page has no results.json of its author's, but names, NOTEBOOK_NAMES)."""
     tokens = list(PATH_TOKEN.finditer(path))
     if not tokens or "".join(t.group(0) for t in tokens) != path or path.startswith("."):
         raise Unresolved(f"'{path}' is not a value path like name.key[0]")
@@ -98,7 +102,7 @@ def lookup(data, path: str):
         if key is not None:
             if not isinstance(value, dict) or key not in value:
                 options = ", ".join(sorted(value)) if isinstance(value, dict) else "none (not a mapping)"
-                raise Unresolved(f"no '{key}' in {walked or 'results.json'}; it has: {options}")
+                raise Unresolved(f"no '{key}' in {walked or top}; it has: {options}")
             value = value[key]
         else:
             i = int(index)

@@ -26,7 +26,7 @@ class Cell(NamedTuple):
     source: str        # the cell's code, without the marker and trailing blank lines
     first_line: int    # 1-based line of the source's first line in the script
     tags: tuple[str, ...] = ()
-    number: int = 0    # its number among a notebook's cells (0 in a script)
+    number: int = 0    # its number among a notebook's code cells, as its page counts them (0 in a script)
     may_fail: bool = False      # its error is shown, as Jupyter does, if it raises one (allow_errors)
 
     @property
@@ -35,8 +35,8 @@ class Cell(NamedTuple):
 
     @property
     def label(self) -> str:
-        """How the author finds it: its number in the notebook, or its name in the script."""
-        return str(self.number) if self.number else self.name
+        """How the author finds it: "code cell N" in a notebook (as its page numbers them), its name in a script."""
+        return f"code cell {self.number}" if self.number else self.name
 
 
 def parse_cells(text: str, path: str) -> tuple[Cell, ...]:

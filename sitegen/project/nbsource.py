@@ -21,11 +21,11 @@ import bisect
 import hashlib
 import json
 import re
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
 from .cells import NAME, Cell
-from ..core.errors import Collector
+from ..core.errors import BuildError, Collector
 from .nbfile import parse_notebook
 
 SUFFIX = ".ipynb"
@@ -285,9 +285,11 @@ def cell_name(raw: dict, metadata: dict, fallback: str, taken: set) -> str:
 
 
 def cells_of(source: NotebookSource) -> tuple[Cell, ...]:
-    """Its code cells as the lab's (line: the file's line of the cell's first source line)."""
-    return tuple(Cell(c.name, c.text, c.lines[0] if c.lines else 0, c.tags, c.number, source.allow_errors)
-                 for c in source.cells if c.kind == "code" and c.text.strip())
+    """Its code cells as the lab's (line: the file's line of the cell's first source line; number: its
+    number among the code cells, as the page counts them: "the 3rd code cell", said "code cell 3")."""
+    code = [c for c in source.cells if c.kind == "code" and c.text.strip()]
+    return tuple(Cell(c.name, c.text, c.lines[0] if c.lines else 0, c.tags, number, source.allow_errors)
+                 for number, c in enumerate(code, 1))
 
 
 def python_of(source: NotebookSource) -> bytes:
@@ -358,3 +360,35 @@ def lay_folder(root, rel: str, work) -> tuple:
             os.symlink(entry.path, here / entry.name)
             links.append(here / entry.name)
     return here, links, mirrors
+
+
+def in_notebook_terms(problems, root) -> list:
+    """Problems as a notebook's author finds their place: a line of a notebook's JSON, which Jupyter
+    never shows, also said as its cell (a code cell by its number on the page, another by its place
+    among all cells) and the line in that cell; the path and the file's line stay, for an editor."""
+    from ..core.errors import Problem
+    cells: dict[str, list] = {}     # a notebook -> (cell type, whether it holds code, its lines) per cell
+    found = []
+    for problem in problems:
+        if not (problem.path.endswith(SUFFIX) and problem.line) or "code cell " in problem.message \
+                or problem.message.startswith("cell "):                  # (said so already)
+            found.append(problem)
+            continue
+        if problem.path not in cells:
+            try:
+                data = (Path(root) / problem.path).read_bytes()
+                raw = parse_notebook(data, problem.path).get("cells") or []
+            except (OSError, BuildError):
+                raw, data = [], b""
+            text = [("".join(c.get("source") or "") if isinstance(c.get("source"), list) else str(c.get("source") or ""))
+                    for c in raw]
+            cells[problem.path] = list(zip([c.get("cell_type") for c in raw], [t.strip() != "" for t in text],
+                                           _source_lines(data.decode("utf-8-sig")) if raw else []))
+        where, code_number = "", 0
+        for number, (kind, has_code, lines) in enumerate(cells[problem.path], 1):     # the last cell before it
+            code_number += kind == "code" and has_code
+            if lines and lines[0] <= problem.line:
+                place = f"code cell {code_number}" if kind == "code" else f"cell {number} ({kind})"
+                where = place + (f", line {lines.index(problem.line) + 1}" if problem.line in lines else "") + ": "
+        found.append(Problem(problem.path, problem.line, where + problem.message))
+    return found

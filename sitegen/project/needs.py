@@ -124,3 +124,67 @@ def needed(folder: Path, sources) -> list[str]:
             if dist not in found:
                 found.append(dist)
     return found
+
+
+# Modules whose distribution on PyPI has another name (what `pip install` needs), for the ones teaching
+# notebooks import most; any other is installed under its module's name.
+DISTRIBUTIONS = {"sklearn": "scikit-learn", "cv2": "opencv-python-headless", "PIL": "pillow", "yaml": "pyyaml",
+                 "bs4": "beautifulsoup4", "skimage": "scikit-image", "Bio": "biopython", "dateutil": "python-dateutil",
+                 "google.protobuf": "protobuf", "zmq": "pyzmq", "serial": "pyserial", "attr": "attrs"}
+
+
+def not_installed(folder: Path, source: str) -> list[tuple[int, str, str]]:
+    """(line, module, distribution to install) for each module a script imports at its top level that
+    no installed distribution, the standard library or the project (`folder`) provides. An import
+    inside a function, an `if` or a `try` is left out: code may well run without it (Colab's, an
+    optional accelerator), and if it does not, its cell says so."""
+    import importlib.util
+    plain = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.split("\n"))
+    try:
+        tree = ast.parse(plain)                 # (IPython's magics and shell lines left out, lines kept)
+    except SyntaxError:
+        return []
+    if "sys.path" in source:            # it finds its modules its own way
+        return []
+    found: dict[str, int] = {}
+    for node in tree.body:
+        names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else \
+            [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else []
+        for name in names:
+            found.setdefault(name.split(".")[0], node.lineno)
+    missing = []
+    for module, line in found.items():
+        if module in sys.stdlib_module_names or module in ("sitegen", "__future__"):
+            continue
+        if (folder / f"{module}.py").exists() or (folder / module).is_dir():
+            continue
+        try:
+            spec = importlib.util.find_spec(module)
+        except (ImportError, ValueError):
+            spec = None
+        if spec is None:
+            missing.append((line, module, DISTRIBUTIONS.get(module, module)))
+    return missing
+
+
+def missing_packages(root: Path, labs) -> list:
+    """Every module the labs about to run (`labs`: (Lab, cells) pairs) import that is not installed, as
+    Problems at their lines (a notebook's: with the cell's number, as Jupyter counts cells), then one
+    that says the command that installs them all and the lines requirements.txt lacks: one build says
+    all of it, not one package per failed build."""
+    from ..core.errors import Problem
+    problems, wanted = [], {}
+    for lab, cells in labs:
+        rel = lab.script.relative_to(root).as_posix()
+        for cell in cells:
+            for line, module, dist in not_installed(lab.script.parent, cell.source):
+                where = f"{cell.label}, line {line}: " if cell.number else ""
+                problems.append(Problem(rel, cell.first_line + line - 1,
+                                        f"{where}imports {module}, which is not installed here"))
+                wanted.setdefault(dist, None)
+    if wanted:
+        unlisted = [dist for dist in wanted if _canonical(dist) not in listed(root)]
+        problems.append(Problem("requirements.txt", 0, f"install what the labs import: pip install {' '.join(wanted)}"
+                                + (f"; and add to requirements.txt, for Cloudflare Pages to install them too, the "
+                                   f"lines: {', '.join(unlisted)}" if unlisted else "")))
+    return problems
