@@ -28,6 +28,7 @@ from ..core.memo import Memo
 from .page import Block, Page
 from ..core.sources import decode, read_bytes
 from ..core.yamlfile import load_yaml
+from ..project.nbsource import LAB_KEYS
 
 DIRECTIVE = re.compile(r"^:::\s*(?P<kind>\S+)(?P<rest>.*)$")
 FRONT_MATTER = {"title": str, "description": str, "lab": str, "toc": bool, "parent": str, "url": str, "aliases": list,
@@ -68,8 +69,10 @@ def parse_page(text: str, source: str, output: str, memo=None) -> Page:
         for key, value in loaded.items():
             line = key_lines.get(key, 0) + 1
             if key not in FRONT_MATTER:
+                # (a notebook's front matter is a raw cell at its top: its lab is itself, and it may say how it runs)
+                keys = (FRONT_MATTER.keys() - {"lab"}) | LAB_KEYS.keys() if source.endswith(".ipynb") else FRONT_MATTER
                 problems.add(source, line, f"unknown front matter key '{key}' "
-                                           f"(expected one of: {', '.join(sorted(FRONT_MATTER))})")
+                                           f"(expected one of: {', '.join(sorted(keys))})")
             elif not isinstance(value, FRONT_MATTER[key]):
                 problems.add(source, line, f"front matter '{key}' must be a "
                                            f"{FRONT_MATTER[key].__name__}, not {type(value).__name__}")
