@@ -18,7 +18,8 @@ from pathlib import Path
 FONT_SPEC = "package:path/to/font.ttf"
 MISSING_GLYPH = r"Glyph \d+ .*missing from font"    # Matplotlib's warning for an empty box
 NO_GLYPH = ("a figure's text has a character that none of its fonts has: list a font file that has it under "
-            f"site.figure_fonts in site.yaml as {FONT_SPEC}, e.g. zhplot:fonts/NotoSansSC-Regular.ttf for Chinese")
+            f"site.figure_fonts in site.yaml as {FONT_SPEC}: for Chinese, zhplot:fonts/NotoSansSC-Regular.ttf "
+            "(pip install zhplot, and add the line zhplot to requirements.txt)")
 
 # Run as code, in the lab's process and, after a comment for students, as the notebook's first code cell.
 SETUP = '''\
