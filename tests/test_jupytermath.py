@@ -15,6 +15,8 @@ from sitegen.pages.jupytermath import site_math
     ("\\begin{align}\na &= b\\\\\nc &= d\n\\end{align}", [("$$\\begin{align} a &= b\\\\ c &= d \\end{align}$$", 0)]),
     ("\\begin{equation*}x\\end{equation*} 后", [("$$\\begin{equation*}x\\end{equation*}$$", 0), (" 后", 0)]),
     ("code `$x$` and \\$5, costs $5", [("code `$x$` and \\$5, costs $5", 0)]),
+    ("### Display\n\n$\\begin{align}\na &= b\n\\end{align}$\n后", [("### Display", 0), ("", 1),
+                                                                 ("$$\\begin{align} a &= b \\end{align}$$", 2), ("后", 5)]),
     ("```\n$ x $\n```\n$ y $", [("```", 0), ("$ x $", 1), ("```", 2), ("$y$", 3)]),
     ("$a$ and $b$\n\nnext $c$", [("$a$ and $b$", 0), ("", 1), ("next $c$", 2)]),
     ("$$x$$\n\n$$\ny\n$$\n", [("$$x$$", 0), ("", 1), ("$$y$$", 2)]),       # (the last empty line: none)

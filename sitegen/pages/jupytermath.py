@@ -3,10 +3,12 @@
 Jupyter (JupyterLab's and the classic notebook's Markdown, with MathJax) takes as math: `$…$`
 within a line, spaces inside or not, touching any character; `$$…$$` and `\\[…\\]` across lines,
 inside a paragraph or not; `\\(…\\)`; and a bare `\\begin{align}…\\end{align}` (or equation,
-gather, multline, eqnarray, alignat, with or without `*`). Code spans and fences are not math, nor
-an escaped `\\$`. This site's prose (prose.py) has `$…$` inline and a display formula as a line
-`$$…$$` of its own: each formula is rewritten into that form here, so that the page renders what
-Jupyter renders; the rest of each line is left as it was.
+gather, multline, eqnarray, alignat, with or without `*`), also between single dollars across
+lines (`$\\begin{align}…\\end{align}$`, as Jupyter's own example notebook writes it), shown as a
+display. Code spans and fences are not math, nor an escaped `\\$`. This site's prose (prose.py)
+has `$…$` inline and a display formula as a line `$$…$$` of its own: each formula is rewritten
+into that form here, so that the page renders what Jupyter renders; the rest of each line is left
+as it was.
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ MATH = re.compile(
     r"(?P<code>(?P<ticks>`+).+?(?P=ticks))"                     # a code span: as it is
     r"|(?P<escaped>\\\$)"                                       # \$: a dollar sign
     r"|\$\$(?P<dollars>.+?)\$\$"                                # display, across lines too
+    r"|\$(?P<dollar_environment>\s*\\begin\{(?P<env_in_dollars>[a-z]+\*?)\}.+?\\end\{(?P=env_in_dollars)\}\s*)\$"
     r"|\\\[(?P<brackets>.+?)\\\]"
     r"|(?P<environment>\\begin\{(?P<env>(?:" + ENVIRONMENTS + r")\*?)\}.+?\\end\{(?P=env)\})"
     r"|\\\((?P<parens>.+?)\\\)"
@@ -78,7 +81,8 @@ def _rewritten(lines: list[str], first: int) -> list[tuple[str, int]]:
         if match["code"] or match["escaped"]:
             continue
         ended = False
-        tex = next(match[g] for g in ("dollars", "brackets", "environment", "parens", "inline") if match[g] is not None)
+        tex = next(match[g] for g in ("dollars", "dollar_environment", "brackets", "environment", "parens", "inline")
+                   if match[g] is not None)
         tex = " ".join(part.strip() for part in tex.split("\n") if part.strip())
         if not tex:
             continue
