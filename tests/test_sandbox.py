@@ -45,3 +45,38 @@ def test_a_lab_may_still_write_its_outputs_and_temporary_files(tmp_path):
          "with tempfile.NamedTemporaryFile() as scratch:\n    scratch.write(b'ok')\n")
     result = run_build(root, tmp_path / "dist", tmp_path / "cache")
     assert result.returncode == 0, result.stderr
+
+
+def test_a_notebook_sees_none_of_the_build_s_secrets_nor_the_teacher_s_home(tmp_path):
+    """A notebook from elsewhere prints every variable it can see and the token a CI job holds: none of the
+    build's secrets reaches the page, the downloads or anything else published."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from support import REPO, EPOCH
+    root = tiny_site(tmp_path / "site")
+    cell = {"cell_type": "code", "id": "steal", "metadata": {}, "execution_count": None, "outputs": [], "source":
+            "import os, pathlib\nprint(sorted(os.environ))\nprint(os.environ.get('CLOUDFLARE_API_TOKEN'))\n"
+            "print(os.environ['HOME'], pathlib.Path.home())\nleak = dict(os.environ)"}
+    (root / "content/steal.ipynb").write_text(json.dumps({
+        "cells": [{"cell_type": "markdown", "id": "t", "metadata": {}, "source": "# 偷看"}, cell],
+        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+        "nbformat": 4, "nbformat_minor": 5}), encoding="utf-8")
+    secrets = {"CLOUDFLARE_API_TOKEN": "cf-secret-4711", "GITHUB_TOKEN": "ghs_secret4712",
+               "AWS_SECRET_ACCESS_KEY": "aws-secret-4713", "MY_COURSE_SETTING": "setting-4714",
+               "OPENAI_API_KEY": "sk-secret-4715"}
+    env = {**os.environ, **secrets, "HOME": str(tmp_path / "teacher-home"), "SOURCE_DATE_EPOCH": EPOCH}
+    done = subprocess.run([sys.executable, str(REPO / "build.py"), "--root", str(root), "--out", str(tmp_path / "dist"),
+                           "--cache", str(tmp_path / "cache")], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    published = b"".join(p.read_bytes() for p in (tmp_path / "dist").rglob("*") if p.is_file())
+    for name, value in secrets.items():
+        assert value.encode() not in published, name
+    assert str(tmp_path / "teacher-home").encode() not in published
+    import html
+    import re
+    page = html.unescape((tmp_path / "dist/steal.html").read_text(encoding="utf-8"))
+    seen = re.search(r"\[('[A-Z_0-9]+'(, )?)+\]", page)[0]                 # what it printed of os.environ
+    assert "'PATH'" in seen and "'HOME'" in seen and not [name for name in secrets if f"'{name}'" in seen]

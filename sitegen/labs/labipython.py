@@ -144,10 +144,12 @@ class NotebookShell:
         return b"figure:" + name.encode()
 
     def stream(self, name: str, text: str) -> None:
+        """What a cell printed: consecutive writes to one stream are one output, as Jupyter shows them, their
+        parts joined once the cell has run (joined at each write, 100,000 printed lines took minutes)."""
         if self.outputs and self.outputs[-1]["output_type"] == "stream" and self.outputs[-1]["name"] == name:
-            self.outputs[-1]["text"] += text
+            self.outputs[-1]["text"].append(text)
         else:
-            self.outputs.append({"output_type": "stream", "name": name, "text": text})
+            self.outputs.append({"output_type": "stream", "name": name, "text": [text]})
 
     def output(self, out: dict) -> None:
         if "data" in out:
@@ -192,6 +194,9 @@ class NotebookShell:
             result = self.shell.run_cell(code, store_history=True)
         finally:
             sys.stdout, sys.stderr = streams
+        for out in self.outputs:
+            if out["output_type"] == "stream":
+                out["text"] = "".join(out["text"])
         error = result.error_before_exec or result.error_in_exec
         return self.outputs, (error or self.error) if not result.success else None
 

@@ -50,7 +50,7 @@ def run_lab(script: str, cells: tuple[Cell, ...], display: str, fonts: tuple[str
     opened. `control_fd`: the host's socket for checkpoints (checkpoint.py), one after each cell, taking
     at most `budget` bytes of memory."""
     from .checkpoint import Checkpointer, Reporting
-    from .sandbox import confine
+    from .sandbox import confine, lab_environment
     recorder = Recorder(watch[0], (watch[1], staging), *watch[2:], provided=provided).install() if watch else None
     reporting = Reporting(result, announce_fd, control_fd)
     try:
@@ -59,7 +59,9 @@ def run_lab(script: str, cells: tuple[Cell, ...], display: str, fonts: tuple[str
             _draw_nothing()
         tmp = Path(staging) / "tmp"
         tmp.mkdir(exist_ok=True)
-        os.environ["TMPDIR"] = str(tmp)          # tempfile works inside the confinement
+        environment = lab_environment(os.environ, str(tmp))     # nothing secret (sandbox.py)
+        os.environ.clear()
+        os.environ.update(environment, TMPDIR=str(tmp))         # tempfile works inside the confinement
         confined = confine([writable or staging, "/dev"])
         checkpoints = None if control_fd is None else Checkpointer(reporting, Path(staging), writable or staging,
                                                                    recorder, budget)

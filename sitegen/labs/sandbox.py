@@ -15,6 +15,7 @@ from __future__ import annotations
 import ctypes
 import os
 import platform
+import re
 import struct
 
 # <linux/landlock.h>: the syscall numbers are the same on x86_64 and arm64.
@@ -74,3 +75,21 @@ def confine(writable: list[str]) -> bool:
     finally:
         os.close(ruleset)
     return True
+
+
+# What of the build's environment a lab keeps: what says how to compute and print (the numerical
+# libraries' settings change numbers: OPENBLAS_CORETYPE is set where old OpenBLAS builds compute
+# wrong), where programs are, the locale and the time zone. Nothing else: a CI job's tokens, the
+# teacher's keys, cloud credentials are no lab's to read, print or send.
+KEPT_VARIABLES = re.compile(r"^(PATH|LANG|LANGUAGE|LC_[A-Z]+|TZ|TERM|VIRTUAL_ENV|SOURCE_DATE_EPOCH|PYTHONHASHSEED|"
+                            r"PYTHONIOENCODING|PYTHONUTF8|PYTHONDONTWRITEBYTECODE|"
+                            r"(OPENBLAS|OMP|MKL|NUMEXPR|VECLIB|GOTO|BLIS)_[A-Z0-9_]+)$")
+SECRET_LIKE = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|_KEY$|^KEY_|API_?KEY", re.I)
+
+
+def lab_environment(environ, home: str) -> dict[str, str]:
+    """The environment a lab runs with: the build's, but for what KEPT_VARIABLES keeps, with HOME its own
+    (`home`, a folder of its staging area) so that nothing of the teacher's home is read through it."""
+    kept = {name: value for name, value in environ.items()
+            if KEPT_VARIABLES.match(name) and not SECRET_LIKE.search(name)}
+    return {**kept, "HOME": home}
