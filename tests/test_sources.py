@@ -54,6 +54,29 @@ def test_a_symlink_out_of_the_project_is_refused(built, where):
                  "project's own files; copy the file into the project instead")
 
 
+@pytest.mark.parametrize("target, where", [(".env", "content/leak.svg"), (".git/config", "content/leak.png"),
+                                           (".env", "content/data/notes.txt")])
+def test_a_symlink_to_a_hidden_file_of_the_project_is_refused(built, target, where):
+    """A CI checkout's .git/config holds the job's token; .env the teacher's keys: never published."""
+    root = built[0]
+    (root / target).parent.mkdir(parents=True, exist_ok=True)
+    (root / target).write_text("TOKEN=secret-4716\n", encoding="utf-8")
+    (root / where).parent.mkdir(parents=True, exist_ok=True)
+    (root / where).symlink_to(root / target)
+    fails(built, f"error: {where}: a symlink to {target}, a hidden file or folder ({target.split('/')[0]}), "
+                 "which is never a source of the course: remove the link")
+
+
+@pytest.mark.parametrize("name", ["leak.svg", "leak.png", "clip.mp4"])
+def test_a_file_beside_the_pages_named_as_an_image_is_published_only_if_it_is_one(built, name):
+    root = built[0]
+    (root / f"content/{name}").write_text("TOKEN=secret-4717\n", encoding="utf-8")
+    suffix = name.rsplit(".", 1)[1]
+    said = fails(built, f"error: content/{name}: is named as a {suffix} file but its bytes are not one: only "
+                        "images, videos and sounds are published beside pages; rename or remove it")
+    assert "secret" not in said
+
+
 def test_a_dangling_symlink_is_named(built):
     root = built[0]
     (root / "static/logo.png").symlink_to("../images/missing.png")

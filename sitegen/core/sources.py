@@ -72,6 +72,11 @@ def check_link(path: Path, root: Path, rel: str, problems: Collector) -> bool:
         problems.add(rel, 0, f"a symlink to {resolved}, outside the project: the build publishes only the "
                              "project's own files; copy the file into the project instead")
         return False
+    hidden = [part for part in resolved.relative_to(root).parts if part.startswith(".")]
+    if hidden:              # .env, .git/config (a CI checkout's token): never a course's source
+        problems.add(rel, 0, f"a symlink to {resolved.relative_to(root).as_posix()}, a hidden file or folder "
+                             f"({hidden[0]}), which is never a source of the course: remove the link")
+        return False
     return True
 
 

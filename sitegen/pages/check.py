@@ -10,7 +10,7 @@ from ..labs.artifacts import NARROW, Artifacts, artifacts_digest
 from .blocks import KINDS, Checking
 from ..project.config import SiteConfig
 from ..core.memo import Memo, digest
-from .content import content_images
+from .content import content_images, media_problem
 from .page import Page
 from .prose import (LINK, NOTEBOOK_NAMES, VALUE, SiteMap, Unresolved, block_formulas, format_value, is_external, lookup,
                     resolve_target, to_mathml)
@@ -52,8 +52,11 @@ def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifact
         if page.output in writers:
             problems.add(page.source, 0, f"two pages write {page.output}: this one and {writers[page.output]}")
         writers[page.output] = page.source
-    for output in sitemap.images:
+    for output, path in sitemap.images.items():
         writers.setdefault(output, f"content/{output}")
+        with open(path, "rb") as handle:
+            if said := media_problem(f"content/{output}", handle.read(1024)):
+                problems.add(f"content/{output}", 0, said)
     for lab_id, art in artifacts.items():
         for output in sorted(published[lab_id] & writers.keys()):
             problems.add("site.yaml", art.lab.line, f"lab {art.lab.id} publishes {output}, which "

@@ -177,6 +177,29 @@ IMAGES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".svg",
           ".mp4", ".m4v", ".webm", ".mp3", ".ogg", ".wav")      # and the videos and sounds a page plays
 
 
+# What each kind of file kept beside the pages begins with: a file named as an image is published only
+# when it is one (a `leak.svg` holding a copied .env is not).
+SIGNATURES = {".png": (b"\x89PNG\r\n\x1a\n",), ".jpg": (b"\xff\xd8\xff",), ".jpeg": (b"\xff\xd8\xff",),
+              ".gif": (b"GIF87a", b"GIF89a"), ".webp": (b"RIFF",), ".webm": (b"\x1a\x45\xdf\xa3",),
+              ".mp3": (b"ID3", b"\xff\xfb", b"\xff\xf3", b"\xff\xf2"), ".ogg": (b"OggS",), ".wav": (b"RIFF",)}
+
+
+def media_problem(rel: str, head: bytes) -> str | None:
+    """What is wrong with a file beside the pages whose first 1,024 bytes are `head`, given its name; None
+    when it is what its name says."""
+    suffix = os.path.splitext(rel)[1].lower()
+    if suffix == ".svg":
+        text = head.lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+        ok = text.startswith((b"<svg", b"<?xml", b"<!--", b"<!doctype svg")) and b"<svg" in head.lower()
+    elif suffix in (".mp4", ".m4v"):
+        ok = head[4:8] == b"ftyp"
+    else:
+        ok = head.startswith(SIGNATURES[suffix]) and (suffix not in (".webp", ".wav") or
+                                                      head[8:12] == (b"WEBP" if suffix == ".webp" else b"WAVE"))
+    return None if ok else (f"is named as a {suffix[1:]} file but its bytes are not one: only images, videos and "
+                            f"sounds are published beside pages; rename or remove it")     # (its bytes unsaid: a secret?)
+
+
 def content_images(content_dir: Path, hashes: dict[str, str]) -> dict[str, Path]:
     """Images (and videos, sounds) kept beside the pages (content/x/images/a.png), published at the same place
     (x/images/a.png), so that a page's relative links to them work as written: among the
