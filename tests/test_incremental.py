@@ -253,7 +253,7 @@ def test_a_template_edit_renders_every_page_again_and_an_image_beside_the_pages_
     monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
     root, out, cache = reading_site(tmp_path / "site"), tmp_path / "dist", tmp_path / "cache"
     (root / "content/images").mkdir()
-    (root / "content/images/dot.png").write_bytes(b"\x89PNG any bytes")   # any bytes
+    (root / "content/images/dot.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(32))   # (a PNG by its signature)
     (root / "content/images/.ipynb_checkpoints").mkdir()
     (root / "content/images/.ipynb_checkpoints/dot-checkpoint.png").write_bytes(b"old")
     first = build(root, out, cache=cache)

@@ -80,3 +80,41 @@ def test_a_notebook_sees_none_of_the_build_s_secrets_nor_the_teacher_s_home(tmp_
     page = html.unescape((tmp_path / "dist/steal.html").read_text(encoding="utf-8"))
     seen = re.search(r"\[('[A-Z_0-9]+'(, )?)+\]", page)[0]                 # what it printed of os.environ
     assert "'PATH'" in seen and "'HOME'" in seen and not [name for name in secrets if f"'{name}'" in seen]
+
+
+@pytest.mark.parametrize("start", [
+    "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'], start_new_session=True).pid",
+    "subprocess.Popen(['setsid', sys.executable, '-c', 'import time; time.sleep(120)']).pid",
+])
+def test_everything_a_notebook_starts_ends_with_it_whatever_session_it_made(tmp_path, start):
+    """A child in a session of its own outlived the lab and held the build's output pipe: `build.py | cat`
+    never ended. Now the build's pipe closes as the build ends, and the child is gone."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from support import REPO, EPOCH
+    root = tiny_site(tmp_path / "site")
+    source = f"import subprocess, sys, time\npid = {start}\ntime.sleep(0.5)"
+    (root / "content/escape.ipynb").write_text(json.dumps({
+        "cells": [{"cell_type": "markdown", "id": "t", "metadata": {}, "source": "# 逃逸"},
+                  {"cell_type": "code", "id": "c", "metadata": {}, "execution_count": None, "outputs": [],
+                   "source": source}],
+        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+        "nbformat": 4, "nbformat_minor": 5}), encoding="utf-8")
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, str(REPO / "build.py"), "--root", str(root), "--out", str(tmp_path / "dist"),
+                           "--cache", str(tmp_path / "cache")], capture_output=True, text=True, timeout=100,
+                          env={**os.environ, "SOURCE_DATE_EPOCH": EPOCH})
+    assert done.returncode == 0, done.stderr
+    assert time.monotonic() - started < 60                   # (the pipe closed with the build, not the sleeper)
+    pid = json.loads((tmp_path / "dist/escape/results.json").read_text())["pid"]
+    for _ in range(50):
+        if not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split(") ")[1][0] == "Z":
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(pid, 9)
+        raise AssertionError(f"process {pid}, started by the notebook, outlived its lab")

@@ -38,9 +38,46 @@ from .checkpoint import INPUTS_READY  # noqa: F401 - (compute.py's too) a lab's 
 RELEASED = "released"  # the host's answer to "release": every run it held is stopped
 
 
-def _kill_group(pid: int) -> None:
+def _kill_group(pid: int, tree: bool = False) -> None:
+    """End a lab's process and its group; with `tree`, everything it started first (_end_descendants).
+    Not for serve's runs, whose descendants are the checkpoints it keeps."""
+    if tree:
+        _end_descendants(pid)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
+
+
+def _end_descendants(pid: int) -> None:
+    """End every process below `pid`, whatever session or group each made (a child started with
+    start_new_session or setsid, a daemon that forked twice: a lab is their subreaper, so each is
+    still its descendant)."""
+    for each in _descendants(pid):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(each, signal.SIGKILL)
+
+
+def _descendants(pid: int) -> list[int]:
+    """The processes below `pid` (read from /proc; none where there is no /proc)."""
+    parents: dict[int, list[int]] = {}
+    with contextlib.suppress(OSError):
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit():
+                with contextlib.suppress(OSError, ValueError, IndexError):
+                    with open(f"/proc/{entry.name}/stat", "rb") as handle:
+                        parent = int(handle.read().rsplit(b")", 1)[1].split()[1])
+                    parents.setdefault(parent, []).append(int(entry.name))
+    found, todo = [], list(parents.get(pid, ()))
+    while todo:
+        found.append(each := todo.pop())
+        todo += parents.get(each, ())
+    return found
+
+
+def _subreaper() -> None:
+    """Processes this one starts that lose their parent become its children, not init's (Linux)."""
+    with contextlib.suppress(OSError, AttributeError):
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)     # PR_SET_CHILD_SUBREAPER
 
 
 class _Host:
@@ -54,6 +91,7 @@ class _Host:
         self.kept: dict[str, dict[int, tuple[socket.socket, int]]] = {}   # lab id -> cell -> checkpoint
         self.owed: dict[socket.socket, str | None] = {}   # checkpoints whose resumed run's status is to come
         self.ending: set[int] = set()                     # pids that reported and are exiting
+        self.keeping: set[int] = set()                    # pids of runs that take checkpoints (serve's)
 
     def fds(self) -> list[int]:
         """What a lab's process must not hold of the host's: else a checkpoint dropped, or a run
@@ -83,6 +121,8 @@ class _Host:
             pid = os.fork()
             if pid == 0:
                 os.setsid()
+                if not keep:                # (serve's runs fork checkpoints, which fork runs: left as they were)
+                    _subreaper()
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
                 signal.signal(signal.SIGINT, signal.SIG_DFL)
                 try:
@@ -91,11 +131,14 @@ class _Host:
                     run_lab(script, cells, display, fonts, staging, workdir, result, done_write, preview, watch,
                             theirs.fileno() if theirs else None, writable, provided, keep)
                 finally:
+                    if not keep:            # what it started ends with it (serve's checkpoints are its children)
+                        _end_descendants(os.getpid())
                     os._exit(0)
         os.close(done_write)
         if theirs is not None:
             theirs.close()
             self.controls[ours] = job_id
+            self.keeping.add(pid)
         self.children[done_read] = (job_id, pid, result, source)
 
     def _resume(self, lab: str, after: int, sock: socket.socket, command, fds) -> int | None:
@@ -145,6 +188,8 @@ class _Host:
     def ended(self, ready: int) -> None:
         job_id, pid, result, source = self.children.pop(ready)
         os.close(ready)
+        tree = pid not in self.keeping
+        self.keeping.discard(pid)
         if os.path.exists(result):
             if source is None:
                 self.ending.add(pid)
@@ -152,7 +197,7 @@ class _Host:
                 self.owed[source] = None
             self.conn.send((job_id, 0))
             return
-        _kill_group(pid)                        # it died without a result: take what it started with it
+        _kill_group(pid, tree)                  # it died without a result: take what it started with it
         if source is None:
             _, status = os.waitpid(pid, 0)
             self.conn.send((job_id, os.waitstatus_to_exitcode(status)))
@@ -173,7 +218,7 @@ class _Host:
     def release(self) -> None:
         """Stop every run (not the checkpoints): the build is over."""
         for ready, (_, pid, _, source) in list(self.children.items()):
-            _kill_group(pid)
+            _kill_group(pid, pid not in self.keeping)
             self.children.pop(ready)
             os.close(ready)
             if source is None:
@@ -207,7 +252,7 @@ def _host(conn, builds_end) -> None:
                     host.run(job_id, tuple(job))
                 elif command == "stop":      # the build gave up on this lab (its timeout)
                     for _, pid, _, _ in (c for c in host.children.values() if c[0] == job_id):
-                        _kill_group(pid)
+                        _kill_group(pid, pid not in host.keeping)
                 elif command == "drop":      # these checkpoints of a lab, or all past a cell
                     cells, above = job
                     host.drop(job_id, (lambda after: after > above) if cells is None else set(cells).__contains__)
