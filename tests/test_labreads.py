@@ -95,15 +95,15 @@ def test_a_frozen_lab_whose_data_file_changed_fails_the_build_naming_the_file(tm
 
 
 def test_a_recomputed_lab_with_other_numbers_at_the_same_time_renders_its_page_anew(tmp_path):
-    """SOURCE_DATE_EPOCH fixes computed_at: the provenance alone cannot tell two runs apart."""
-    root = _site(tmp_path, "import os\nextra = os.environ.get('TINY_EXTRA', '7')")
+    """SOURCE_DATE_EPOCH fixes computed_at: the provenance alone cannot tell two runs apart. (The lab reads
+    a file outside the project, which no key holds, as it once read an environment variable, which a
+    lab no longer sees: sandbox.lab_environment.)"""
+    outside = tmp_path / "outside.txt"
+    outside.write_text("7", encoding="utf-8")
+    root = _site(tmp_path, f"extra = open({str(outside)!r}).read()")
     _build(root, tmp_path)
-    import os
-    os.environ["TINY_EXTRA"] = "8"
-    try:
-        _build(root, tmp_path, "--no-cache")
-    finally:
-        del os.environ["TINY_EXTRA"]
+    outside.write_text("8", encoding="utf-8")
+    _build(root, tmp_path, "--no-cache")
     assert _shown(tmp_path) == "8"
     assert "另加 8" in (tmp_path / "dist/index.html").read_text(encoding="utf-8")
 
