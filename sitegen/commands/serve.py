@@ -192,9 +192,11 @@ def serve(root: Path, out: Path, port: int, rebuild, cache: Path | None = None) 
                 started = time.perf_counter()
                 if rebuild():
                     print(f"rebuilt in {time.perf_counter() - started:.2f} s; open pages reload", file=sys.stderr)
-                if (now := watched(root, out, cache)) != watching:    # a lab reads a folder it did not: watched too
-                    watching = now
-                    break
+                # Watched anew after every build: a lab may read a folder it did not, and a file saved by
+                # renaming a new one over it (notes.txt) is another file, whose old watch sees nothing more
+                # (the test of it failed one run in five); what changes meanwhile, the first quiet moment builds.
+                watching = watched(root, out, cache)
+                break
             else:
                 break
     except KeyboardInterrupt:

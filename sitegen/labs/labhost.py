@@ -100,6 +100,7 @@ class _Host:
         return held + [sock.fileno() for cells in self.kept.values() for sock, _ in cells.values()]
 
     def stop(self, *_) -> None:
+        _end_descendants(os.getpid())       # every lab, checkpoint, and what they started, whatever its session
         for pid in {pid for _, pid, _, _ in self.children.values()} | self.ending | \
                 {pid for cells in self.kept.values() for _, pid in cells.values()}:
             _kill_group(pid)
@@ -228,7 +229,7 @@ class _Host:
         self.conn.send((RELEASED, 0))
 
 
-def _host(conn, builds_end) -> None:
+def _host(conn, builds_end, keep: int = 0) -> None:
     """The host's loop: warm up, then fork one process per lab asked for, report each as done."""
     from multiprocessing.connection import wait
 
@@ -238,6 +239,8 @@ def _host(conn, builds_end) -> None:
     gc.enable()                 # the build runs without the cycle collector; labs run with it
     builds_end.close()          # so that the build's death reads as end of file here
     host = _Host(conn)
+    if not keep:                # a lab stopped before it ended what it started leaves those to the host
+        _subreaper()
     signal.signal(signal.SIGTERM, host.stop)
     signal.signal(signal.SIGINT, signal.SIG_IGN)      # Ctrl-C is the build's to handle: it stops us
     preload()
@@ -284,7 +287,7 @@ class LabHost:
         self.keep = keep
         context = multiprocessing.get_context("fork")
         self.conn, theirs = context.Pipe()
-        self.process = context.Process(target=_host, args=(theirs, self.conn), daemon=True)
+        self.process = context.Process(target=_host, args=(theirs, self.conn, keep), daemon=True)
         # Born with SIGTERM ending it quietly and deaf to Ctrl-C (the build's to handle), not with
         # the build's handlers: stopped while still importing, it must print no traceback.
         handlers = signal.signal(signal.SIGTERM, signal.SIG_DFL), signal.signal(signal.SIGINT, signal.SIG_IGN)
