@@ -258,6 +258,14 @@ def without_installed(reads: dict[str, str]) -> dict[str, str]:
     return {rel: seen for rel, seen in reads.items() if not rel.startswith(INSTALLED)}
 
 
+def archived_reads(art, root, hashes: dict[str, str]) -> list[str]:
+    """What a notebook page's archive holds beside the notebook (render/archive.py): the course files its
+    run read; none for a script lab, which has no archive. One answer for the page and the files."""
+    if art.lab.script.suffix != ".ipynb":
+        return []
+    return project_files_read(art.reads or {}, art.lab.script.relative_to(root).as_posix(), hashes)
+
+
 def project_files_read(reads: dict, besides: str, hashes: dict[str, str]) -> list[str]:
     """The course's own files (`hashes`: the build's snapshot of its sources) among a run's `reads`,
     other than `besides` (the notebook itself), none hidden or under a hidden folder: what a student's

@@ -13,7 +13,7 @@ from typing import Callable, NamedTuple, TYPE_CHECKING
 
 from markupsafe import Markup
 
-from ..labs.labreads import project_files_read
+from ..labs.labreads import archived_reads
 from .highlight import highlighted
 from .prose import Unresolved, format_value, lookup, relative_url
 
@@ -205,8 +205,7 @@ def _render_downloads(r, page: Page, block: Block, art: Artifacts) -> str:
                                 lambda: needed(lab.script.parent, sources))
         items.append({"href": relative_url(page.output, lab.notebook), "name": name,
                       "note": vocabulary.download_note(lab, name, needs), "size": None})
-        rel = lab.script.relative_to(r.cfg.root).as_posix()
-        if lab.script.suffix == ".ipynb" and project_files_read(art.reads or {}, rel, r.hashes):
+        if archived_reads(art, r.cfg.root, r.hashes):
             name = lab.archive.rsplit("/", 1)[-1]                         # (render/archive.py writes it)
             items.append({"href": relative_url(page.output, lab.archive), "name": name,
                           "note": vocabulary.download_note(lab, name), "size": None})

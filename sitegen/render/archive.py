@@ -4,7 +4,8 @@ A notebook reads `houses.csv` beside it, `../data/points.txt` above it, imports 
 recorded each read (labs/labreads.py). The archive holds the notebook (as its page's download has it)
 and each of those files at the path it was read from, relative to the lowest folder that holds them
 all, so that the notebook, opened where it was unpacked, reads them as it did in the build. Only the
-course's sources go in (the build's snapshot; labreads.project_files_read): never a hidden file or one under a hidden folder.
+course's sources go in (the build's snapshot; labreads.project_files_read): never a hidden file or
+one under a hidden folder.
 The bytes are fixed for fixed inputs: entries sorted, dated 1980-01-01, no extra fields.
 """
 from __future__ import annotations

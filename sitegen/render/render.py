@@ -32,7 +32,7 @@ from .search import INDEX, search_index
 from .withheld import results_without, withheld_cells, withheld_figures
 from .archive import notebook_archive
 from ..core.stored import bytes_of, sha256_of
-from ..labs.labreads import project_files_read
+from ..labs.labreads import archived_reads
 from ..core.sources import read_bytes
 
 
@@ -171,12 +171,11 @@ class Renderer:
             if seen[3] is not None:
                 self.notebook_records[art.lab.id] = seen
             self.out.add(art.lab.notebook, notebook, page.source)
-            rel = art.lab.script.relative_to(self.cfg.root).as_posix()
-            if art.lab.script.suffix == ".ipynb" and project_files_read(art.reads or {}, rel, self.hashes):
+            if archived_reads(art, self.cfg.root, self.hashes):
                 # The notebook with the files its run read, for a student's rerun (archive.py).
-                key = (rel, sha256_of(notebook), json.dumps(art.reads, sort_keys=True))
+                key = (script, sha256_of(notebook), json.dumps(art.reads, sort_keys=True))
                 self.out.add(art.lab.archive, self.memo.kept("archive", key, lambda: notebook_archive(
-                    self.cfg.root, rel, bytes_of(notebook), art.reads, self.hashes)), page.source)
+                    self.cfg.root, script, bytes_of(notebook), art.reads, self.hashes)), page.source)
 
     @functools.cached_property
     def withheld_cells(self) -> dict[str, frozenset[str]]:
