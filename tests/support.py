@@ -48,8 +48,8 @@ def copy_project(target: Path) -> Path:
 
 
 def run_build(root: Path, out: Path, cache: Path, *args: str, cwd: Path | None = None,
-              timeout: float = 600) -> subprocess.CompletedProcess:
-    env = {**os.environ, "SOURCE_DATE_EPOCH": EPOCH}
+              timeout: float = 600, env: dict | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "SOURCE_DATE_EPOCH": EPOCH, **(env or {})}
     return subprocess.run([sys.executable, str(REPO / "build.py"), "--root", str(root), "--out", str(out),
                            "--cache", str(cache), *args],
                           capture_output=True, text=True, env=env, timeout=timeout, cwd=cwd)
@@ -120,6 +120,18 @@ def lab_prints_a_project_file(root: Path, rel: str, text: str, label: str) -> No
     (root / rel).write_text(text, encoding="utf-8")
     edit(root / "compute/tiny.py", "print('x =', x)\n",
          f"print('x =', x)\nprint('{label}', (Path(__file__).parents[1] / '{rel}').read_text())\n")
+
+
+def write_notebook(path: Path, title: str, *codes: str) -> Path:
+    """A notebook as Jupyter saves one: a Markdown title, then these code cells, never run."""
+    import json
+    cells = [{"cell_type": "markdown", "id": "title", "metadata": {}, "source": f"# {title}"}] + [
+        {"cell_type": "code", "id": f"c{i}", "metadata": {}, "execution_count": None, "outputs": [], "source": code}
+        for i, code in enumerate(codes)]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"cells": cells, "nbformat": 4, "nbformat_minor": 5, "metadata": {
+        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}}), encoding="utf-8")
+    return path
 
 
 def edit(path: Path, old: str, new: str) -> None:

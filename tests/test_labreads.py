@@ -47,6 +47,16 @@ READERS = {
     "a folder it lists":
         ("from pathlib import Path\nextra = str(len(list(Path(__file__).with_name('data').iterdir())))",
          {"compute/data/a.txt": "a"}, "compute/data/b.txt", "b"),
+    "a file it only tests for": (
+        "import os\nextra = str(os.path.exists(os.path.join(os.path.dirname(__file__), 'flag')))",
+        {}, "compute/flag", ""),
+    "a file whose size it asks": (
+        "import os\nextra = str(os.stat(os.path.join(os.path.dirname(__file__), 'n.txt')).st_size)",
+        {"compute/n.txt": "7"}, "compute/n.txt", "77"),
+    "a file a process it starts reads": (
+        "import os, subprocess\n"
+        "extra = subprocess.check_output(['cat', os.path.join(os.path.dirname(__file__), 'n.txt')]).decode().strip()",
+        {"compute/n.txt": "7"}, "compute/n.txt", "8"),
     "a data file outside the sources' folders":
         ("from pathlib import Path\nextra = (Path(__file__).parents[1] / 'data' / 'n.txt').read_text().strip()",
          {"data/n.txt": "7"}, "data/n.txt", "8"),
@@ -101,6 +111,7 @@ def test_a_recomputed_lab_with_other_numbers_at_the_same_time_renders_its_page_a
     outside = tmp_path / "outside.txt"
     outside.write_text("7", encoding="utf-8")
     root = _site(tmp_path, f"extra = open({str(outside)!r}).read()")
+    edit(root / "site.yaml", "labs:", f"lab_access:\n  read: [{tmp_path}]\nlabs:")      # (declared: it is no source)
     _build(root, tmp_path)
     outside.write_text("8", encoding="utf-8")
     _build(root, tmp_path, "--no-cache")
@@ -180,3 +191,50 @@ def test_a_frozen_lab_holds_whatever_version_of_a_package_it_imports(tmp_path, m
     _installed(packages, "2.0", "8")
     result = _build(root, tmp_path)
     assert "tiny" not in computed(result) and _shown(tmp_path) == "7"
+
+
+def test_a_database_a_lab_queries_is_what_it_read(tmp_path):
+    """SQLite reads its file in C, where no `open` is seen: the connection names it, and an edit to the
+    database computes the lab again."""
+    import sqlite3
+    root = _site(tmp_path, "import os, sqlite3\nwith sqlite3.connect(os.path.join(os.path.dirname(__file__), "
+                           "'n.sqlite')) as db:\n    extra = str(db.execute('select n from t').fetchone()[0])")
+
+    def store(n: int) -> None:
+        with sqlite3.connect(root / "compute/n.sqlite") as db:
+            db.execute("create table if not exists t (n)")
+            db.execute("delete from t")
+            db.execute("insert into t values (?)", (n,))
+        db.close()
+    store(7)
+    _build(root, tmp_path)
+    assert _shown(tmp_path) == "7" and "tiny" not in computed(_build(root, tmp_path))
+    store(8)
+    assert "tiny" in computed(_build(root, tmp_path)) and _shown(tmp_path) == "8"
+
+
+def test_an_environment_variable_a_lab_reads_is_part_of_its_key(tmp_path):
+    """A lab that reads OMP_NUM_THREADS (which labs see) computes again when it is set otherwise; one
+    that asks for a variable it may not see (a token) is not computed again when that changes."""
+    root = _site(tmp_path, "import os\nextra = os.environ.get('OMP_NUM_THREADS', 'unset') + "
+                           "os.environ.get('MY_API_TOKEN', '-')")
+
+    def build(threads: str, token: str):
+        result = run_build(root, tmp_path / "dist", tmp_path / "cache", env={"OMP_NUM_THREADS": threads,
+                                                                             "MY_API_TOKEN": token})
+        assert result.returncode == 0, result.stderr
+        return computed(result)
+    assert "tiny" in build("1", "a") and _shown(tmp_path) == "1-"
+    assert "tiny" not in build("1", "b")
+    assert "tiny" in build("2", "b") and _shown(tmp_path) == "2-"
+
+
+def test_a_lab_that_starts_a_process_runs_again_on_any_edit_and_the_build_says_why(tmp_path):
+    """What a process it starts reads is not seen: the lab is keyed on every source of the course."""
+    root = _site(tmp_path, "import subprocess\nextra = subprocess.check_output(['echo', '7']).decode().strip()")
+    first = _build(root, tmp_path)
+    assert ("note: lab tiny ran a process (subprocess.Popen), whose reading is not seen: it runs again whenever "
+            "any source of the course changes") in first.stderr
+    assert "tiny" not in computed(_build(root, tmp_path))
+    edit(root / "content/index.md", "总和是", "总和仍是")
+    assert "tiny" in computed(_build(root, tmp_path))

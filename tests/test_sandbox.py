@@ -19,7 +19,8 @@ def test_a_lab_writing_into_content_fails_and_the_file_is_unchanged(tmp_path):
     result = run_build(root, tmp_path / "dist", tmp_path / "cache")
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert "lab tiny failed: PermissionError: [Errno 13] Permission denied: '../../../../../site/content/index.md' " \
-           "(labs may write only in their own working folder, where they run)" in result.stderr
+           "(labs may write only in their own working folder, where they run, and read only the course's folder, " \
+           "Python and its packages: site.yaml's `lab_access: read:` lists a folder they also need)" in result.stderr
     assert (root / "content/index.md").read_bytes() == page
 
 
@@ -27,7 +28,7 @@ def test_without_confinement_the_build_still_finds_the_changed_source(tmp_path, 
     """Where the kernel offers no sandbox (macOS, old Linux), the check after the labs names the file."""
     from sitegen.core.errors import BuildError
     from sitegen.commands.pipeline import build
-    monkeypatch.setattr(sandbox, "confine", lambda writable: False)    # labs fork from this process
+    monkeypatch.setattr(sandbox, "confine", lambda *args: sandbox.Confinement())    # labs fork from this process
     root = tiny_site(tmp_path / "site")
     edit(root / "compute/tiny.py", "# %% save\n", WRITE_CONTENT)
     with pytest.raises(BuildError) as caught:
@@ -118,3 +119,144 @@ def test_everything_a_notebook_starts_ends_with_it_whatever_session_it_made(tmp_
     else:
         os.kill(pid, 9)
         raise AssertionError(f"process {pid}, started by the notebook, outlived its lab")
+
+
+# A notebook from the internet that looks for what it can take: each attempt prints "denied NAME" or
+# what it got (and the test then finds the secret in the published site).
+PROBE = """import os, socket
+def attempt(name, how):
+    try:
+        got = how()
+    except (OSError, ValueError) as exc:
+        print('denied', name, type(exc).__name__)
+    else:
+        print('got', name, got)
+def read(path):
+    return open(path, 'rb').read()
+attempt('passwd', lambda: read('/etc/passwd'))
+attempt('git', lambda: read({git!r}))
+attempt('env', lambda: read({env!r}))
+attempt('home', lambda: read({home!r}))
+attempt('cache', lambda: os.listdir({cache!r}))
+attempt('own-environ', lambda: read('/proc/self/environ') if b'secret-47' in read('/proc/self/environ') else int('no'))
+attempt('host-environ', lambda: read(f'/proc/{{os.getppid()}}/environ'))
+attempt('init-environ', lambda: read('/proc/1/environ'))
+attempt('tcp', lambda: socket.create_connection(('127.0.0.1', {port}), timeout=2).sendall(b'probe'))
+attempt('udp', lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'probe', ('127.0.0.1', {port})))
+attempt('signal', lambda: os.kill(os.getppid(), 0))
+"""
+ATTEMPTS = ("passwd", "git", "env", "home", "cache", "own-environ", "host-environ", "init-environ", "tcp", "udp", "signal")
+
+
+class _Listener:
+    """A local server on a TCP and a UDP port: what anything sent it."""
+
+    def __init__(self):
+        import socket
+        import threading
+        self.tcp = socket.create_server(("127.0.0.1", 0))
+        self.port = self.tcp.getsockname()[1]
+        self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.udp.bind(("127.0.0.1", self.port))
+        self.udp.settimeout(0.2)
+        self.heard: list[bytes] = []
+        self.tcp.settimeout(0.2)
+        self.running = True
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        import socket
+        while self.running:
+            for server in (self.tcp, self.udp):
+                try:
+                    if server is self.tcp:
+                        connection, _ = server.accept()
+                        with connection:
+                            connection.settimeout(1)
+                            self.heard.append(connection.recv(100) or b"(connected)")
+                            connection.sendall(b"ok")
+                    else:
+                        self.heard.append(server.recv(100))
+                except (socket.timeout, OSError):
+                    pass
+
+    def close(self):
+        self.running = False
+        self.thread.join()
+        self.tcp.close()
+        self.udp.close()
+
+
+def _hostile_course(tmp_path):
+    from support import write_notebook
+    root = tiny_site(tmp_path / "site")
+    (root / ".git").mkdir()
+    (root / ".git/config").write_text("[http]\n\textraheader = AUTHORIZATION: basic ghs_secret4712\n")
+    (root / ".env").write_text("CLOUDFLARE_API_TOKEN=cf-secret-4711\n")
+    home = tmp_path / "teacher-home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh/id_ed25519").write_text("ssh-secret-4713\n")
+    return root, home, write_notebook
+
+
+def _build_with_secrets(root, tmp_path, home):
+    import os
+    import subprocess
+    import sys
+
+    from support import REPO, EPOCH
+    env = {**os.environ, "CLOUDFLARE_API_TOKEN": "cf-secret-4711", "HOME": str(home), "SOURCE_DATE_EPOCH": EPOCH}
+    return subprocess.run([sys.executable, str(REPO / "build.py"), "--root", str(root), "--out", str(tmp_path / "dist"),
+                           "--cache", str(tmp_path / "cache")], capture_output=True, text=True, env=env, timeout=300)
+
+
+@pytest.mark.skipif(sandbox.abi_version() < 6, reason="this kernel's Landlock confines no reads, scopes or ports (Linux 6.12+)")
+def test_a_notebook_from_the_internet_reads_no_secret_file_environment_or_network(tmp_path):
+    """It reads the project's .git/config (a CI checkout's token), .env, the teacher's SSH key, the
+    build's environment through /proc, and sends to a server on this machine: every attempt is refused,
+    the server hears nothing, and no secret is published."""
+    root, home, write_notebook = _hostile_course(tmp_path)
+    listener = _Listener()
+    try:
+        write_notebook(root / "content/probe.ipynb", "探测", PROBE.format(
+            git=str(root / ".git/config"), env=str(root / ".env"), home=str(home / ".ssh/id_ed25519"),
+            cache=str(tmp_path / "cache"), port=listener.port))
+        done = _build_with_secrets(root, tmp_path, home)
+    finally:
+        listener.close()
+    assert done.returncode == 0, done.stderr
+    import html
+    page = html.unescape((tmp_path / "dist/probe.html").read_text(encoding="utf-8"))
+    assert [name for name in ATTEMPTS if f"denied {name} " not in page] == [], page[page.find("denied"):][:2000]
+    assert listener.heard == []
+    published = b"".join(p.read_bytes() for p in (tmp_path / "dist").rglob("*") if p.is_file())
+    for secret in (b"cf-secret-4711", b"ghs_secret4712", b"ssh-secret-4713", b"root:x:0"):
+        assert secret not in published
+    assert "note: labs ran unconfined" not in done.stderr
+
+
+@pytest.mark.skipif(sandbox.abi_version() < 6, reason="this kernel's Landlock confines no reads, scopes or ports (Linux 6.12+)")
+def test_what_site_yaml_lets_labs_reach_they_reach_and_every_build_says_so(tmp_path):
+    """A course that needs a dataset outside its folder, the network and a variable declares them in
+    site.yaml's lab_access: the lab gets each, and the build names each exception."""
+    root, home, write_notebook = _hostile_course(tmp_path)
+    (tmp_path / "datasets").mkdir()
+    (tmp_path / "datasets/points.csv").write_text("1,2\n")
+    edit(root / "site.yaml", "labs:", f"lab_access:\n  read: [{tmp_path / 'datasets'}]\n  network: true\n"
+                                      "  environment: [CLOUDFLARE_API_TOKEN]\nlabs:")
+    listener = _Listener()
+    try:
+        write_notebook(root / "content/probe.ipynb", "声明", "import os, socket\n"
+                       f"print('data', open({str(tmp_path / 'datasets/points.csv')!r}).read().strip())\n"
+                       f"connection = socket.create_connection(('127.0.0.1', {listener.port}), timeout=5)\n"
+                       "connection.sendall(b'hello')\nprint('answer', connection.recv(2))\n"
+                       "print('token', os.environ['CLOUDFLARE_API_TOKEN'][-4:])")
+        done = _build_with_secrets(root, tmp_path, home)
+    finally:
+        listener.close()
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "dist/probe.html").read_text(encoding="utf-8")
+    assert "data 1,2" in page and "token 4711" in page and "answer b&#39;ok&#39;" in page and listener.heard == [b"hello"]
+    assert (f"note: labs may read {tmp_path / 'datasets'} and reach the network and see the environment variable "
+            "CLOUDFLARE_API_TOKEN (site.yaml lab_access)") in done.stderr

@@ -161,6 +161,8 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
                          + (["nothing changed"] if report.unchanged else []))
         print(f"built {report.files} files ({report.bytes / 1024:.0f} KiB) into {report.out} "
               f"in {time.perf_counter() - start:.2f} s" + (f" [{labs}]" if labs else ""))
+        for note in report.notes:
+            print(f"note: {note}", file=sys.stderr)
         for folder in report.stored:
             print(f"froze {folder}: commit it, and builds elsewhere reuse it while the lab's code is unchanged")
         if kept is not None:
@@ -224,6 +226,10 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
 
 def run(root: Path | None = None) -> None:
     """Run the command line and exit with its status (the `sitegen` command; build.py's)."""
+    if os.name == "posix" and sys.flags.hash_randomization and os.environ.get("PYTHONHASHSEED") != "0":
+        # Once, first: with string hashing fixed, a lab (a fork of the build) that prints a set prints
+        # it in the same order in every build, as two clean builds must give the same bytes.
+        os.execve(sys.executable, sys.orig_argv, {**os.environ, "PYTHONHASHSEED": "0"})
     code = main(root=root)
     # Everything is written and the lab host has stopped: skip the interpreter's
     # teardown of the modules and objects a build leaves (25 ms of every build).

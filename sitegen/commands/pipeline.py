@@ -36,8 +36,8 @@ LAB_SOURCES = ("site.yaml", "compute/", "frozen/")      # what labs' keys are ma
 # (lab, seconds until its results.json was final, seconds until its process ended) of those computed;
 # whether the pages rendered were patched into the last site (`patched`: patch.py).
 BuildReport = collections.namedtuple(
-    "BuildReport", "out files bytes computed cached frozen stored unchanged warnings rendered resumed timings patched",
-    defaults=((), (), (), (), False, (), (), (), (), False))
+    "BuildReport", "out files bytes computed cached frozen stored unchanged warnings rendered resumed timings patched "
+    "notes", defaults=((), (), (), (), False, (), (), (), (), False, ()))
 
 
 def build_key(out: Path, preview: bool, strict: bool, base_url: str | None, solutions: str) -> list:
@@ -256,7 +256,22 @@ def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: boo
                        cached=tuple(a.lab.id for a in artifacts.values() if not a.recomputed and a.lab.id not in frozen),
                        frozen=frozen, stored=tuple(stored), warnings=tuple(warnings), rendered=files.rendered,
                        resumed=tuple(kept.resumed.items()) if kept is not None else (),
-                       timings=tuple((lab, *seconds) for lab, seconds in labs.timings.items()))
+                       timings=tuple((lab, *seconds) for lab, seconds in labs.timings.items()),
+                       notes=_confinement_notes(cfg, labs) if labs.computed else ())
+
+
+# What a lab reaches that the sandbox does not keep from it, said by the build that ran labs.
+NOT_CONFINED = {"writes": "write anywhere the user may", "reads": "read every file the user may (.git/, .env, the home folder)",
+                "network": "reach the network"}
+
+
+def _confinement_notes(cfg, labs) -> tuple[str, ...]:
+    missing = [NOT_CONFINED[what] for what in NOT_CONFINED if what in labs.not_confined]
+    started = [f"lab {lab} ran {'a process' if event != 'os.fork' else 'a fork of itself'} ({event}), whose reading "
+               "is not seen: it runs again whenever any source of the course changes" for lab, event in labs.unrecorded.items()]
+    return tuple(filter(None, [*started, cfg.lab_access.said(), f"labs ran unconfined on this machine: they could {' and '.join(missing)} "
+                               "(it takes Linux with Landlock, 5.13 or newer, and network namespaces; README.md says "
+                               "what each confines)" if missing else ""]))
 
 
 def _config(root: Path, memo, sources: dict[str, str], base_url: str | None):

@@ -31,6 +31,7 @@ import socket
 import struct
 import threading
 from pathlib import Path
+from .labreads import unrecorded
 
 _HEADER = struct.Struct("=Q")
 REFUSED = "refused"
@@ -100,7 +101,7 @@ class Checkpointer:
         if threading.active_count() > 1 + harness_threads:
             self.skipped = f"no checkpoint after cell {k}: the lab runs threads of its own"
             return None
-        if _children() - {point["pid"] for point in self.taken}:
+        if children() - {point["pid"] for point in self.taken}:
             self.skipped = f"no checkpoint after cell {k}: the lab runs processes of its own"
             return None
         self._bound()
@@ -109,7 +110,8 @@ class Checkpointer:
         point = {"after": k, "reads": dict(self.recorder.reads) if self.recorder else {},
                  "provided": sorted(self.recorder.used) if self.recorder else []}
         ours, theirs = socket.socketpair()
-        pid = os.fork()
+        with unrecorded():              # (the harness's fork: no process of the lab's)
+            pid = os.fork()
         if pid:
             theirs.close()
             send(self.reporting.control, (k, pid), (ours.fileno(),))
@@ -145,7 +147,8 @@ class Checkpointer:
                     os.close(fd)
                 send(sock, REFUSED)
                 continue
-            pid = os.fork()
+            with unrecorded():
+                pid = os.fork()
             if pid == 0:
                 sock.close()
                 os.setsid()
@@ -210,7 +213,7 @@ def pss(pid: int) -> int:
     return 0
 
 
-def _children() -> set[int]:
+def children() -> set[int]:
     """The processes this one started and that still run (Linux; elsewhere none are seen)."""
     found: set[int] = set()
     try:
@@ -232,7 +235,6 @@ def _inode(path: str) -> int | None:
 def _state(folder: Path) -> dict[str, tuple[int, int] | None]:
     """Every file (its modification time and size) and folder (None) under `folder`; links as
     files of their own (a notebook's neighbours are links the build lays)."""
-    from .labreads import unrecorded
     found: dict[str, tuple[int, int] | None] = {}
     with unrecorded():
         for top, dirs, names in os.walk(folder):

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -121,8 +120,16 @@ class LabScheduler:
         self.timings: dict[str, tuple[float, float]] = {}   # of those stored: seconds from its launch until
         #                                          its results.json was final, and until its process ended
         self.unconfined: list[str] = []          # those of them that ran where nothing confined them
+        self.not_confined: set[str] = set()      # what of them was not confined here (sandbox.Confinement)
+        self.unrecorded: dict[str, str] = {}     # those whose reading was not all seen -> what they did
         memo = memo or Memo(self.cache_dir / "memo")
-        self.env = {**environment(), **font_files(cfg, memo)}
+        # What labs may reach beyond the sources (site.yaml's lab_access) is part of how they run.
+        declared = {"lab_access": cfg.lab_access._asdict()} if any(cfg.lab_access) else {}
+        self.env = {**environment(), **font_files(cfg, memo), **declared}
+        from .sandbox import readable_paths
+        self.access = (tuple(readable_paths(str(cfg.root), (str(self.cache_dir),), cfg.lab_access.read)),
+                       cfg.lab_access.network,
+                       cfg.lab_access.environment)
         self.workers = max(1, jobs or os.cpu_count() or 1)
         self.artifacts: dict[str, Artifacts] = {}
         self.inputs: dict[str, bytes] = {}       # lab id -> what labs reading it get (input_bytes)
@@ -263,7 +270,11 @@ class LabScheduler:
         if keep:            # always at one path, that a resumed run writes where the lab wrote
             writable, job.staging = self.kept.folder(job.lab.id)
         else:
-            writable, job.staging = None, Path(tempfile.mkdtemp(prefix=TEMPORARY, dir=job.entry.parent))
+            # At one path for each lab (and its preview): a lab that prints where it runs prints the same
+            # in every build (a killed build's folder there is its own leftover; builds take turns).
+            writable, job.staging = None, job.entry.parent / f"{TEMPORARY}{job.name}"
+            shutil.rmtree(job.staging, ignore_errors=True)
+            job.staging.mkdir()
         work = job.staging / "work"
         work.mkdir()
         job.read = {name: sha256(data) for name, data in inputs.items()}
@@ -289,7 +300,8 @@ class LabScheduler:
                 job.resume = self.kept.resume_point(job.lab.id, job.identity, job.cells, job.provided,
                                                     self.cfg.root, self.hashes)
         self.host.run(job.name, str(job.lab.script), job.cells, job.lab.display, self.cfg.figure_fonts,
-                      job.staging, here, job.result, job.preview, watch, job.resume, writable, tuple(job.provided))
+                      job.staging, here, job.result, job.preview, watch, job.resume, writable, tuple(job.provided),
+                      self.access)
         job.started = time.monotonic()
         self.running[job.name] = job
 
@@ -417,8 +429,12 @@ class LabScheduler:
                 self.kept.ran(job.lab.id, job.identity, job.cells, job.provided, run)
         # The installed distributions it imported are among what it read, at their versions now.
         run["reads"] = {**run.get("reads", {}), **labreads.installed_reads(run.pop("packages", ()))}
+        if labreads.PROJECT in run["reads"]:     # what it read is not all seen: keyed on every source
+            self.unrecorded[job.lab.id] = run["reads"][labreads.PROJECT]
+            run["reads"][labreads.PROJECT] = labreads.project_digest(self.hashes)
         if not run.get("confined") and job.lab.id not in self.unconfined:
             self.unconfined.append(job.lab.id)
+        self.not_confined.update(run.get("unconfined", ()))
         # What it read must be what the build's snapshot held when it started: else it ran on an edit
         # made meanwhile, and what it made must not be stored under a key made of the old text.
         edited = labreads.stale(self.cfg.root, run.get("reads", {}), self.hashes)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from .artifacts import Artifacts, load_entry
 from ..project.cells import Cell
 from ..core.errors import BuildError, Collector, Problem
-from .labreads import stale, without_installed
+from .labreads import stale, portable_reads
 from ..core.memo import TEMPORARY
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ def load_frozen(cfg: SiteConfig, lab: Lab, cells: tuple[Cell, ...], source: str,
         return None
     found = load_entry(lab, cells, folder, False)
     if found is not None:           # (whatever versions of the packages it imported the build runs with)
-        found = dataclasses.replace(found, reads=without_installed(found.reads or {}))
+        found = dataclasses.replace(found, reads=portable_reads(found.reads or {}))
     where = f"{FROZEN}/{lab.id}"
     if found is None:
         problems.add(where, 0, f"lab {lab.id} is frozen, but {where} is damaged or its cells differ from the "

@@ -56,6 +56,19 @@ def _end_descendants(pid: int) -> None:
             os.kill(each, signal.SIGKILL)
 
 
+def _end_own_descendants() -> None:
+    """In a lab's process, a subreaper that may read only its own /proc folder (sandbox.py): end its
+    children, whose children then become its own, until none is left."""
+    from .checkpoint import children
+    while kids := children():
+        for pid in kids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        for pid in kids:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+
+
 def _descendants(pid: int) -> list[int]:
     """The processes below `pid` (read from /proc; none where there is no /proc)."""
     parents: dict[int, list[int]] = {}
@@ -108,7 +121,7 @@ class _Host:
 
     def run(self, job_id: str, job: tuple) -> None:
         script, cells, display, fonts, staging, workdir, result, preview, watch, keep, resume, writable, \
-            provided = job
+            provided, access = job
         done_read, done_write = os.pipe()
         ours, theirs = socket.socketpair() if keep else (None, None)
         if keep:
@@ -130,10 +143,10 @@ class _Host:
                     for fd in self.fds() + [done_read] + ([ours.fileno()] if ours else []):
                         os.close(fd)
                     run_lab(script, cells, display, fonts, staging, workdir, result, done_write, preview, watch,
-                            theirs.fileno() if theirs else None, writable, provided, keep)
+                            theirs.fileno() if theirs else None, writable, provided, keep, access)
                 finally:
                     if not keep:            # what it started ends with it (serve's checkpoints are its children)
-                        _end_descendants(os.getpid())
+                        _end_own_descendants()
                     os._exit(0)
         os.close(done_write)
         if theirs is not None:
@@ -301,15 +314,17 @@ class LabHost:
     def run(self, job_id: str, script: str, cells: tuple[Cell, ...], display: str, fonts: tuple[str, ...],
             staging: Path, workdir: Path, result: Path, preview: bool = False,
             watch: tuple | None = None, resume: int = 0, writable: Path | None = None,
-            provided: tuple[str, ...] = ()) -> None:
+            provided: tuple[str, ...] = (), access: tuple = (None, False, ())) -> None:
         """Start a lab (labrun.run_lab), or with `preview` its preview, known to the host as `job_id`;
         `watch`: (project, cache), to record what of the project it reads (labreads.py). A host that
         keeps takes checkpoints of a lab's real run (known by the lab's id), confined to `writable`,
-        and with `resume` starts it from its checkpoint after that cell when it holds one."""
+        and with `resume` starts it from its checkpoint after that cell when it holds one. `access`: (what
+        it may read, whether it may reach the network, the variables it may see besides the usual:
+        sandbox.confine, lab_environment)."""
         keep = 0 if preview else self.keep
         self.conn.send(("run", job_id, script, cells, display, fonts, str(staging), str(workdir), str(result),
                         preview, watch, keep, resume if keep else 0, str(writable) if writable else None,
-                        tuple(provided)))
+                        tuple(provided), access))
 
     def kill(self, job_id: str) -> None:
         """Stop a running lab and everything it started; finished() then reports it."""

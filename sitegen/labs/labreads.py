@@ -35,6 +35,19 @@ LISTING = "list:"               # a folder's record: LISTING + the SHA-256 of it
 # A read of an installed distribution: INSTALLED + its normalised name -> its version (no project
 # path begins with a slash: a Recorder's keys are relative).
 INSTALLED = "/installed/"
+# An environment variable the lab read: ENVIRON + its name -> the SHA-256 of its value, or ABSENT, or
+# HIDDEN where the lab may not see it (sandbox.lab_environment): no value of it can change the lab.
+ENVIRON, HIDDEN = "/environ/", "hidden"
+# A lab whose reading is not all seen (it started a process, whose reads this process does not see):
+# PROJECT -> what it did, in its process; the build keys it on every source (project_digest).
+PROJECT = "/project/"
+# The audit events of a lab that starts another process; of one that opens a database or a native
+# library: the file it names (sqlite reads it, and a library's code runs, in C: no `open` is seen).
+STARTS_A_PROCESS = {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",
+                    "os.forkpty"}
+NAMES_A_FILE = {"sqlite3.connect", "ctypes.dlopen"}
+# Set by the harness, not the build's: never what makes a lab's results differ.
+HARNESS_VARIABLES = {"HOME", "TMPDIR", "MPLBACKEND", "PYTHONHASHSEED"}
 
 
 def file_record(path: str) -> str:
@@ -47,6 +60,20 @@ def file_record(path: str) -> str:
         return listing_record(path)
     except OSError:
         return ABSENT
+
+
+def environ_record(value: str | None) -> str:
+    import hashlib
+    return ABSENT if value is None else hashlib.sha256(value.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def project_digest(hashes: dict[str, str]) -> str:
+    """Every source of the course as the build's snapshot holds it: what a lab whose reading is not
+    all seen (PROJECT) is keyed on; "" without a snapshot (nothing then holds it as it was)."""
+    import hashlib
+    if not hashes:
+        return ""
+    return hashlib.sha256("\0".join(f"{rel}\0{seen}" for rel, seen in sorted(hashes.items())).encode()).hexdigest()
 
 
 def listing_record(path: str) -> str:
@@ -91,13 +118,57 @@ class Recorder:
         self.reads: dict[str, str] = {}
         self.used: set[str] = set()
         self.busy = False
+        self.declared: tuple[str, ...] = ()    # variables site.yaml's lab_access lets it see (HIDDEN else)
+        self.set: set[str] = set()             # variables the lab set or removed: its own, not the build's
 
     def install(self) -> "Recorder":
+        """Record from now on: every open and listing (an audit hook), every stat (os.stat, os.lstat:
+        Path.exists and os.path.isfile ask them), every variable read of os.environ."""
         sys.addaudithook(self._hook)
+        for name in ("stat", "lstat"):
+            setattr(os, name, self._stat(getattr(os, name)))
+        environ = object.__new__(_RecordedEnviron)
+        environ.__dict__.update(os.environ.__dict__, recorder=self)     # the same variables, read through us
+        os.environ = environ
         return self
 
+    def _stat(self, stat):
+        def recorded(path, *args, **kwargs):
+            try:
+                return stat(path, *args, **kwargs)
+            finally:                                  # (a stat that fails read ABSENT)
+                self._looked_at(path)
+        recorded.__wrapped__ = stat
+        return recorded
+
+    def _looked_at(self, path) -> None:
+        if self.busy or _PAUSED[0] or isinstance(path, int):
+            return
+        self.busy = True
+        try:
+            self._seen(os.path.realpath(os.fsdecode(os.fspath(path))), listing=False)
+        finally:
+            self.busy = False
+
+    def variable(self, name: str, value: str | None) -> None:
+        """The lab read environment variable `name` (None: not set), which it did not set itself."""
+        key = ENVIRON + name
+        if self.busy or _PAUSED[0] or name in HARNESS_VARIABLES or name in self.set or key in self.reads:
+            return
+        from .sandbox import visible
+        self.reads[key] = environ_record(value) if visible(name, self.declared) else HIDDEN
+
     def _hook(self, event: str, args: tuple) -> None:
-        if self.busy or _PAUSED[0] or event not in ("open", "os.listdir", "os.scandir"):
+        if self.busy or _PAUSED[0]:
+            return
+        if event in STARTS_A_PROCESS:
+            self.reads.setdefault(PROJECT, event)
+            return
+        if event in NAMES_A_FILE:
+            if args and isinstance(args[0], (str, bytes)) and os.sep in os.fsdecode(args[0]):
+                self._looked_at(args[0])
+            return
+        if event not in ("open", "os.listdir", "os.scandir"):
             return
         if event != "open" and sys._getframe(1).f_code.co_filename.startswith("<frozen importlib"):
             return      # the import system's look at a folder of sys.path: what it imports is opened
@@ -132,8 +203,8 @@ class Recorder:
             self.used.add(self.provided[real])
         if listing and real in self.mirrors:
             real = self.mirrors[real]
-        if not real.startswith(self.root) or real.startswith(self.ignored):
-            return
+        if not real.startswith(self.root) or (real + os.sep).startswith(self.ignored):
+            return                  # (the ignored folders themselves too: a stat of the cache is no read)
         if real.endswith(".pyc") and f"{os.sep}__pycache__{os.sep}" in real:
             import importlib.util        # an import that found its cached bytecode: the source it stands for
             try:
@@ -141,9 +212,34 @@ class Recorder:
             except ValueError:
                 pass
         rel = real[len(self.root):].replace(os.sep, "/")
+        if rel.startswith(".") or "/." in rel:
+            return                  # hidden (.git/, .env): no lab may read it (sandbox.py), nor is it a source
         key = rel + "/" if listing else rel
         if key not in self.reads:
             self.reads[key] = listing_record(real) if listing else file_record(real)
+
+
+class _RecordedEnviron(type(os.environ)):
+    """os.environ in a lab's process: each variable read is recorded (Recorder.variable)."""
+
+    def __getitem__(self, key):
+        try:
+            value = super().__getitem__(key)
+        except KeyError:
+            self.recorder.variable(key, None)
+            raise
+        self.recorder.variable(key, value)
+        return value
+
+    def __setitem__(self, key, value):
+        if not _PAUSED[0]:
+            self.recorder.set.add(key)
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key):
+        if not _PAUSED[0]:
+            self.recorder.set.add(key)
+        super().__delitem__(key)
 
 
 class BuildRecorder(Recorder):
@@ -218,6 +314,10 @@ def stale(root, reads: dict[str, str], hashes: dict[str, str]) -> list[str]:
         if rel.startswith(INSTALLED):
             versions = installed.versions() if versions is None else versions
             now = versions.get(rel[len(INSTALLED):], ABSENT)
+        elif rel.startswith(ENVIRON):
+            now = seen if seen == HIDDEN else environ_record(os.environ.get(rel[len(ENVIRON):]))
+        elif rel == PROJECT:
+            now = project_digest(hashes)
         else:
             now = current(root, rel, hashes)
         if now != seen:
@@ -253,9 +353,10 @@ def installed_reads(modules) -> dict[str, str]:
     return {INSTALLED + dist: versions[dist] for dist in sorted(set(installed.providers(modules).values()))}
 
 
-def without_installed(reads: dict[str, str]) -> dict[str, str]:
-    """A frozen lab's reads that hold whatever versions the build runs with (freeze.py)."""
-    return {rel: seen for rel, seen in reads.items() if not rel.startswith(INSTALLED)}
+def portable_reads(reads: dict[str, str]) -> dict[str, str]:
+    """What of a lab's reads a frozen lab keeps (freeze.py): the project's files it read, not what holds
+    whatever the machine that builds has (installed versions, environment variables)."""
+    return {rel: seen for rel, seen in reads.items() if not rel.startswith((INSTALLED, ENVIRON, PROJECT))}
 
 
 def archived_reads(art, root, hashes: dict[str, str]) -> list[str]:

@@ -26,14 +26,15 @@ from ..project.figurefonts import MISSING_GLYPH, NO_GLYPH, use
 from .labreads import Recorder, imported_packages, unrecorded
 
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
-WRITE_ONLY_HERE = "labs may write only in their own working folder, where they run"
+WRITE_ONLY_HERE = ("labs may write only in their own working folder, where they run, and read only the course's "
+                   "folder, Python and its packages: site.yaml's `lab_access: read:` lists a folder they also need")
 EARLY_RESULTS = "results.early.json"
 
 
 def run_lab(script: str, cells: tuple[Cell, ...], display: str, fonts: tuple[str, ...], staging: str, workdir: str,
             result: str, announce_fd: int | None = None, preview: bool = False, watch: tuple | None = None,
             control_fd: int | None = None, writable: str | None = None, provided: tuple[str, ...] = (),
-            budget: int = 0) -> None:
+            budget: int = 0, access: tuple = (None, False, ())) -> None:
     """Body of a lab's process: confine it to `staging` (or `writable`, a folder holding it), run it with
     its figures falling back on `fonts` (figurefonts.py), write what it printed and saved to `result`.
     Once its cells have all run, its results.json is final: a copy goes to `staging`/EARLY_RESULTS and
@@ -48,27 +49,35 @@ def run_lab(script: str, cells: tuple[Cell, ...], display: str, fonts: tuple[str
     folder of the project the lab reads, outside the cache, is recorded with what it held (labreads.py)
     and reported as the run's `reads`; of the files the build laid in its folder (`provided`), which it
     opened. `control_fd`: the host's socket for checkpoints (checkpoint.py), one after each cell, taking
-    at most `budget` bytes of memory."""
+    at most `budget` bytes of memory. `access`: (the paths it may read, whether it may reach the network,
+    the environment variables it may see besides the usual: sandbox.py)."""
     from .checkpoint import Checkpointer, Reporting
-    from .sandbox import confine, lab_environment
+    from .sandbox import confine, forget_environment_block, lab_environment
     recorder = Recorder(watch[0], (watch[1], staging), *watch[2:], provided=provided).install() if watch else None
+    if recorder is not None:
+        recorder.declared = access[2]
     reporting = Reporting(result, announce_fd, control_fd)
     try:
-        use(fonts)
+        with unrecorded():
+            use(fonts)
         if preview:
             _draw_nothing()
         tmp = Path(staging) / "tmp"
         tmp.mkdir(exist_ok=True)
-        environment = lab_environment(os.environ, str(tmp))     # nothing secret (sandbox.py)
-        os.environ.clear()
-        os.environ.update(environment, TMPDIR=str(tmp))         # tempfile works inside the confinement
-        confined = confine([writable or staging, "/dev"])
+        readable, network, variables = access
+        with unrecorded():
+            environment = lab_environment(os.environ, str(tmp), variables)     # nothing secret (sandbox.py)
+            os.environ.clear()
+            os.environ.update(environment, TMPDIR=str(tmp))         # tempfile works inside the confinement
+            forget_environment_block()
+            confinement = confine([writable or staging, "/dev"], readable, network)
+        confined = bool(confinement.get("writes"))
         checkpoints = None if control_fd is None else Checkpointer(reporting, Path(staging), writable or staging,
                                                                    recorder, budget)
         run = run_cells(script, cells, workdir, confined, display, finish=not preview,
                         cells_done=lambda: _hand_on_results(Path(workdir), Path(staging), reporting.announce),
                         checkpoints=checkpoints)
-        run["confined"] = confined
+        run["confined"], run["unconfined"] = confined, confinement.missing()
         if checkpoints is not None:
             run.update(checkpoints=checkpoints.taken, resumed=checkpoints.resumed, skipped=checkpoints.skipped,
                        dropped=checkpoints.dropped)
@@ -156,7 +165,8 @@ def run_cells(script: str, cells: tuple[Cell, ...], workdir: str, confined: bool
     from concurrent.futures import ThreadPoolExecutor
     warnings.filterwarnings("ignore", message=".*non-interactive.*")
     folder, results = Path(workdir), []
-    jupyter = InlineNotebook(folder, script) if display == "jupyter" else None
+    with unrecorded():          # (the shell's own reading: its settings, the variables it asks for)
+        jupyter = InlineNotebook(folder, script) if display == "jupyter" else None
     namespace = jupyter.namespace if jupyter else {"__name__": "__main__", "__file__": script}
     # Figures are re-encoded in threads while the next cells run (Pillow and zlib
     # release the GIL), from a snapshot of their bytes: a file the lab writes

@@ -65,6 +65,21 @@ class Vocabulary(NamedTuple):
         return text.replace("{needs}", "、".join(needs) if needs else self.words["needs_nothing"])
 
 
+class LabAccess(NamedTuple):
+    """What labs may reach beyond the course's sources, as site.yaml's `lab_access:` declares it
+    (labs/sandbox.py): folders to read, the network, environment variables."""
+    read: tuple[str, ...] = ()
+    network: bool = False
+    environment: tuple[str, ...] = ()
+
+    def said(self) -> str:
+        """The exceptions in words, "" for none."""
+        parts = ([f"read {', '.join(self.read)}"] if self.read else []) + (["reach the network"] if self.network else []) \
+            + ([f"see the environment variable{'s' * (len(self.environment) > 1)} {', '.join(self.environment)}"]
+               if self.environment else [])
+        return f"labs may {' and '.join(parts)} (site.yaml lab_access)" if parts else ""
+
+
 class NavItem(NamedTuple):
     title: str
     page: str             # content path, e.g. course/guide.md ("" for another site's address)
@@ -85,6 +100,7 @@ class SiteConfig:
     labs: tuple[Lab, ...]
     vocabulary: Vocabulary
     figure_fonts: tuple[str, ...] = ()   # fonts figures fall back on, as package:path (figurefonts.py)
+    lab_access: LabAccess = LabAccess()
     digest: str = ""      # SHA-256 of site.yaml as read: what keys of what shows the site's settings hold
 
     @property
@@ -296,12 +312,29 @@ def load_config(root: Path, memo=None, hashes: dict[str, str] | None = None) -> 
     if not problems.problems and _has_cycle(labs):
         problems.add(rel, top.key_line("labs"), "labs' inputs form a cycle: a lab cannot depend on itself")
     vocabulary = _vocabulary(top.get("vocabulary", dict, LineDict(), required=False), rel, problems, top.line, memo)
+    lab_access = _lab_access(top.get("lab_access", dict, LineDict(), required=False), rel, problems, top.line)
     top.finish()
     problems.raise_if_any()
     return SiteConfig(root=root, path=path, title=title, description=description, project=project,
                       base_url=base_url.rstrip("/"), language=language, figure_fonts=tuple(figure_fonts), nav=tuple(nav),
                       sequence=tuple(map(str, sequence)), labs=tuple(labs), vocabulary=vocabulary,
-                      digest=hashlib.sha256(raw).hexdigest())
+                      lab_access=lab_access, digest=hashlib.sha256(raw).hexdigest())
+
+
+def _lab_access(data, rel: str, problems: Collector, line: int) -> LabAccess:
+    """site.yaml's `lab_access:`: what labs may reach that they otherwise may not."""
+    f = _Fields(data, "lab_access", rel, problems, line)
+    read = f.get("read", list, [], required=False)
+    environment = f.get("environment", list, [], required=False)
+    network = f.get("network", bool, False, required=False)
+    for key, values in (("read", read), ("environment", environment)):
+        for i, value in enumerate(values):
+            if not isinstance(value, str) or not value or (key == "environment" and not re.fullmatch(r"\w+", value)):
+                problems.add(rel, f.key_line(key) + 1 + i, f"lab_access.{key}[{i}] must be "
+                             + ("a folder's path" if key == "read" else "an environment variable's name")
+                             + f", not {value!r}")
+    f.finish()
+    return LabAccess(tuple(map(str, read)), network, tuple(map(str, environment)))
 
 
 def _notebook_labs(root: Path, hashes, memo, seen_ids: dict, problems: Collector) -> list[Lab]:
