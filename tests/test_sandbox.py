@@ -260,3 +260,21 @@ def test_what_site_yaml_lets_labs_reach_they_reach_and_every_build_says_so(tmp_p
     assert "data 1,2" in page and "token 4711" in page and "answer b&#39;ok&#39;" in page and listener.heard == [b"hello"]
     assert (f"note: labs may read {tmp_path / 'datasets'} and reach the network and see the environment variable "
             "CLOUDFLARE_API_TOKEN (site.yaml lab_access)") in done.stderr
+
+
+def test_two_clean_builds_of_a_careless_notebook_give_the_same_page(tmp_path):
+    """A notebook that prints a set of strings (whose order follows string hashing) and where it runs:
+    two clean builds, each from an empty cache at the same place, publish the same bytes."""
+    import shutil
+
+    from support import write_notebook
+    root = tiny_site(tmp_path / "site")
+    write_notebook(root / "content/careless.ipynb", "随手", "import os\nprint({'alpha', 'beta', 'gamma', 'delta', "
+                   "'epsilon', 'zeta', 'eta', 'theta'})\nprint(os.getcwd())")
+    pages = []
+    for out in ("one", "two"):
+        shutil.rmtree(tmp_path / "cache", ignore_errors=True)
+        result = run_build(root, tmp_path / out, tmp_path / "cache")
+        assert result.returncode == 0, result.stderr
+        pages.append((tmp_path / out / "careless.html").read_bytes())
+    assert pages[0] == pages[1]
