@@ -239,6 +239,38 @@ def test_no_checkpoint_is_taken_while_the_lab_runs_a_thread_of_its_own(site, tmp
     assert output == clean_build(root, tmp_path, "clean")
 
 
+@pytest.mark.parametrize("opened", ["open(Path(__file__).parent / 'scale.txt')", "open('log.txt', 'a')"])
+def test_no_checkpoint_is_taken_while_the_lab_holds_a_file_open(site, tmp_path, opened):
+    """A checkpoint is a fork: it shares each open file's offset with the run. A lab that reads a data
+    file line by line across cells, or appends to a log, would read on (or write over) where the first
+    run left it when resumed: no checkpoint while it holds one, and the resumed run is a run's bytes."""
+    root, kept = site
+    edit(root / "compute/tiny.py", "# %% data\n", f"# %% data\nheld = {opened}\n")
+    edit(root / "compute/tiny.py", "# %% save\n", "# %% save\nheld.close()\n")
+    serve_build(root, kept)
+    assert [p["after"] for p in kept.runs["tiny"].checkpoints] == [1]
+    assert kept.notes[0].startswith("tiny: no checkpoint after cell 2: the lab holds ")
+    edit(root / "compute/tiny.py", "print('saved', scale)", "print('saved again', scale)")
+    output, report = serve_build(root, kept)
+    assert report.resumed == (("tiny", 1),)
+    assert output == clean_build(root, tmp_path, "clean")
+
+
+def test_a_one_off_build_never_reuses_a_run_serve_resumed(site, tmp_path):
+    """What serve made by resuming is its preview's: `python build.py` runs the lab from its first cell
+    (and then keeps that run), even after the output is deleted."""
+    import shutil
+    root, kept = site
+    serve_build(root, kept)
+    edit(root / "compute/tiny.py", "print('saved', scale)", "print('saved again', scale)")
+    _, report = serve_build(root, kept)
+    assert report.resumed == (("tiny", 2),)
+    shutil.rmtree(root.parent / "dist")
+    again = build(root, root.parent / "dist", cache=root.parent / "cache")
+    assert again.computed == ("tiny",)
+    assert build(root, root.parent / "dist", cache=root.parent / "cache").computed == ()
+
+
 def test_no_checkpoint_outlives_serve(site):
     root, kept = site
     serve_build(root, kept)

@@ -47,6 +47,7 @@ class Artifacts:
     sizes: dict = None          # artifact name -> its size in bytes, as found when read
     reads: dict = None          # what of the project it read, as it found it (labreads.py)
     inputs: dict = None         # lab id -> SHA-256 of the results.json it was given of that lab
+    resumed: int = 0            # made by serve's run resumed after this cell (0: run from its first)
 
     # Pickled (what the last build found for every lab: labplan.py), the files are not given as
     # Paths, which cost more to unpickle than all the rest of two hundred labs: they are made again
@@ -138,4 +139,5 @@ def load_entry(lab: Lab, cells: tuple[Cell, ...], entry: Path, recomputed: bool,
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return Artifacts(lab, cells, outputs, files, manifest["provenance"], recomputed, entry, manifest["files"],
-                     {name: size for name, size, *_ in state}, manifest.get("reads", {}), manifest.get("inputs", {}))
+                     {name: size for name, size, *_ in state}, manifest.get("reads", {}), manifest.get("inputs", {}),
+                     manifest.get("resumed", 0))

@@ -36,6 +36,7 @@ from .labreads import unrecorded
 _HEADER = struct.Struct("=Q")
 REFUSED = "refused"
 INPUTS_READY = b"i"     # what a lab's process writes to its pipe once its results.json is final
+MEASURE = "measure"     # a lab asks the host the memory these checkpoints take: (MEASURE, pids) -> bytes
 
 
 def send(sock: socket.socket, message, fds: tuple[int, ...] = ()) -> None:
@@ -104,6 +105,11 @@ class Checkpointer:
         if children() - {point["pid"] for point in self.taken}:
             self.skipped = f"no checkpoint after cell {k}: the lab runs processes of its own"
             return None
+        if held := self._open_files():
+            # A fork shares each open file's offset with the run it is taken from: a run resumed from it
+            # would read on, or write over, where the first run left it.
+            self.skipped = f"no checkpoint after cell {k}: the lab holds {held[0]} open"
+            return None
         self._bound()
         files, folders, gone = self._written()
         here = os.getcwd()
@@ -125,17 +131,40 @@ class Checkpointer:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         return self._wait(theirs, k, (files, folders, gone, here))
 
+    def _open_files(self) -> list[str]:
+        """The files of the project or of the lab's folder that the lab holds open (Linux)."""
+        roots = tuple(os.path.realpath(folder) + os.sep for folder in
+                      (self.writable, *((self.recorder.root,) if self.recorder else ())))
+        found = []
+        try:
+            descriptors = os.listdir("/proc/self/fd")
+        except OSError:
+            return found
+        for fd in descriptors:
+            with contextlib.suppress(OSError):
+                if (target := os.readlink(f"/proc/self/fd/{fd}")).startswith(roots):
+                    found.append(os.path.basename(target))
+        return sorted(found)
+
     def _bound(self) -> None:
         """While this run's checkpoints take more than the budget (their pages part from the lab's as
         it goes on), end the oldest: a lab that rewrites large arrays cell after cell stays bounded
         while it runs, not only once the build is over (resume.py drops the oldest of all labs)."""
-        while self.taken and sum(pss(point["pid"]) for point in self.taken) > self.budget:
+        while self.taken and self._measured([point["pid"] for point in self.taken]) > self.budget:
             oldest = self.taken.pop(0)
             with contextlib.suppress(ProcessLookupError):
                 os.kill(oldest["pid"], signal.SIGKILL)
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(oldest["pid"], 0)
             self.dropped += 1
+
+    def _measured(self, pids: list[int]) -> int:
+        """The memory these checkpoints take, as the host measures it: confined, the lab may read only
+        its own /proc folder (sandbox.py)."""
+        if self.reporting.control is None:
+            return sum(pss(pid) for pid in pids)
+        send(self.reporting.control, (MEASURE, pids))
+        return receive(self.reporting.control)[0] or 0
 
     def _wait(self, sock: socket.socket, k: int, written: tuple):
         while True:
@@ -155,7 +184,8 @@ class Checkpointer:
                 cells, result = command
                 self.reporting.reset(result, *fds)
                 self.taken, self.resumed = [c for c in self.taken if c["after"] <= k], k
-                self._lay(*written)
+                with unrecorded():
+                    self._lay(*written)
                 return cells
             for fd in fds:
                 os.close(fd)

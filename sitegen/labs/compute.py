@@ -143,7 +143,7 @@ class LabScheduler:
         # is when all it was found from is still so (labplan.py).
         plan = None if hashes is None else (
             str(cfg.root), str(self.cache_dir), cfg.digest, repr(cfg.labs), json.dumps(self.env, sort_keys=True),
-            use_cache, sorted(refreeze), sorted((rel, sha) for rel, sha in hashes.items() if rel.startswith(FROZEN + "/")))
+            use_cache, kept is not None, sorted(refreeze), sorted((rel, sha) for rel, sha in hashes.items() if rel.startswith(FROZEN + "/")))
         if plan is not None and (found := labplan.recall(memo, plan, cfg.root, hashes)) is not None:
             self.artifacts = found
             return
@@ -172,6 +172,8 @@ class LabScheduler:
             found = load_entry(lab, cells, entry, False, memo) if use_cache else None
             if found is not None and labreads.stale(cfg.root, found.reads, self.hashes):
                 found = None                # a file it read is not as it was
+            if found is not None and found.resumed and kept is None:
+                found = None                # serve resumed it: a one-off build runs it from its first cell
             waits = found is not None and any(name not in self.artifacts for name in lab.inputs)
             if found is not None and not waits and not self._made_from(found, self._inputs_of(lab)):
                 found = None                # the labs it reads gave other results than it was made from

@@ -34,7 +34,7 @@ import socket
 from pathlib import Path
 
 from ..project.cells import Cell
-from .checkpoint import INPUTS_READY  # noqa: F401 - (compute.py's too) a lab's results.json is final
+from .checkpoint import INPUTS_READY, MEASURE  # noqa: F401 - (compute.py's too) a lab's results.json is final
 RELEASED = "released"  # the host's answer to "release": every run it held is stopped
 
 
@@ -194,6 +194,10 @@ class _Host:
             control.close()
             for fd in fds:
                 os.close(fd)
+            return
+        if message[0] == MEASURE:               # how much its checkpoints take (it may not read their /proc)
+            from .checkpoint import pss, send
+            send(control, sum(pss(pid) for pid in message[1]))
             return
         (after, pid), lab = message, self.controls[control]
         self.drop(lab, lambda cell: cell == after)

@@ -116,8 +116,9 @@ def _files(folder: Path, pattern: str = "*") -> list[Path]:
 
 
 def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
-    return {str(p.relative_to(folder)): (p.stat().st_mtime_ns, p.stat().st_size)
-            for p in _files(folder) if p.is_file()}
+    with unrecorded():
+        return {str(p.relative_to(folder)): (p.stat().st_mtime_ns, p.stat().st_size)
+                for p in _files(folder) if p.is_file()}
 
 
 def _failure(script: str, exc: BaseException, confined: bool = False, cell: Cell | None = None,

@@ -92,6 +92,7 @@ def store(lab, key, source, env, rel_script, run, work, staging) -> None:
                            **({"outputs": [_flat(o) for o in c["outputs"]]} if "outputs" in c else {})}
                           for c in run["cells"]],
                 "provenance": provenance, "reads": run.get("reads", {}), "inputs": run.get("inputs", {}),
+                **({"resumed": run["resumed"]} if run.get("resumed") else {}),
                 "files": {name: sha256((out / name).read_bytes()) for name in sorted(files)}}
     (staging / "manifest.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False), encoding="utf-8")
     shutil.rmtree(work)
