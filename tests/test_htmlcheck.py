@@ -24,6 +24,11 @@ BASE = "https://example.pages.dev"
     ('<a href="java\tscript:go()">去</a>', "a javascript: link"),
     ('<svg><a xlink:href="javascript:go()"><text>去</text></a></svg>', "a javascript: link"),
     ('<a href="data:text/html,&lt;script&gt;go()&lt;/script&gt;">去</a>', "a data: link"),
+    ('<iframe srcdoc="&lt;script&gt;go()&lt;/script&gt;"></iframe>', "an <iframe srcdoc>"),
+    ('<svg><a><set attributeName="href" to="javascript:go()"/><text>去</text></a></svg>',
+     "an SVG animation of a link"),
+    ('<svg><a><animate attributeName="xlink:href" values="javascript:go()"/><text>去</text></a></svg>',
+     "an SVG animation of a link"),
 ])
 def test_what_the_content_security_policy_would_block_is_an_error_in_any_case(markup, what):
     found = read_html("page.html", f"<html><body><p>前文</p>{markup}</body></html>".encode(), BASE, None)
@@ -49,6 +54,7 @@ def _read(markup: str) -> dict:
     ('<img alt=">" src="https://img.example.org/x.png">', "https://img.example.org/x.png"),
     ("<IMG SRC='//img.example.org/x.png' ALT='图'>", "//img.example.org/x.png"),
     ('<img srcset="a.png 1x, https://img.example.org/x.png 2x" alt="图">', "https://img.example.org/x.png"),
+    ('<link rel="preload" as="image" imagesrcset="https://img.example.org/x.png 2x">', "https://img.example.org/x.png"),
 ])
 def test_a_load_from_another_site_is_an_error_in_any_spelling(markup, url):
     errors = _read(markup)["errors"]

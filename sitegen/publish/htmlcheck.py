@@ -30,10 +30,11 @@ URL_ATTRIBUTES = {"href", "src", "xlink:href", "action", "formaction", "data", "
 # pages may load only the site's own files: nothing from another origin (a filtered network, a
 # student's privacy), and no redirect elsewhere. `background` is any element's (<table>, <body>).
 LOADS = {"script": ("src",), "iframe": ("src",), "frame": ("src",), "img": ("src", "srcset"),
-         "link": ("href",), "object": ("data",), "embed": ("src",), "form": ("action",), "base": ("href",),
+         "link": ("href", "imagesrcset"), "object": ("data",), "embed": ("src",), "form": ("action",), "base": ("href",),
          "video": ("src", "poster"), "audio": ("src",), "source": ("src", "srcset"), "track": ("src",),
          "input": ("src", "formaction"), "button": ("formaction",), "a": ("ping",), "area": ("ping",),
          "image": ("href", "xlink:href"), "use": ("href", "xlink:href"), "feimage": ("href", "xlink:href")}
+ANIMATES = {"set", "animate", "animatetransform", "animatemotion"}      # SVG's, which may set any attribute
 NOT_LOADED = {"canonical", "alternate", "author", "license", "help", "prev", "next", "me"}   # <link rel=...>
 NAVIGATES = ("href", "xlink:href", "action", "formaction", "src", "data")   # where javascript: would run
 # What a browser drops from a URL before reading its scheme: leading and trailing C0 controls and
@@ -134,6 +135,10 @@ class _Reader(HTMLParser):
             found.append("a style= attribute")
         if any(name.startswith("on") for name in attributes):
             found.append("an on...= event handler")
+        if tag == "iframe" and "srcdoc" in attributes:
+            found.append("an <iframe srcdoc>")
+        if tag in ANIMATES and attributes.get("attributename", "").strip().lower() in ("href", "xlink:href"):
+            found.append("an SVG animation of a link, which can make it a javascript: link")
         for name in NAVIGATES:
             if name not in attributes:
                 continue
@@ -151,8 +156,8 @@ class _Reader(HTMLParser):
             return
         for attribute in LOADS.get(tag, ()) + ("background",):
             value = attributes.get(attribute, "").strip()
-            urls = [part.strip().split()[0] for part in value.split(",") if part.strip()] if attribute == "srcset" \
-                else [value]
+            urls = [part.strip().split()[0] for part in value.split(",") if part.strip()] \
+                if attribute.endswith("srcset") else [value]
             for url in filter(None, urls):
                 target = urlsplit(urljoin(self.here, url))
                 if target.scheme == "data" and tag in ("img", "source", "video") or \
