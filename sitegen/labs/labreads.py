@@ -182,7 +182,11 @@ class Recorder:
         if event == "open":
             mode, flags = args[1], args[2]
             if (mode and any(c in mode for c in "wax+")) or (not mode and flags & (os.O_WRONLY | os.O_RDWR)):
-                self._written(path)
+                self.busy = True            # (its look at the link is no read)
+                try:
+                    self._written(path)
+                finally:
+                    self.busy = False
                 return                      # a write: the sandbox keeps it in the lab's own folder
         self.busy = True
         try:

@@ -331,6 +331,8 @@ def preload() -> None:
             importlib.import_module(name)
         except ImportError:
             pass    # the lab reports what it misses
+    import platform
+    platform.platform()     # cached for every lab: it runs `uname -p` once, a process no lab then starts
 
 
 # -- normalising what a lab wrote ----------------------------------------------
