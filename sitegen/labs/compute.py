@@ -12,6 +12,7 @@ Matplotlib.
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -123,13 +124,10 @@ class LabScheduler:
         self.not_confined: set[str] = set()      # what of them was not confined here (sandbox.Confinement)
         self.unrecorded: dict[str, str] = {}     # those whose reading was not all seen -> what they did
         memo = memo or Memo(self.cache_dir / "memo")
-        # What labs may reach beyond the sources (site.yaml's lab_access) is part of how they run.
-        declared = {"lab_access": cfg.lab_access._asdict()} if any(cfg.lab_access) else {}
-        self.env = {**environment(), **font_files(cfg, memo), **declared}
-        from .sandbox import readable_paths
-        self.access = (tuple(readable_paths(str(cfg.root), (str(self.cache_dir),), cfg.lab_access.read)),
-                       cfg.lab_access.network,
-                       cfg.lab_access.environment)
+        self.env = {**environment(), **font_files(cfg, memo)}        # (published in each lab's provenance)
+        # How labs run: that, and what they may reach beyond the sources (site.yaml's lab_access, whose
+        # paths are the teacher's machine's: in the keys, never in what is published).
+        self.how = {**self.env, **({"lab_access": cfg.lab_access._asdict()} if any(cfg.lab_access) else {})}
         self.workers = max(1, jobs or os.cpu_count() or 1)
         self.artifacts: dict[str, Artifacts] = {}
         self.inputs: dict[str, bytes] = {}       # lab id -> what labs reading it get (input_bytes)
@@ -142,7 +140,7 @@ class LabScheduler:
         # With the build's snapshot (`hashes`), what the last build found for every lab is taken as it
         # is when all it was found from is still so (labplan.py).
         plan = None if hashes is None else (
-            str(cfg.root), str(self.cache_dir), cfg.digest, repr(cfg.labs), json.dumps(self.env, sort_keys=True),
+            str(cfg.root), str(self.cache_dir), cfg.digest, repr(cfg.labs), json.dumps(self.how, sort_keys=True),
             use_cache, kept is not None, sorted(refreeze), sorted((rel, sha) for rel, sha in hashes.items() if rel.startswith(FROZEN + "/")))
         if plan is not None and (found := labplan.recall(memo, plan, cfg.root, hashes)) is not None:
             self.artifacts = found
@@ -167,7 +165,7 @@ class LabScheduler:
                 else:
                     stale.problems.append(stale_frozen(lab))
                 continue
-            keys[lab.id] = lab_key(cfg, lab, self.env, sources[lab.id])
+            keys[lab.id] = lab_key(cfg, lab, self.how, sources[lab.id])
             entry = self.cache_dir / "labs" / lab.id / keys[lab.id]
             found = load_entry(lab, cells, entry, False, memo) if use_cache else None
             if found is not None and labreads.stale(cfg.root, found.reads, self.hashes):
@@ -297,15 +295,24 @@ class LabScheduler:
         job.provided = {str(path): sha256(data) for path, data in laid.items()}
         if keep:
             from .resume import identity
-            job.identity = identity(job.lab.script, job.lab.display, self.cfg.figure_fonts, self.env)
+            job.identity = identity(job.lab.script, job.lab.display, self.cfg.figure_fonts, self.how)
             if self.use_cache:
                 job.resume = self.kept.resume_point(job.lab.id, job.identity, job.cells, job.provided,
                                                     self.cfg.root, self.hashes)
         self.host.run(job.name, str(job.lab.script), job.cells, job.lab.display, self.cfg.figure_fonts,
                       job.staging, here, job.result, job.preview, watch, job.resume, writable, tuple(job.provided),
-                      self.access)
+                      self._access)
         job.started = time.monotonic()
         self.running[job.name] = job
+
+    @functools.cached_property
+    def _access(self) -> tuple:
+        """What labs may read, whether they may reach the network, the variables they may also see
+        (sandbox.py): found once a lab runs, not by every build."""
+        from .sandbox import readable_paths
+        access = self.cfg.lab_access
+        return (tuple(readable_paths(str(self.cfg.root), (str(self.cache_dir),), access.read)), access.network,
+                access.environment)
 
     def limit(self, lab: Lab) -> float:
         """Seconds the lab may run."""
