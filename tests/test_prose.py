@@ -50,3 +50,22 @@ def test_a_link_to_a_notebook_goes_where_its_page_is_published_spaces_written_ei
     assert resolve_target(ch1, "../guide.md", sitemap) == ("guide.html", "")
     with pytest.raises(Unresolved, match="points to nothing"):
         resolve_target(ch1, "ch2.ipynb", sitemap)
+
+
+@pytest.mark.parametrize("tex, absent", [
+    (r"\text{<script>go()</script>}", "<script"),
+    (r"\textbf{<img src=x onerror=go()>}", "<img"),
+    (r"\href{javascript:go()}{x}", "href="),
+    (r"\style{color:red}{x}", "style="),
+    (r"\class{a}{x}", "class="),
+])
+def test_math_holds_no_markup_of_the_formula_s_own(tex, absent):
+    """latex2mathml writes a text argument as it is and \\href or \\style as attributes: none reaches the page."""
+    mathml = to_mathml(tex, False)
+    assert absent not in mathml and mathml.startswith("<math")
+
+
+def test_a_unicode_character_is_named_by_its_number():
+    assert "&#x263A;" in to_mathml(r"\unicode{x263A}", False)
+    with pytest.raises(Unresolved, match=r"unicode\{<b>x</b>\} takes a character's number"):
+        to_mathml(r"\unicode{<b>x</b>}", False)

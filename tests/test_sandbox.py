@@ -278,3 +278,26 @@ def test_two_clean_builds_of_a_careless_notebook_give_the_same_page(tmp_path):
         assert result.returncode == 0, result.stderr
         pages.append((tmp_path / out / "careless.html").read_bytes())
     assert pages[0] == pages[1]
+
+
+def test_a_notebook_s_markdown_latex_and_svg_outputs_are_reduced_as_its_html_is(tmp_path):
+    """A cell displays Markdown holding raw HTML, LaTeX whose \\text holds a script, and an SVG that runs
+    one when opened: the strict build passes, the page holds none of it, and the SVG published for
+    download is inert."""
+    from helpers import Elements
+    from support import write_notebook
+    root = tiny_site(tmp_path / "site")
+    write_notebook(root / "content/shows.ipynb", "展示", "from IPython.display import display, Markdown, Latex, SVG\n"
+                   "display(Markdown('**粗体** <img src=x onerror=go()> <script>go()</script> $a<b$'))\n"
+                   "display(Latex(r'$\\text{<script>go()</script>} + \\href{javascript:go()}{x}$'))\n"
+                   "display(SVG('<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"10\" height=\"10\" onload=\"go()\">"
+                   "<script>go()</script><rect width=\"10\" height=\"10\"/></svg>'))")
+    result = run_build(root, tmp_path / "dist", tmp_path / "cache", "--strict")
+    assert result.returncode == 0, result.stderr
+    page = Elements((tmp_path / "dist/shows.html").read_text(encoding="utf-8"))
+    assert not [e for e in page.elements if any(name.startswith("on") or name in ("href", "style") and
+                                                "javascript" in value for name, value in e[1].items())]
+    assert not [e for e in page.find("script") if "src" not in e[1]]
+    assert page.find("strong") and page.find("mtext")
+    svgs = list((tmp_path / "dist/shows").glob("*.svg"))
+    assert len(svgs) == 1 and b"script" not in svgs[0].read_bytes() and b"onload" not in svgs[0].read_bytes()

@@ -23,6 +23,7 @@ from pathlib import Path
 from ..project.cells import RAISES, Cell, cell_code
 from .labipython import InlineNotebook, figure_outputs
 from ..project.figurefonts import MISSING_GLYPH, NO_GLYPH, use
+from .svg import inert_svg
 from .labreads import Recorder, imported_packages, unrecorded
 
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
@@ -236,6 +237,11 @@ def run_cells(script: str, cells: tuple[Cell, ...], workdir: str, confined: bool
         return {"cells": results, "error": None}
     files = _files(folder)
     for path in files:                  # first what needs no figure, while the last ones are encoded
+        if path.suffix == ".svg":
+            try:
+                path.write_bytes(inert_svg(path.read_bytes()))
+            except ValueError as exc:
+                return failed({"line": 0, "trace": "", "message": f"{path.name}: {exc}"})
         if path.suffix == ".npz":
             _normalize_zip(path)
             bad = _non_finite_arrays(path)

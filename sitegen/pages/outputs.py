@@ -33,9 +33,10 @@ UNDESCRIBED_IMAGE = re.compile(r'<img(?![^>]* alt=")[^>]*>')
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
-def safe_html(text: str, local=lambda name: None) -> str:
+def safe_html(text: str, local=lambda name: None, classes: bool = False) -> str:
     """Rich HTML from a notebook reduced to what a page may hold (see the module's text). `local(name)`:
-    the address of a file the lab wrote (an animation.mp4 a <video> plays), or None."""
+    the address of a file the lab wrote (an animation.mp4 a <video> plays), or None. `classes`: keep
+    class= (the site's own Markdown marks code that way)."""
     import nh3
 
     def keep(tag: str, attribute: str, value: str) -> str | None:
@@ -46,7 +47,8 @@ def safe_html(text: str, local=lambda name: None) -> str:
         if tag == "a" and attribute == "href" and value.strip().lower().startswith(("javascript:", "data:")):
             return None
         return value
-    cleaned = nh3.clean(text, tags=TAGS, attributes=ATTRIBUTES, attribute_filter=keep, strip_comments=True,
+    cleaned = nh3.clean(text, tags=TAGS, attributes={**ATTRIBUTES, "*": {"class"}} if classes else ATTRIBUTES,
+                        attribute_filter=keep, strip_comments=True,
                         url_schemes={"http", "https", "mailto", "data"}, link_rel="noopener noreferrer")
     # nh3 writes every tag one way (html5ever's serializer): an image whose source it dropped goes
     # altogether, and one without words gets an empty alt (it is the output's picture, not prose).

@@ -64,14 +64,43 @@ def to_mathml(tex: str, display: bool, memo: Memo | None = None) -> str:
     """
     def convert() -> bytes:
         from latex2mathml.converter import convert
+        for code in UNICODE_ARGUMENT.finditer(tex):
+            if not re.fullmatch(r"\s*(x[0-9A-Fa-f]+|[0-9]+)\s*", code[1]):
+                raise Unresolved(f"math ${tex}$: \\unicode{{{code[1]}}} takes a character's number, as "
+                                 "\\unicode{x263A}")
         try:
-            mathml = convert(tex, display="block" if display else "inline")
+            mathml = convert(_text_escaped(tex), display="block" if display else "inline")
         except Exception as exc:  # noqa: BLE001 - latex2mathml raises many kinds
             raise Unresolved(f"math ${tex}$ is not LaTeX that can be read: {type(exc).__name__} {exc}".rstrip())
-        return _for_browsers(mathml).encode()
+        return _for_browsers(UNSAFE_ATTRIBUTE.sub("", mathml).replace(LESS_THAN, "&lt;")).encode()
     if memo is None:
         return convert().decode()
     return memo.get("mathml", (package_version("latex2mathml"), tex, display), convert).decode()
+
+
+# latex2mathml writes the argument of \\text and its kin as it is, and \\href, \\style, \\class and
+# \\cssId as attributes: a formula's "<" would open a tag, and a link or a style has no place in
+# MathML (the page's policy forbids styles). Its "<" is written as a character latex2mathml passes
+# through (LESS_THAN), made &lt; after; those attributes are dropped (the formula stays).
+TEXT_COMMAND = re.compile(r"\\(?:text[a-z]*|mbox|hbox)\s*\{")
+UNICODE_ARGUMENT = re.compile(r"\\unicode\s*\{([^}]*)\}")
+UNSAFE_ATTRIBUTE = re.compile(r'\s(?:href|style|class|id)="[^"]*"')
+LESS_THAN = "\ue010"
+
+
+def _text_escaped(tex: str) -> str:
+    """`tex` with each "<" inside a text command's braces (nested braces counted) made LESS_THAN."""
+    out, at = [], 0
+    for match in TEXT_COMMAND.finditer(tex):
+        if match.start() < at:
+            continue
+        depth, end = 1, match.end()
+        while end < len(tex) and depth:
+            depth += {"{": 1, "}": -1}.get(tex[end], 0) if tex[end - 1] != "\\" else 0
+            end += 1
+        out += [tex[at:match.end()], tex[match.end():end].replace("<", LESS_THAN)]
+        at = end
+    return "".join(out) + tex[at:]
 
 
 BOLD_DIGITS = re.compile(r'<mn mathvariant="bold">([0-9.]+)</mn>')

@@ -233,7 +233,9 @@ class Renderer:
 
     # -- pages --------------------------------------------------------------
     def output_markdown(self, text: str) -> str:
-        """Markdown a cell displayed (text/markdown), with its math, as the page's prose is made."""
+        """Markdown a cell displayed (text/markdown), with its math, as the page's prose is made; the HTML
+        it holds reduced as a text/html output's is (outputs.safe_html)."""
+        from ..pages.outputs import safe_html
         formulas: dict[str, str] = {}
         lines = []
         for line in text.splitlines():
@@ -242,7 +244,7 @@ class Renderer:
                 formulas[key] = to_mathml(tex, display, self.memo)
                 line = line[:start] + key + line[end:]
             lines.append(line)
-        body = self.output_converter.reset().convert("\n".join(lines))
+        body = safe_html(self.output_converter.reset().convert("\n".join(lines)), classes=True)
         return re.sub("\ue000m\\d+\ue001", lambda m: formulas[m.group(0)], body)
 
     @functools.cached_property
