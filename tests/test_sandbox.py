@@ -301,3 +301,22 @@ def test_a_notebook_s_markdown_latex_and_svg_outputs_are_reduced_as_its_html_is(
     assert page.find("strong") and page.find("mtext")
     svgs = list((tmp_path / "dist/shows").glob("*.svg"))
     assert len(svgs) == 1 and b"script" not in svgs[0].read_bytes() and b"onload" not in svgs[0].read_bytes()
+
+
+def test_a_notebook_that_allocates_past_its_memory_bound_is_named_with_the_bound(tmp_path):
+    """Its front matter bounds it to 512 MiB; it asks for 4 GiB: the build fails naming the notebook's
+    cell and the bound, and says where to raise it; the machine is not brought down."""
+    import json
+    root = tiny_site(tmp_path / "site")
+    notebook = {"cells": [{"cell_type": "raw", "id": "fm", "metadata": {}, "source": "---\nmemory: 512\n---"},
+                          {"cell_type": "markdown", "id": "t", "metadata": {}, "source": "# 太大"},
+                          {"cell_type": "code", "id": "c", "metadata": {}, "execution_count": None, "outputs": [],
+                           "source": "import numpy as np\nhuge = np.ones(2**29)"}],
+                "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+                "nbformat": 4, "nbformat_minor": 5}
+    (root / "content/huge.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
+    result = run_build(root, tmp_path / "dist", tmp_path / "cache")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "content/huge.ipynb" in result.stderr and "code cell 1" in result.stderr
+    assert ("(the lab used more than 512 MiB, its memory bound: raise `memory:` (MiB) in the notebook's front "
+            "matter if this machine has it)") in result.stderr, result.stderr

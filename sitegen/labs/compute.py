@@ -39,6 +39,15 @@ if TYPE_CHECKING:
     from .resume import KeptLabs
 
 DEFAULT_TIMEOUT = 600           # seconds a lab may run, unless site.yaml or --timeout says otherwise
+
+
+def default_memory() -> int:
+    """MiB a lab may allocate unless site.yaml or its front matter says otherwise: half of this machine's
+    memory (a lab that takes more is stopped with its name, not the build by the kernel)."""
+    try:
+        return max(1024, os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2 // 2**20)
+    except (ValueError, OSError, AttributeError):
+        return 4096
 PREVIEW = "preview:"      # the lab host knows a lab's preview run by this and the lab's id
 
 
@@ -301,7 +310,7 @@ class LabScheduler:
                                                     self.cfg.root, self.hashes)
         self.host.run(job.name, str(job.lab.script), job.cells, job.lab.display, self.cfg.figure_fonts,
                       job.staging, here, job.result, job.preview, watch, job.resume, writable, tuple(job.provided),
-                      self._access)
+                      (*self._access, (job.lab.memory or default_memory()) * 2**20))
         job.started = time.monotonic()
         self.running[job.name] = job
 

@@ -318,13 +318,13 @@ class LabHost:
     def run(self, job_id: str, script: str, cells: tuple[Cell, ...], display: str, fonts: tuple[str, ...],
             staging: Path, workdir: Path, result: Path, preview: bool = False,
             watch: tuple | None = None, resume: int = 0, writable: Path | None = None,
-            provided: tuple[str, ...] = (), access: tuple = (None, False, ())) -> None:
+            provided: tuple[str, ...] = (), access: tuple = (None, False, (), 0)) -> None:
         """Start a lab (labrun.run_lab), or with `preview` its preview, known to the host as `job_id`;
         `watch`: (project, cache), to record what of the project it reads (labreads.py). A host that
         keeps takes checkpoints of a lab's real run (known by the lab's id), confined to `writable`,
         and with `resume` starts it from its checkpoint after that cell when it holds one. `access`: (what
         it may read, whether it may reach the network, the variables it may see besides the usual:
-        sandbox.confine, lab_environment)."""
+        sandbox.confine, lab_environment; the bytes it may allocate: labrun.bound_memory)."""
         keep = 0 if preview else self.keep
         self.conn.send(("run", job_id, script, cells, display, fonts, str(staging), str(workdir), str(result),
                         preview, watch, keep, resume if keep else 0, str(writable) if writable else None,

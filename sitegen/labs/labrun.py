@@ -35,7 +35,7 @@ EARLY_RESULTS = "results.early.json"
 def run_lab(script: str, cells: tuple[Cell, ...], display: str, fonts: tuple[str, ...], staging: str, workdir: str,
             result: str, announce_fd: int | None = None, preview: bool = False, watch: tuple | None = None,
             control_fd: int | None = None, writable: str | None = None, provided: tuple[str, ...] = (),
-            budget: int = 0, access: tuple = (None, False, ())) -> None:
+            budget: int = 0, access: tuple = (None, False, (), 0)) -> None:
     """Body of a lab's process: confine it to `staging` (or `writable`, a folder holding it), run it with
     its figures falling back on `fonts` (figurefonts.py), write what it printed and saved to `result`.
     Once its cells have all run, its results.json is final: a copy goes to `staging`/EARLY_RESULTS and
@@ -51,7 +51,8 @@ def run_lab(script: str, cells: tuple[Cell, ...], display: str, fonts: tuple[str
     and reported as the run's `reads`; of the files the build laid in its folder (`provided`), which it
     opened. `control_fd`: the host's socket for checkpoints (checkpoint.py), one after each cell, taking
     at most `budget` bytes of memory. `access`: (the paths it may read, whether it may reach the network,
-    the environment variables it may see besides the usual: sandbox.py)."""
+    the environment variables it may see besides the usual: sandbox.py; the bytes it may allocate, 0
+    for no bound)."""
     from .checkpoint import Checkpointer, Reporting
     from .sandbox import confine, forget_environment_block, lab_environment
     recorder = Recorder(watch[0], (watch[1], staging), *watch[2:], provided=provided).install() if watch else None
@@ -65,13 +66,14 @@ def run_lab(script: str, cells: tuple[Cell, ...], display: str, fonts: tuple[str
             _draw_nothing()
         tmp = Path(staging) / "tmp"
         tmp.mkdir(exist_ok=True)
-        readable, network, variables = access
+        readable, network, variables, memory = access
         with unrecorded():
             environment = lab_environment(os.environ, str(tmp), variables)     # nothing secret (sandbox.py)
             os.environ.clear()
             os.environ.update(environment, TMPDIR=str(tmp))         # tempfile works inside the confinement
             forget_environment_block()
             confinement = confine([writable or staging, "/dev"], readable, network)
+            bound_memory(memory)
         confined = bool(confinement.get("writes"))
         checkpoints = None if control_fd is None else Checkpointer(reporting, Path(staging), writable or staging,
                                                                    recorder, budget)
@@ -90,6 +92,22 @@ def run_lab(script: str, cells: tuple[Cell, ...], display: str, fonts: tuple[str
     Path(reporting.result + ".tmp").write_text(json.dumps(run), encoding="utf-8")
     os.replace(reporting.result + ".tmp", reporting.result)
     reporting.close()
+
+
+MEMORY = [0]        # the bytes this lab's process may allocate (bound_memory), for its failure's message
+
+
+def bound_memory(limit: int) -> None:
+    """From now on this process (and what it starts) may allocate at most `limit` bytes of data (heap
+    and private mappings: RLIMIT_DATA); an allocation past it raises MemoryError. 0: no bound."""
+    import resource
+    if not limit:
+        return
+    try:
+        resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+    except (ValueError, OSError):
+        return              # (a bound below what the process already holds, or one the system refuses)
+    MEMORY[0] = limit
 
 
 def _draw_nothing() -> None:
@@ -137,6 +155,10 @@ def _failure(script: str, exc: BaseException, confined: bool = False, cell: Cell
     message = f"{type(exc).__name__}: {exc}".rstrip(": ") if type(exc).__name__ != "ShellRefused" else str(exc)
     if cell is not None and cell.number:
         message = f"{cell.label}: {message}"
+    if isinstance(exc, MemoryError) and MEMORY[0]:
+        message += (f" (the lab used more than {MEMORY[0] // 2**20} MiB, its memory bound: raise `memory:` (MiB) in "
+                    + ("the notebook's front matter" if script.endswith(".ipynb") else "its site.yaml entry")
+                    + " if this machine has it)")
     if isinstance(exc, FileNotFoundError) and script.endswith(".ipynb") and isinstance(exc.filename, str):
         where = os.path.normpath(os.path.join(os.path.dirname(script), exc.filename))
         message += f" (it runs in its own folder, as in Jupyter: there is no {where})"

@@ -40,6 +40,7 @@ class Lab(NamedTuple):
     inputs: tuple[str, ...]   # labs whose results.json this lab reads from inputs/<id>/
     line: int             # where site.yaml declares it
     timeout: float | None = None   # seconds it may run (None: the default)
+    memory: int | None = None      # MiB it may allocate (None: the default, labs/compute.py)
     describe: dict = {}   # download file name -> what it is (never changed: one dict for all)
     widget: dict | None = None    # {"script": a module in static/, "style": its stylesheet there or "",
                                   #  "needs": results.json keys it reads}
@@ -277,6 +278,11 @@ def load_config(root: Path, memo=None, hashes: dict[str, str] | None = None) -> 
             problems.add(rel, f.key_line("timeout"), f"labs[{i}].timeout must be a number of seconds "
                                                     f"between 1 and 86400, not {timeout!r}")
             timeout = None
+        memory = f.get("memory", int, None, required=False)
+        if memory is not None and (isinstance(memory, bool) or not 64 <= memory <= 2**20):
+            problems.add(rel, f.key_line("memory"), f"labs[{i}].memory must be a number of MiB between 64 and "
+                                                   f"1048576, not {memory!r}")
+            memory = None
         display = f.get("display", default="script", required=False)
         if display not in DISPLAYS:
             problems.add(rel, f.key_line("display"), f"labs[{i}].display must be "
@@ -301,7 +307,8 @@ def load_config(root: Path, memo=None, hashes: dict[str, str] | None = None) -> 
                 problems.add(rel, f.key_line(key),
                              f"labs[{i}].{key} {values[key]!r} must be a relative ASCII path (letters, digits, . _ - /)")
         labs.append(Lab(id=lab_id, script=script_path, line=f.line, inputs=tuple(map(str, inputs)),
-                        timeout=timeout, describe=dict(describe), widget=widget, display=display, **values))
+                        timeout=timeout, memory=memory, describe=dict(describe), widget=widget, display=display,
+                        **values))
     labs += _notebook_labs(root, hashes, memo, seen_ids, problems)
     ids = {lab.id for lab in labs}
     for lab in labs:
@@ -361,7 +368,7 @@ def _notebook_labs(root: Path, hashes, memo, seen_ids: dict, problems: Collector
                                                                     f"(looked for {path})")
         labs.append(Lab(id=source.lab_id, title=source.meta["title"], script=root / rel, images=folder,
                         downloads=folder, notebook=f"{folder}/{nbsource.download_name(rel)}",
-                        page=rel[len("content/"):], inputs=(), line=0, timeout=source.timeout,
+                        page=rel[len("content/"):], inputs=(), line=0, timeout=source.timeout, memory=source.memory,
                         display="jupyter", data=tuple(nbsource.data_sources(source).items())))
     return labs
 

@@ -10,6 +10,7 @@ keys (title, description, toc, url, aliases, parent) and the lab's:
                                        rest runs; without it (or a cell's raises-exception tag)
                                        an error fails the build, naming the cell
     timeout: 1200                      seconds it may run
+    memory: 4096                       MiB it may allocate (default: half of the machine's memory)
 
 Where each cell's source lies in the JSON is found as it is read, so that problems name the
 notebook file's own lines (`content/x.ipynb:57`). The lab runs in a folder laid out as
@@ -29,7 +30,7 @@ from ..core.errors import BuildError, Collector
 from .nbfile import parse_notebook
 
 SUFFIX = ".ipynb"
-LAB_KEYS = {"data": list, "allow_errors": bool, "timeout": (int, float)}
+LAB_KEYS = {"data": list, "allow_errors": bool, "timeout": (int, float), "memory": int}
 FRONT_RAW = re.compile(r"^\s*---\s*$")
 
 
@@ -66,6 +67,7 @@ class NotebookSource(NamedTuple):
     data: tuple[str, ...]       # files beside it that it reads, relative to its folder
     allow_errors: bool
     timeout: float | None
+    memory: int | None = None   # MiB its lab may allocate (None: the default)
 
     @property
     def lab_id(self) -> str:
@@ -227,11 +229,13 @@ def read(data: bytes, rel: str) -> NotebookSource:
         cells = cells[1:]
     lab = {key: meta.pop(key) for key in list(meta) if key in LAB_KEYS}
     for key, value in lab.items():
-        if not isinstance(value, LAB_KEYS[key]) or (key == "timeout" and isinstance(value, bool)):
+        if not isinstance(value, LAB_KEYS[key]) or (key in ("timeout", "memory") and isinstance(value, bool)) \
+                or (key == "memory" and not 64 <= value <= 2**20):
             problems.add(rel, meta_lines[key], f"front matter '{key}' must be "
                                                + {"data": "a list of files beside the notebook ([points.csv])",
                                                   "allow_errors": "true or false",
-                                                  "timeout": "a number of seconds"}[key])
+                                                  "timeout": "a number of seconds",
+                                                  "memory": "a number of MiB between 64 and 1048576"}[key])
     data = tuple(str(d) for d in lab.get("data", []) if isinstance(lab.get("data"), list))
     for item in data:
         normal = PurePosixPath(item)
@@ -252,7 +256,8 @@ def read(data: bytes, rel: str) -> NotebookSource:
     if any(c.kind == "code" and c.text.strip() for c in cells):       # (a notebook of prose only has no lab)
         meta["lab"] = lab_id(rel)
     return NotebookSource(rel, meta, meta_lines, tuple(cells), data, bool(lab.get("allow_errors", False)),
-                          lab.get("timeout") if isinstance(lab.get("timeout"), (int, float)) else None)
+                          lab.get("timeout") if isinstance(lab.get("timeout"), (int, float)) else None,
+                          lab.get("memory") if isinstance(lab.get("memory"), int) else None)
 
 
 def _attachments(raw: dict) -> tuple:
