@@ -156,3 +156,46 @@ def test_values_and_captions_cannot_inject_markup(tmp_path):
     html = (tmp_path / "dist/index.html").read_text(encoding="utf-8")
     assert "&lt;img src=x onerror=alert(1)&gt;" in html and "<img src=x" not in html
     assert "&lt;b&gt;x&lt;/b&gt; 的值" in html
+
+
+def test_a_damaged_cache_is_recovered_from_and_nothing_it_links_to_is_written(tmp_path):
+    """Every memo entry emptied, then the labs' folder of the cache made a link to a folder elsewhere:
+    each next build gives the clean build's bytes and says nothing of a bug; the link goes, and what
+    it pointed to is left as it was."""
+    root = tiny_site(tmp_path / "site")
+    cache = tmp_path / "cache"
+    clean = tmp_path / "clean"
+    assert run_build(root, clean, tmp_path / "clean-cache").returncode == 0
+    assert run_build(root, tmp_path / "dist", cache).returncode == 0
+    for path in (cache / "memo").rglob("*"):
+        if path.is_file():
+            path.write_bytes(b"")
+    (root / "content/index.md").write_text((root / "content/index.md").read_text(encoding="utf-8") + "\n",
+                                           encoding="utf-8")
+    again = run_build(root, tmp_path / "dist", cache)
+    assert again.returncode == 0 and "warning" not in again.stderr, again.stderr
+    elsewhere = tmp_path / "elsewhere"
+    (cache / "labs").rename(elsewhere)
+    (cache / "labs").symlink_to(elsewhere)
+    before = tree_bytes(elsewhere)
+    edited = (root / "compute/tiny.py").read_text(encoding="utf-8") + "\n# edited\n"
+    (root / "compute/tiny.py").write_text(edited, encoding="utf-8")
+    third = run_build(root, tmp_path / "dist", cache)
+    assert third.returncode == 0 and "warning" not in third.stderr, third.stderr
+    assert not (cache / "labs").is_symlink() and tree_bytes(elsewhere) == before
+    assert run_build(root, clean, tmp_path / "clean-cache").returncode == 0
+    assert tree_bytes(tmp_path / "dist") == tree_bytes(clean)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a folder takes root")
+def test_an_output_folder_that_is_a_mount_point_is_named(tmp_path):
+    root = tiny_site(tmp_path / "site")
+    (tmp_path / "dist").mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "tmpfs", str(tmp_path / "dist")]).returncode:
+        pytest.skip("this machine does not mount a tmpfs here")
+    try:
+        result = run_build(root, tmp_path / "dist", tmp_path / "cache")
+    finally:
+        subprocess.run(["umount", str(tmp_path / "dist")])
+    assert result.returncode == 1 and "internal error" not in result.stderr
+    assert "the output folder is a mount point" in result.stderr

@@ -47,8 +47,23 @@ RECORDS = "records"       # what the last build recorded item by item (Memo.reco
 RENDERING = ("jinja2", "markdown", "pygments", "latex2mathml", "pillow", "rcssmin", "pyyaml", "fonttools")
 
 
+CHECK = 8       # bytes of BLAKE2b after an entry's own, which say that it is whole (Memo.entry)
+
+
+def _check(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=CHECK).digest()
+
+
+CACHE_FOLDERS = ("labs", "memo", "live", "wrangler")        # the cache's own folders (the build's and serve's)
+
+
 def clear_temporaries(cache: Path) -> None:
-    """Remove what killed builds left half-written in the cache (call with the cache's lock held)."""
+    """Remove what killed builds left half-written in the cache (call with the cache's lock held), and
+    a link where the cache keeps a folder of its own (labs/, memo/, live/): the build writes only
+    what it made, never through a link to somewhere else (the link goes; what it points to stays)."""
+    for name in CACHE_FOLDERS:
+        if (cache / name).is_symlink():
+            (cache / name).unlink()
     labs = cache / "labs"
     folders = [entry.path for entry in os.scandir(labs) if entry.is_dir(follow_symlinks=False)] if labs.is_dir() else []
     for folder in [*folders, cache / "memo"]:     # (a memo entry is written in memo/, then moved to its place)
@@ -170,9 +185,12 @@ class Memo:
         if data is None:
             try:
                 with open(f"{self.folder}/{name}", "rb") as handle:        # (pathlib costs more)
-                    data = handle.read()
+                    written = handle.read()
             except OSError:
                 return None
+            data = written[:-CHECK]
+            if len(written) < CHECK or _check(data) != written[-CHECK:]:
+                return None             # emptied, cut short or changed since it was written: not there
         self.looked_up[name] = data
         return data
 
@@ -210,7 +228,7 @@ class Memo:
         if name is None:
             return
         self.used.setdefault(namespace, set()).add(name.partition("/")[2])
-        self._write(f"{self.folder}/{name}", data)
+        self._write(f"{self.folder}/{name}", data + _check(data))
         self.looked_up[name] = data
         if self.packed and self.packed.get(name, data) != data:
             self.packed.clear()     # it held what could not be used (a class that changed): write it again

@@ -41,6 +41,10 @@ def check_output_folder(out: Path, root: Path) -> Path:
                                                   "choose a folder of its own, e.g. dist"))
     if out.is_symlink() or (out.exists() and not out.is_dir()):
         raise BuildError(Problem(str(out), 0, "the output path exists and is not a plain folder"))
+    if os.path.ismount(out):
+        raise BuildError(Problem(str(out), 0, "the output folder is a mount point, and a build replaces its output "
+                                              "folder whole (a new one renamed into its place): build into a folder "
+                                              f"inside it (--out {out.name}/site) or in another place"))
     return out
 
 
