@@ -298,3 +298,19 @@ def test_a_one_off_build_takes_no_checkpoint(site, tmp_path):
     report = build(root, tmp_path / "once", cache=tmp_path / "once-cache")
     assert report.computed == ("tiny",) and report.resumed == ()
     assert not (tmp_path / "once-cache/live").exists()
+
+
+def test_a_notebook_of_many_quick_cells_holds_a_few_checkpoints_not_one_a_cell(site, tmp_path):
+    """300 cells of a few microseconds: a checkpoint after each of the first few, then only where the
+    cells since the last took long enough to be worth a fork; an edit to the last cell still resumes
+    and gives the bytes of a run from the start."""
+    root, kept = site
+    cells = "".join(f"# %% c{i}\nv{i} = {i}\n\n" for i in range(300))
+    edit(root / "compute/tiny.py", "# %% save\n", cells + "# %% save\n")
+    serve_build(root, kept)
+    held = [p["after"] for p in kept.runs["tiny"].checkpoints]
+    assert 8 <= len(held) <= 40, held
+    edit(root / "compute/tiny.py", "print('saved', scale)", "print('saved again', scale)")
+    output, report = serve_build(root, kept)
+    assert report.resumed == (("tiny", held[-1]),)
+    assert output == clean_build(root, tmp_path, "clean")

@@ -30,12 +30,18 @@ import signal
 import socket
 import struct
 import threading
+import time
 from pathlib import Path
 from .labreads import unrecorded
 
 _HEADER = struct.Struct("=Q")
 REFUSED = "refused"
 INPUTS_READY = b"i"     # what a lab's process writes to its pipe once its results.json is final
+# A checkpoint is a fork held until the next run: worth it where the cells before it took longer than
+# taking and holding it. The first FREE are taken after every cell (a lab of a few cells resumes at
+# its last); past them, one only after WORTH seconds of cells since the last: a notebook of a
+# thousand quick cells holds a few dozen, not a thousand.
+FREE, WORTH = 8, 0.05
 MEASURE = "measure"     # a lab asks the host the memory these checkpoints take: (MEASURE, pids) -> bytes
 
 
@@ -95,10 +101,14 @@ class Checkpointer:
         self.skipped = ""                      # why none was taken after some cell
         self.resumed = 0                       # in a resumed run: the cell it resumed after
         self.dropped = 0                       # its oldest, ended while it ran to stay within `budget`
+        self.since = time.monotonic()          # when the last checkpoint was taken (or the run started)
 
     def after(self, k: int, harness_threads: int):
-        """Cell k is done: fork a checkpoint. Returns None in the lab's process, which goes on; in a
-        resumed run (a child of the checkpoint), the new cells to run from k on."""
+        """Cell k is done: fork a checkpoint, where it is worth one (FREE, WORTH). Returns None in the
+        lab's process, which goes on; in a resumed run (a child of the checkpoint), the new cells to run
+        from k on."""
+        if len(self.taken) >= FREE and time.monotonic() - self.since < WORTH:
+            return None
         if threading.active_count() > 1 + harness_threads:
             self.skipped = f"no checkpoint after cell {k}: the lab runs threads of its own"
             return None
@@ -123,6 +133,7 @@ class Checkpointer:
             send(self.reporting.control, (k, pid), (ours.fileno(),))
             ours.close()
             self.taken.append({**point, "pid": pid})
+            self.since = time.monotonic()
             return None
         self.taken.append({**point, "pid": os.getpid()})
         ours.close()
@@ -184,6 +195,7 @@ class Checkpointer:
                 cells, result = command
                 self.reporting.reset(result, *fds)
                 self.taken, self.resumed = [c for c in self.taken if c["after"] <= k], k
+                self.since = time.monotonic()
                 with unrecorded():
                     self._lay(*written)
                 return cells
