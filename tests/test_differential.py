@@ -67,6 +67,31 @@ NOTEBOOK = {"nbformat": 4, "nbformat_minor": 5, "metadata": {"kernelspec": {
      "import matplotlib.pyplot as plt\nplt.plot([0, total])"}]}
 
 
+# A notebook whose reading the audit hook alone does not see: a file held open across cells (and read on
+# in the next: a checkpoint would share its offset), a file only tested for, a file a process it
+# starts reads, a database. Its last cell is quick: under serve it resumes after the cells before.
+UNSEEN = {"nbformat": 4, "nbformat_minor": 5, "metadata": {"kernelspec": {
+    "name": "python3", "display_name": "Python 3", "language": "python"}}, "cells": [
+    {"cell_type": "markdown", "id": "intro", "metadata": {}, "source": "# 看不见的读取"},
+    {"cell_type": "code", "id": "open", "metadata": {}, "execution_count": None, "outputs": [], "source":
+     "import os, sqlite3, subprocess\nlines = open('lines.txt')\nfirst = lines.readline().strip()"},
+    {"cell_type": "code", "id": "rest", "metadata": {}, "execution_count": None, "outputs": [], "source":
+     "second = lines.readline().strip()\nlines.close()\nflagged = os.path.exists('flag')\n"
+     "catted = subprocess.check_output(['cat', 'cat.txt']).decode().strip()"},
+    {"cell_type": "code", "id": "db", "metadata": {}, "execution_count": None, "outputs": [], "source":
+     "with sqlite3.connect('n.sqlite') as db:\n    stored = db.execute('select n from t').fetchone()[0]\n"
+     "print(first, second, flagged, catted, stored)"}]}
+
+
+def _store(path: Path, n: int) -> None:
+    import sqlite3
+    path.unlink(missing_ok=True)
+    with sqlite3.connect(path) as db:
+        db.execute("create table t (n)")
+        db.execute("insert into t values (?)", (n,))
+    db.close()
+
+
 class Sequence:
     """One random sequence of edits on a site of its own, built by a generator of its own."""
 
@@ -101,6 +126,12 @@ class Sequence:
             config.write("  - id: reader\n    title: 读取\n    script: compute/reader.py\n    inputs: [tiny]\n"
                          "    images: reader/images\n    downloads: reader/materials\n    page: reader.md\n"
                          "sequence:\n  - guide.md\n  - reader.md\n  - nb/lesson.ipynb\n  - index.md\n")
+        (root / "content/unseen").mkdir()
+        (root / "content/unseen/lines.txt").write_text("a\nb\n", encoding="utf-8")
+        (root / "content/unseen/cat.txt").write_text("c0\n", encoding="utf-8")
+        _store(root / "content/unseen/n.sqlite", 0)
+        (root / "content/unseen/reads.ipynb").write_text(json.dumps(UNSEEN, indent=1, ensure_ascii=False),
+                                                         encoding="utf-8")
         with open(root / "content/index.md", "a", encoding="utf-8") as page:   # the lecture's map: others' words
             page.write("\n\n::: materials\n")
         self.log: list[str] = []
@@ -314,6 +345,30 @@ class Sequence:
     def add_notebook_neighbour(self):
         self.write(f"content/nb/extra-{self.n}.txt", "beside the notebook\n")
 
+    def edit_unseen_lines(self):
+        self.write("content/unseen/lines.txt", f"a{self.n}\nb{self.rng.randint(0, 9)}\n")
+
+    def toggle_unseen_flag(self):
+        flag = self.root / "content/unseen/flag"
+        if flag.exists():
+            flag.unlink()
+        else:
+            self.write("content/unseen/flag", "")
+
+    def edit_unseen_catted(self):
+        self.write("content/unseen/cat.txt", f"c{self.n}\n")
+
+    def edit_unseen_database(self):
+        path = self.root / "content/unseen/n.sqlite"
+        self.history.setdefault("content/unseen/n.sqlite", []).append(path.read_bytes())     # (for revert)
+        _store(path, self.n)
+
+    def edit_unseen_last_cell(self):
+        notebook = json.loads(self.text("content/unseen/reads.ipynb"))
+        notebook["cells"][3]["source"] = notebook["cells"][3]["source"].rsplit("\n", 1)[0] + \
+            f"\nprint(first, second, flagged, catted, stored, {self.n})"
+        self.write("content/unseen/reads.ipynb", json.dumps(notebook, indent=1, ensure_ascii=False))
+
     def edit_last_cell(self):
         """The lab's last cell (under serve, it resumes after the first)."""
         text = self.text("compute/tiny.py")
@@ -361,7 +416,8 @@ class Sequence:
              "add_notebook_neighbour", "edit_page_body", "edit_page_title", "add_page", "delete_page", "edit_template", "edit_css",
              "edit_site_yaml", "same_size_times_put_back", "revert", "touch", "hand_edit_output",
              "edit_data_file", "edit_relative_module", "edit_package_init", "edit_generator", "newer_package",
-             "edit_during_build", "same_second")
+             "edit_during_build", "same_second", "edit_unseen_lines", "toggle_unseen_flag", "edit_unseen_catted",
+             "edit_unseen_database", "edit_unseen_last_cell", "edit_unseen_last_cell")
 
     def step(self) -> None:
         self.n += 1
@@ -430,10 +486,12 @@ class ProseSequence(Sequence):
     that a patch must not take (a heading's anchor, a formula's glyphs, a page's reading time): many
     of its builds patch a page into the last site (commands/patch.py), between full ones."""
 
-    EDITS = Sequence.EDITS + ("edit_page_body",) * 10 + ("edit_heading", "edit_formula", "edit_reading_time") * 2
+    EDITS = tuple(name for name in Sequence.EDITS if "unseen" not in name) + ("edit_page_body",) * 10 \
+        + ("edit_heading", "edit_formula", "edit_reading_time") * 2
 
     def __init__(self, folder: Path, seed: int):
         super().__init__(folder, seed)
+        shutil.rmtree(self.root / "content/unseen")        # (a lab that starts a process runs on any edit)
         for n in range(3):
             (self.root / f"content/note{n}.md").write_text(
                 f"---\ntitle: 笔记 {n}\n---\n## 第 {n} 节 {{#part{n}}}\n\n正文，见[导读](guide.md)与"
