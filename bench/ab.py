@@ -1,6 +1,6 @@
 """A/B: this checkout against another commit, in one spell of the machine.
 
-    python bench/ab.py f5fb642                 the course: a clean build, two prose edits, a lab's last cell
+    python bench/ab.py f5fb642                 the course: no change, a clean build, two prose edits, a lab's last cell
     python bench/ab.py f5fb642 --labs 40       and a prose edit of a synthetic course (bench.py's)
     python bench/ab.py f5fb642 --labs 200 --notes   ... whose labs have a notes page each (402 pages)
 
@@ -42,7 +42,8 @@ def main() -> int:
                     capture_output=True)
     trees = {"before": before, "after": REPO}
     courses = {side: copy_repo(tmp / f"course-{side}", tree) for side, tree in trees.items()}
-    scenarios = [("clean build: the course (3 labs)", courses, clean),
+    scenarios = [("no change: the course", courses, lambda root: lambda pair: None),
+                 ("clean build: the course (3 labs)", courses, clean),
                  ("prose edit: the course's lab page", courses, "content/course/lab09.md"),
                  ("prose edit: the course's guide", courses, "content/course/guide.md"),
                  ("the lab's last cell edited (2 labs read it)", courses, "compute/lab09_vision_attention.py")]

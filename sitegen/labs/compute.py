@@ -30,6 +30,7 @@ from . import labreads
 from .freeze import FROZEN, load_frozen, stale_frozen
 from .labkeys import font_files, lab_key, source_key
 from .labstore import input_bytes, read_results, store
+from .sandbox import Access
 from ..core.memo import TEMPORARY, Memo, environment
 from ..core.sources import read_bytes
 
@@ -310,18 +311,17 @@ class LabScheduler:
                                                     self.cfg.root, self.hashes)
         self.host.run(job.name, str(job.lab.script), job.cells, job.lab.display, self.cfg.figure_fonts,
                       job.staging, here, job.result, job.preview, watch, job.resume, writable, tuple(job.provided),
-                      (*self._access, (job.lab.memory or default_memory()) * 2**20))
+                      self._access._replace(memory=(job.lab.memory or default_memory()) * 2**20))
         job.started = time.monotonic()
         self.running[job.name] = job
 
     @functools.cached_property
-    def _access(self) -> tuple:
-        """What labs may read, whether they may reach the network, the variables they may also see
-        (sandbox.py): found once a lab runs, not by every build."""
+    def _access(self) -> Access:
+        """What labs may read, reach and see (sandbox.py): found once a lab runs, not by every build."""
         from .sandbox import readable_paths
-        access = self.cfg.lab_access
-        return (tuple(readable_paths(str(self.cfg.root), (str(self.cache_dir),), access.read)), access.network,
-                access.environment)
+        declared = self.cfg.lab_access
+        return Access(tuple(readable_paths(str(self.cfg.root), (str(self.cache_dir),), declared.read)),
+                      declared.network, declared.environment)
 
     def limit(self, lab: Lab) -> float:
         """Seconds the lab may run."""

@@ -34,6 +34,7 @@ import socket
 from pathlib import Path
 
 from ..project.cells import Cell
+from .sandbox import Access
 from .checkpoint import INPUTS_READY, MEASURE  # noqa: F401 - (compute.py's too) a lab's results.json is final
 RELEASED = "released"  # the host's answer to "release": every run it held is stopped
 
@@ -318,13 +319,12 @@ class LabHost:
     def run(self, job_id: str, script: str, cells: tuple[Cell, ...], display: str, fonts: tuple[str, ...],
             staging: Path, workdir: Path, result: Path, preview: bool = False,
             watch: tuple | None = None, resume: int = 0, writable: Path | None = None,
-            provided: tuple[str, ...] = (), access: tuple = (None, False, (), 0)) -> None:
+            provided: tuple[str, ...] = (), access: Access = Access()) -> None:
         """Start a lab (labrun.run_lab), or with `preview` its preview, known to the host as `job_id`;
         `watch`: (project, cache), to record what of the project it reads (labreads.py). A host that
         keeps takes checkpoints of a lab's real run (known by the lab's id), confined to `writable`,
-        and with `resume` starts it from its checkpoint after that cell when it holds one. `access`: (what
-        it may read, whether it may reach the network, the variables it may see besides the usual:
-        sandbox.confine, lab_environment; the bytes it may allocate: labrun.bound_memory)."""
+        and with `resume` starts it from its checkpoint after that cell when it holds one. `access`: what
+        it may read, reach, see and allocate (sandbox.Access)."""
         keep = 0 if preview else self.keep
         self.conn.send(("run", job_id, script, cells, display, fonts, str(staging), str(workdir), str(result),
                         preview, watch, keep, resume if keep else 0, str(writable) if writable else None,

@@ -23,6 +23,7 @@ from pathlib import Path
 from ..project.cells import RAISES, Cell, cell_code
 from .labipython import InlineNotebook, figure_outputs
 from ..project.figurefonts import MISSING_GLYPH, NO_GLYPH, use
+from .sandbox import Access
 from .svg import inert_svg
 from .labreads import Recorder, imported_packages, unrecorded
 
@@ -35,7 +36,7 @@ EARLY_RESULTS = "results.early.json"
 def run_lab(script: str, cells: tuple[Cell, ...], display: str, fonts: tuple[str, ...], staging: str, workdir: str,
             result: str, announce_fd: int | None = None, preview: bool = False, watch: tuple | None = None,
             control_fd: int | None = None, writable: str | None = None, provided: tuple[str, ...] = (),
-            budget: int = 0, access: tuple = (None, False, (), 0)) -> None:
+            budget: int = 0, access: Access = Access()) -> None:
     """Body of a lab's process: confine it to `staging` (or `writable`, a folder holding it), run it with
     its figures falling back on `fonts` (figurefonts.py), write what it printed and saved to `result`.
     Once its cells have all run, its results.json is final: a copy goes to `staging`/EARLY_RESULTS and
@@ -50,14 +51,12 @@ def run_lab(script: str, cells: tuple[Cell, ...], display: str, fonts: tuple[str
     folder of the project the lab reads, outside the cache, is recorded with what it held (labreads.py)
     and reported as the run's `reads`; of the files the build laid in its folder (`provided`), which it
     opened. `control_fd`: the host's socket for checkpoints (checkpoint.py), one after each cell, taking
-    at most `budget` bytes of memory. `access`: (the paths it may read, whether it may reach the network,
-    the environment variables it may see besides the usual: sandbox.py; the bytes it may allocate, 0
-    for no bound)."""
+    at most `budget` bytes of memory. `access`: what it may read, reach, see and allocate (sandbox.Access)."""
     from .checkpoint import Checkpointer, Reporting
     from .sandbox import confine, forget_environment_block, lab_environment
     recorder = Recorder(watch[0], (watch[1], staging), *watch[2:], provided=provided).install() if watch else None
     if recorder is not None:
-        recorder.declared = access[2]
+        recorder.declared = access.variables
     reporting = Reporting(result, announce_fd, control_fd)
     try:
         with unrecorded():
@@ -66,14 +65,13 @@ def run_lab(script: str, cells: tuple[Cell, ...], display: str, fonts: tuple[str
             _draw_nothing()
         tmp = Path(staging) / "tmp"
         tmp.mkdir(exist_ok=True)
-        readable, network, variables, memory = access
         with unrecorded():
-            environment = lab_environment(os.environ, str(tmp), variables)     # nothing secret (sandbox.py)
+            environment = lab_environment(os.environ, str(tmp), access.variables)     # nothing secret (sandbox.py)
             os.environ.clear()
             os.environ.update(environment, TMPDIR=str(tmp))         # tempfile works inside the confinement
             forget_environment_block()
-            confinement = confine([writable or staging, "/dev"], readable, network)
-            bound_memory(memory)
+            confinement = confine([writable or staging, "/dev"], access.readable, access.network)
+            bound_memory(access.memory)
         confined = bool(confinement.get("writes"))
         checkpoints = None if control_fd is None else Checkpointer(reporting, Path(staging), writable or staging,
                                                                    recorder, budget)

@@ -24,6 +24,7 @@ import platform
 import re
 import struct
 import sys
+from typing import NamedTuple
 
 # <linux/landlock.h>: the syscall numbers are the same on x86_64 and arm64.
 _CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446
@@ -109,6 +110,14 @@ def forget_environment_block() -> None:
         return
     if 0 < start < end:
         ctypes.memset(start, 0, end - start)
+
+
+class Access(NamedTuple):
+    """What one lab's process may reach and use, as the build sends it to the lab host."""
+    readable: tuple[str, ...] | None = None     # paths it may read (readable_paths); None: anything
+    network: bool = False                       # whether it may reach the network
+    variables: tuple[str, ...] = ()             # environment variables it sees besides the usual
+    memory: int = 0                             # bytes it may allocate (labrun.bound_memory); 0: no bound
 
 
 class Confinement(dict):
