@@ -199,3 +199,22 @@ def test_an_output_folder_that_is_a_mount_point_is_named(tmp_path):
         subprocess.run(["umount", str(tmp_path / "dist")])
     assert result.returncode == 1 and "internal error" not in result.stderr
     assert "the output folder is a mount point" in result.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small file system takes root")
+def test_a_lab_that_fills_the_cache_s_disk_is_named_as_that_and_leaves_the_space(tmp_path):
+    from support import write_notebook
+    root = tiny_site(tmp_path / "site")
+    write_notebook(root / "content/fills.ipynb", "填满", "open('big.bin', 'wb').write(b'0' * 100_000_000)")
+    (tmp_path / "small").mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=40m", "tmpfs", str(tmp_path / "small")]).returncode:
+        pytest.skip("this machine does not mount a tmpfs here")
+    try:
+        result = run_build(root, tmp_path / "dist", tmp_path / "small/cache")
+        free = os.statvfs(tmp_path / "small")
+    finally:
+        subprocess.run(["umount", str(tmp_path / "small")])
+    assert result.returncode == 1 and "internal error" not in result.stderr
+    assert "content/fills.ipynb: lab fills failed: No space left on device" in result.stderr
+    assert "the disk that holds the build's cache is full, or the lab filled it" in result.stderr
+    assert free.f_bfree * free.f_frsize > 30 * 2**20              # what it wrote is gone

@@ -320,3 +320,17 @@ def test_a_notebook_that_allocates_past_its_memory_bound_is_named_with_the_bound
     assert "content/huge.ipynb" in result.stderr and "code cell 1" in result.stderr
     assert ("(the lab used more than 512 MiB, its memory bound: raise `memory:` (MiB) in the notebook's front "
             "matter if this machine has it)") in result.stderr, result.stderr
+
+
+def test_a_notebook_that_prints_half_a_character_and_displays_malformed_bundles_builds(tmp_path):
+    """A lone surrogate printed (an internal error while its run was stored), a display of HTML that is
+    a number, plain text that is a list, Markdown that is None: the page shows U+FFFD and what it can."""
+    from support import write_notebook
+    root = tiny_site(tmp_path / "site")
+    write_notebook(root / "content/odd.ipynb", "古怪", "from IPython.display import display\n"
+                   "print('\\ud800 半个字')\n"
+                   "display({'text/html': 5, 'text/plain': ['a']}, raw=True)\n"
+                   "display({'text/markdown': None}, raw=True)")
+    result = run_build(root, tmp_path / "dist", tmp_path / "cache")
+    assert result.returncode == 0 and "internal error" not in result.stderr, result.stderr
+    assert "\ufffd 半个字" in (tmp_path / "dist/odd.html").read_text(encoding="utf-8")

@@ -10,6 +10,7 @@ Nothing here runs in the build's own process.
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import json
 import math
@@ -87,9 +88,34 @@ def run_lab(script: str, cells: tuple[Cell, ...], display: str, fonts: tuple[str
     if recorder is not None:
         run["reads"] = dict(sorted(recorder.reads.items()))
         run["packages"] = imported_packages(watch[0])
-    Path(reporting.result + ".tmp").write_text(json.dumps(run), encoding="utf-8")
+    try:
+        Path(reporting.result + ".tmp").write_text(json.dumps(_whole_text(run)), encoding="utf-8")
+    except OSError as exc:              # the disk is full (the lab filled it): what it wrote goes, and it says so
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        shutil.rmtree(Path(staging) / "work", ignore_errors=True)
+        run = {"cells": [], "error": {"line": 0, "trace": "", "message": f"{exc.strerror} (in {staging}): the disk "
+                                      "that holds the build's cache is full, or the lab filled it: free some space, "
+                                      "or build with --cache on another disk"}}
+        Path(reporting.result + ".tmp").write_text(json.dumps(run), encoding="utf-8")
     os.replace(reporting.result + ".tmp", reporting.result)
     reporting.close()
+
+
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _whole_text(value):
+    """`value` with every string whole Unicode: a lone surrogate a lab printed ("\\ud800", half of a
+    character) is U+FFFD, as a browser shows what it cannot read; a pair stays the character it is."""
+    if isinstance(value, str):
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace") \
+            if LONE_SURROGATE.search(value) else value
+    if isinstance(value, dict):
+        return {_whole_text(key): _whole_text(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_whole_text(item) for item in value]
+    return value
 
 
 MEMORY = [0]        # the bytes this lab's process may allocate (bound_memory), for its failure's message
@@ -153,6 +179,9 @@ def _failure(script: str, exc: BaseException, confined: bool = False, cell: Cell
     message = f"{type(exc).__name__}: {exc}".rstrip(": ") if type(exc).__name__ != "ShellRefused" else str(exc)
     if cell is not None and cell.number:
         message = f"{cell.label}: {message}"
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        message += (" (the disk that holds the build's cache, where the lab writes, is full: free some space, or "
+                    "build with --cache on another disk)")
     if isinstance(exc, MemoryError) and MEMORY[0]:
         message += (f" (the lab used more than {MEMORY[0] // 2**20} MiB, its memory bound: raise `memory:` (MiB) in "
                     + ("the notebook's front matter" if script.endswith(".ipynb") else "its site.yaml entry")
