@@ -218,3 +218,14 @@ def test_a_lab_that_fills_the_cache_s_disk_is_named_as_that_and_leaves_the_space
     assert "content/fills.ipynb: lab fills failed: No space left on device" in result.stderr
     assert "the disk that holds the build's cache is full, or the lab filled it" in result.stderr
     assert free.f_bfree * free.f_frsize > 30 * 2**20              # what it wrote is gone
+
+
+def test_files_of_someone_else_s_where_the_build_stages_the_site_are_named_and_left(tmp_path):
+    root = tiny_site(tmp_path / "site")
+    staging = tmp_path / ".dist.sitegen-tmp-next"
+    staging.mkdir()
+    (staging / "notes.txt").write_text("mine", encoding="utf-8")
+    result = run_build(root, tmp_path / "dist", tmp_path / "cache")
+    assert result.returncode == 1 and "internal error" not in result.stderr
+    assert f"{staging}: the build stages the site here, but this holds files it did not make" in result.stderr
+    assert (staging / "notes.txt").read_text(encoding="utf-8") == "mine"

@@ -99,6 +99,11 @@ def recover(out: Path) -> None:
     for stale in out.parent.glob(_staging_prefix(out) + "*"):
         if _ours(stale):
             shutil.rmtree(stale, ignore_errors=True)
+        elif stale.is_dir() and not any(stale.iterdir()):
+            stale.rmdir()                   # (killed before it marked it)
+        elif stale in written_folders(out):
+            raise BuildError(Problem(str(stale), 0, "the build stages the site here, but this holds files it did "
+                                                    "not make (it has no " + MARK + "): move them away"))
 
 
 def _intact(path, recorded, before: int) -> bool:
