@@ -38,3 +38,20 @@ def test_a_site_ships_the_glyphs_of_its_formulas_and_nothing_without_them(tmp_pa
     assert ord("Q") not in covered and len(covered) < 80
     assert "MATH" in subset and subset["MATH"].table.MathVariants is not None
     assert font.stat().st_size < 40_000
+
+
+def test_a_student_build_s_font_holds_no_glyph_only_a_solution_s_formula_shows(tmp_path):
+    from fontTools.ttLib import TTFont
+    root = tiny_site(tmp_path / "site")
+    page = root / "content/index.md"
+    page.write_text(page.read_text(encoding="utf-8") + "\n::: exercise\n求 $x + 1$。\n::: solution\n"
+                    "答案是 $\\aleph_0 \\oplus x$。\n::: end\n", encoding="utf-8")
+    covered = {}
+    for mode, args in (("folded", ()), ("omitted", ("--no-solutions",))):
+        result = run_build(root, tmp_path / mode, tmp_path / "cache", "--strict", *args)
+        assert result.returncode == 0, result.stderr
+        [font] = (tmp_path / mode / "assets").glob("math.*.woff")
+        covered[mode] = set(TTFont(io.BytesIO(font.read_bytes())).getBestCmap())
+    assert {ord("ℵ"), ord("⊕"), ord("+"), 0x1D465} <= covered["folded"]           # (the test can fail)
+    assert {ord("+"), 0x1D465} <= covered["omitted"]
+    assert not {ord("ℵ"), ord("⊕")} & covered["omitted"]

@@ -226,7 +226,7 @@ def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: boo
         from ..pages.nbpage import notebook_pages
         pages = sorted(load_pages(cfg.content_dir, sources, memo) + notebook_pages(root, sources, memo),
                        key=lambda page: page.source.split("/"))
-        while_labs_run(cfg, memo, labs.pending, pages, sources)
+        while_labs_run(cfg, memo, labs.pending, pages, sources, solutions)
         artifacts = labs.finish()
     if labs.computed and (touched := changed(sources, snapshot(source_files(root), source_states)[0])):
         if not labs.unconfined:             # no lab could write there: the author saved it meanwhile

@@ -50,7 +50,7 @@ def _imports(rel: str, code: str) -> dict[str, str]:
 
 
 def publish_assets(cfg: SiteConfig, pages: list[Page], memo: Memo, out, preview: bool,
-                   hashes: dict[str, str]) -> dict[str, str]:
+                   hashes: dict[str, str], solutions: str = "folded") -> dict[str, str]:
     """static/ into `out` under assets/, with the math font the formulas need; every file named by
     its hash, since _headers caches all of assets/ for a year as immutable (an un-hashed
     syllabus.pdf would stay stale that long).
@@ -61,7 +61,7 @@ def publish_assets(cfg: SiteConfig, pages: list[Page], memo: Memo, out, preview:
     import rcssmin
     published, pending = {}, {}
     font_css = ""
-    if chars := formula_characters(pages, memo):       # the math font, if any formula
+    if chars := formula_characters(pages, memo, solutions):       # the math font, if any formula
         font = subset(chars, memo)
         name = hashed_name("math.woff", font)
         out.add("assets/" + name, font, "sitegen/render/fonts/stix-two-math.woff")

@@ -18,6 +18,7 @@ import re
 from pathlib import Path
 
 from ..core.memo import Memo
+from ..pages.blocks import hidden_blocks
 from ..pages.prose import block_formulas, to_mathml
 
 FONT = Path(__file__).with_name("fonts") / "stix-two-math.woff"
@@ -44,10 +45,11 @@ def italic(char: str) -> str:
     return char
 
 
-def formula_characters(pages, memo: Memo) -> str:
-    """Every character the site's formulas show, sorted; "" for a site without formulas."""
+def formula_characters(pages, memo: Memo, solutions: str = "folded") -> str:
+    """Every character the site's formulas show, sorted; "" for a site without formulas. A build
+    that leaves solutions out (`solutions`) leaves their formulas' glyphs out of the font too."""
     chars: set[str] = set()
-    context = "math-font"
+    context = f"math-font {solutions}"
     last, records = memo.recorded("formula-characters", context), {}
     for page in pages:      # a page as the last build found it: its blocks are not even unpickled
         if page.digest and (seen := memo.reused(last, page.source, (page.digest,))) is not None:
@@ -55,7 +57,7 @@ def formula_characters(pages, memo: Memo) -> str:
             chars.update(seen[2])
             continue
         # Else keyed on its formulas: a prose edit that leaves them as they were converts none
-        formulas = page_formulas(page)
+        formulas = page_formulas(page, solutions)
         key = (json.dumps(formulas, ensure_ascii=False),)
         found = memo.remember("formula-characters", key, lambda: _characters(formulas, memo))
         if page.digest and (name := memo.name("formula-characters", key)) is not None:
@@ -67,9 +69,11 @@ def formula_characters(pages, memo: Memo) -> str:
     return "".join(sorted((chars | set(ALWAYS)) - set(" \n\t")))
 
 
-def page_formulas(page) -> list[tuple[str, bool]]:
-    """(LaTeX, display) of each formula of a page's prose, in order."""
-    return [(tex, display) for block in page.blocks if block.kind == "prose" for _, tex, display in block_formulas(block)]
+def page_formulas(page, solutions: str = "folded") -> list[tuple[str, bool]]:
+    """(LaTeX, display) of each formula of a page's prose that a build with `solutions` shows, in order."""
+    hidden = hidden_blocks(page, solutions)
+    return [(tex, display) for index, block in enumerate(page.blocks) if block.kind == "prose" and index not in hidden
+            for _, tex, display in block_formulas(block)]
 
 
 def _characters(formulas: list, memo: Memo) -> set[str]:

@@ -85,7 +85,8 @@ def provenance_note(words: dict, provenance: dict) -> Markup:
                       python=provenance["python"], numpy=provenance["numpy"], matplotlib=provenance["matplotlib"])
 
 
-def while_labs_run(cfg: SiteConfig, memo: Memo, pending, pages: list[Page], hashes: dict[str, str]) -> None:
+def while_labs_run(cfg: SiteConfig, memo: Memo, pending, pages: list[Page], hashes: dict[str, str],
+                   solutions: str = "folded") -> None:
     """What rendering can do before the labs' results exist, done while they compute: Pygments'
     CSS, and for the labs being computed (`pending`: (lab, cells) pairs) their highlighted code,
     the compiled templates and Markdown's extensions (the first page rendered would otherwise pay
@@ -96,7 +97,7 @@ def while_labs_run(cfg: SiteConfig, memo: Memo, pending, pages: list[Page], hash
     if not pending:
         return
     try:
-        if chars := formula_characters(pages, memo):
+        if chars := formula_characters(pages, memo, solutions):
             subset(chars, memo)
     except Unresolved:
         pass            # a formula that is not LaTeX: the check reports it, with its line
@@ -436,7 +437,7 @@ def render_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifac
     """Every file of the site; `sitemap` is what the check resolved links against, `hashes` the
     build's snapshot of the sources."""
     renderer = Renderer(cfg, pages, artifacts, memo or Memo(None), sitemap, hashes, solutions)
-    assets = publish_assets(cfg, pages, renderer.memo, renderer.out, preview, hashes)
+    assets = publish_assets(cfg, pages, renderer.memo, renderer.out, preview, hashes, solutions)
     scripts = [assets[name] for name in PAGE_SCRIPTS + (PREVIEW_SCRIPTS if preview else ())]
     site_key = renderer.site_key(assets, scripts) if memo else ""
     # What every page shows of the others (navigation, breadcrumbs, previous/next) follows from these.
