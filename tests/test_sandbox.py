@@ -144,8 +144,11 @@ attempt('init-environ', lambda: read('/proc/1/environ'))
 attempt('tcp', lambda: socket.create_connection(('127.0.0.1', {port}), timeout=2).sendall(b'probe'))
 attempt('udp', lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'probe', ('127.0.0.1', {port})))
 attempt('signal', lambda: os.kill(os.getppid(), 0))
+attempt('kernel-log', lambda: os.read(os.open('/dev/kmsg', os.O_RDONLY | os.O_NONBLOCK), 200))
+attempt('devices', lambda: os.listdir('/dev'))
 """
-ATTEMPTS = ("passwd", "git", "env", "home", "cache", "own-environ", "host-environ", "init-environ", "tcp", "udp", "signal")
+ATTEMPTS = ("passwd", "git", "env", "home", "cache", "own-environ", "host-environ", "init-environ", "tcp", "udp", "signal",
+            "kernel-log", "devices")
 
 
 class _Listener:
@@ -234,6 +237,37 @@ def test_a_notebook_from_the_internet_reads_no_secret_file_environment_or_networ
     for secret in (b"cf-secret-4711", b"ghs_secret4712", b"ssh-secret-4713", b"root:x:0"):
         assert secret not in published
     assert "note: labs ran unconfined" not in done.stderr
+
+
+@pytest.mark.skipif(sandbox.abi_version() < 1, reason="this kernel has no Landlock (Linux 5.13+)")
+def test_what_a_notebook_leaves_in_dev_shm_ends_with_it_and_multiprocessing_still_works(tmp_path):
+    """/dev/shm was the machine's: a file a notebook left there outlived the build. Now each lab has its
+    own, empty, gone when it ends; it neither sees the build's files there nor leaves one, and
+    multiprocessing's semaphores (which live there) still work. /dev/null and /dev/urandom still do."""
+    import os
+    import uuid
+
+    from support import write_notebook
+    root = tiny_site(tmp_path / "site")
+    mark = uuid.uuid4().hex
+    (host := __import__("pathlib").Path(f"/dev/shm/build-{mark}")).write_text("the build's")
+    try:
+        write_notebook(root / "content/shm.ipynb", "共享内存", f"""import multiprocessing, os
+lock = multiprocessing.Lock()
+with lock:
+    open('/dev/shm/left-{mark}', 'w').write('left')
+print('seen', sorted(os.listdir('/dev/shm')))
+open('/dev/null', 'w').write('x')
+print('random', len(open('/dev/urandom', 'rb').read(8)))""")
+        result = run_build(root, tmp_path / "dist", tmp_path / "cache", "--strict")
+    finally:
+        host.unlink()
+    assert result.returncode == 0, result.stderr
+    import html
+    page = html.unescape((tmp_path / "dist/shm.html").read_text(encoding="utf-8"))
+    assert f"seen ['left-{mark}']" in page and "random 8" in page
+    assert not os.path.exists(f"/dev/shm/left-{mark}")
+    assert "/dev/shm" not in result.stderr
 
 
 @pytest.mark.skipif(sandbox.abi_version() < 6, reason="this kernel's Landlock confines no reads, scopes or ports (Linux 6.12+)")

@@ -262,7 +262,7 @@ def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: boo
 
 # What a lab reaches that the sandbox does not keep from it, said by the build that ran labs.
 NOT_CONFINED = {"writes": "write anywhere the user may", "reads": "read every file the user may (.git/, .env, the home folder)",
-                "network": "reach the network"}
+                "network": "reach the network", "shm": "leave files in /dev/shm that outlive the build"}
 
 
 def _confinement_notes(cfg, labs) -> tuple[str, ...]:

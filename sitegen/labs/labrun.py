@@ -71,7 +71,7 @@ def run_lab(script: str, cells: tuple[Cell, ...], display: str, fonts: tuple[str
             os.environ.clear()
             os.environ.update(environment, TMPDIR=str(tmp))         # tempfile works inside the confinement
             forget_environment_block()
-            confinement = confine([writable or staging, "/dev"], access.readable, access.network)
+            confinement = confine([writable or staging], access.readable, access.network)
             bound_memory(access.memory)
         confined = bool(confinement.get("writes"))
         checkpoints = None if control_fd is None else Checkpointer(reporting, Path(staging), writable or staging,

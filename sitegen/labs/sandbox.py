@@ -4,14 +4,17 @@ A lab is the author's code, or a notebook from anywhere, run by every build,
 often unattended. On Linux 5.13 and newer, Landlock (an unprivileged kernel
 sandbox) lets a process give up rights for itself and its children for good:
 here, the right to change any file except beneath the lab's own folder and
-/dev, and the right to read any file except the course's sources, the Python
+the devices a program writes to (DEVICES: /dev/null, a terminal, shared
+memory; never a disk's), and the right to read any file except those, the course's sources, the Python
 it runs with and its installed packages, the system's programs and libraries,
 and what site.yaml's `lab_access: read:` adds (`readable`). Not the
 project's `.git/`, `.env` or cache, not the teacher's home. Landlock's scopes
 (ABI 6) keep it from signalling the build or reaching another program's
 abstract sockets. The network is out of reach in a network namespace of its
 own (unprivileged where the kernel allows user namespaces), else, with
-Landlock ABI 4, through Landlock's TCP rules. Where none of this exists
+Landlock ABI 4, through Landlock's TCP rules. Its /dev/shm (where
+multiprocessing keeps its semaphores) is a memory file system of its own, in a
+mount namespace of its own: what a lab leaves there ends with it. Where none of this exists
 (macOS, old kernels) nothing is confined: the build says what was not, and its
 check that no source changed while labs ran still catches a lab that writes
 into the project.
@@ -42,7 +45,8 @@ _FILE_RIGHTS = _READ_FILE | (1 << 1) | (1 << 14)  # what a rule on a file (not a
 _IOCTL_DEV = 1 << 15                              # ABI 5: ioctl on a device (a terminal's, /dev's)
 _NET_TCP = (1 << 0) | (1 << 1)                    # ABI 4: bind and connect a TCP port
 _SCOPES = (1 << 0) | (1 << 1)                     # ABI 6: abstract unix sockets, signals out of the sandbox
-_CLONE_NEWUSER, _CLONE_NEWNET = 0x10000000, 0x40000000
+_CLONE_NEWNS, _CLONE_NEWUSER, _CLONE_NEWNET = 0x00020000, 0x10000000, 0x40000000
+_MS_NOSUID, _MS_NODEV, _MS_REC, _MS_PRIVATE = 1 << 1, 1 << 2, 1 << 14, 1 << 18
 
 # What of the system a lab reads besides Python and its packages: programs, libraries, fonts, the
 # time zone, the dynamic loader's cache, /sys and of /proc its own folder and the machine's figures
@@ -52,6 +56,10 @@ SYSTEM = ("/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/sys", "/proc/se
           "/proc/meminfo", "/proc/stat", "/proc/loadavg", "/proc/filesystems", "/proc/sys", "/etc/ld.so.cache",
           "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/timezone", "/etc/fonts",
           "/etc/mime.types", "/etc/matplotlibrc", "/etc/os-release", "/etc/alternatives", "/etc/nsswitch.conf")
+# The devices a lab may read and write: the sinks and sources every program uses, its terminal, and
+# shared memory (its own: _unshare). Not the rest of /dev: as root a disk's device reads every file.
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx",
+           "/dev/pts", "/dev/shm")
 
 
 def _libc():
@@ -79,23 +87,35 @@ def python_paths(root: str) -> list[str]:
     return sorted(found)
 
 
-def _unshare_network() -> bool:
-    """Move this (single-threaded) process into a network namespace of its own, with only a loopback
-    device, which is down: no address is reachable. As root directly, else in a user namespace of its
-    own that maps this user to itself. False where the kernel refuses."""
+def _unshare(network: bool) -> tuple[bool, bool]:
+    """Move this (single-threaded) process into namespaces of its own: unless `network`, a network
+    namespace with only a loopback device, which is down (no address is reachable), and a mount
+    namespace whose /dev/shm is a new, empty memory file system, unmounted when the last process in
+    it ends. As root directly, else in a user namespace of its own that maps this user to itself.
+    Returns whether (the network is out of reach, /dev/shm is its own); False where the kernel refuses."""
     libc = _libc()
-    if os.geteuid() == 0:
-        return libc.unshare(_CLONE_NEWNET) == 0
-    uid, gid = os.geteuid(), os.getegid()
-    if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNET) != 0:
-        return False
-    try:
-        for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
-            with open(f"/proc/self/{name}", "w") as handle:
-                handle.write(text)
-    except OSError:
-        pass            # the namespace holds: the user maps to nobody, and reads only what others may
-    return True
+    flags = _CLONE_NEWNS | (0 if network else _CLONE_NEWNET)
+    if os.geteuid() != 0:
+        uid, gid = os.geteuid(), os.getegid()
+        if libc.unshare(_CLONE_NEWUSER | flags) != 0:
+            return False, False
+        try:
+            for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+                with open(f"/proc/self/{name}", "w") as handle:
+                    handle.write(text)
+        except OSError:
+            pass        # the namespace holds: the user maps to nobody, and reads only what others may
+    elif libc.unshare(flags) != 0:
+        return False, False
+    return not network, _private_shm(libc)
+
+
+def _private_shm(libc) -> bool:
+    """Mount an empty memory file system on /dev/shm, in this process's own mount namespace."""
+    if libc.mount(None, b"/", None, ctypes.c_ulong(_MS_REC | _MS_PRIVATE), None) != 0:
+        return False        # (the build's mounts must not see it, nor it theirs)
+    return os.path.isdir("/dev/shm") and libc.mount(b"tmpfs", b"/dev/shm", b"tmpfs", ctypes.c_ulong(_MS_NOSUID | _MS_NODEV),
+                                                   b"mode=1777") == 0
 
 
 def forget_environment_block() -> None:
@@ -121,19 +141,20 @@ class Access(NamedTuple):
 
 
 class Confinement(dict):
-    """What confine() could confine: {"writes", "reads", "network"} -> whether it is."""
+    """What confine() could confine: {"writes", "reads", "network", "shm"} -> whether it is."""
 
     def missing(self) -> list[str]:
-        return [what for what in ("writes", "reads", "network") if not self.get(what)]
+        return [what for what in ("writes", "reads", "network", "shm") if not self.get(what)]
 
 
 def confine(writable: list[str], readable: list[str] | None = None, network: bool = False) -> Confinement:
-    """From now on this process (and what it starts) may change files only beneath `writable`, read
-    only beneath those and `readable` (None: anything) and, unless `network`, reach no network.
-    Returns what of it the machine could confine."""
-    done = Confinement(writes=False, reads=False, network=network)
-    if not network:
-        done["network"] = platform.system() == "Linux" and _unshare_network()
+    """From now on this process (and what it starts) may change files only beneath `writable` and
+    DEVICES, read only beneath those and `readable` (None: anything) and, unless `network`, reach no
+    network. Returns what of it the machine could confine."""
+    done = Confinement(writes=False, reads=False, network=network, shm=not os.path.isdir("/dev/shm"))
+    if platform.system() == "Linux":
+        unreachable, done["shm"] = _unshare(network)
+        done["network"] = network or unreachable
     version = abi_version()
     if version < 1:
         return done
@@ -150,7 +171,7 @@ def confine(writable: list[str], readable: list[str] | None = None, network: boo
     if ruleset < 0:
         return done
     try:
-        rules = {**{path: _READ_RIGHTS for path in readable or ()}, **{path: fs for path in writable}}
+        rules = {**{path: _READ_RIGHTS for path in readable or ()}, **{path: fs for path in (*writable, *DEVICES)}}
         for path, rights in rules.items():
             try:
                 fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
