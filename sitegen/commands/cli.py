@@ -108,6 +108,7 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     kept = None
     if args.command == "serve":             # its lab host stays, with the labs' checkpoints (resume.py)
+        fix_hashing()
         from sitegen.labs.resume import MIB, KeptLabs
         kept = KeptLabs(args.cache or args.root / ".cache",
                         None if args.checkpoint_memory is None else args.checkpoint_memory * MIB)
@@ -120,7 +121,8 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
             report = build(args.root, args.out, cache=args.cache, use_cache=not args.no_cache,
                            jobs=args.jobs, preview=args.command == "serve", strict=args.strict,
                            base_url=args.base_url, timeout=args.timeout, progress=progress, solutions=args.solutions,
-                           freeze=tuple(args.names) if args.command == "freeze" else None, kept=kept)
+                           freeze=tuple(args.names) if args.command == "freeze" else None, kept=kept,
+                           working=fix_hashing)
         except KeyboardInterrupt:
             progress.clear()
             print("interrupted: the build stopped, and the previous output was left as it was", file=sys.stderr)
@@ -224,12 +226,19 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
         return 1
 
 
+def fix_hashing() -> None:
+    """Start this command again with string hashing fixed, so that a lab (a fork of the build) that
+    prints a set prints it in the same order in every build, as two clean builds must give the same
+    bytes. Called once a build has work to do (a no-change build ends before it costs a new
+    interpreter's start, 40 ms), and by serve before it starts anything."""
+    if os.name == "posix" and sys.flags.hash_randomization and os.environ.get("PYTHONHASHSEED") != "0":
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.execve(sys.executable, sys.orig_argv, {**os.environ, "PYTHONHASHSEED": "0"})
+
+
 def run(root: Path | None = None) -> None:
     """Run the command line and exit with its status (the `sitegen` command; build.py's)."""
-    if os.name == "posix" and sys.flags.hash_randomization and os.environ.get("PYTHONHASHSEED") != "0":
-        # Once, first: with string hashing fixed, a lab (a fork of the build) that prints a set prints
-        # it in the same order in every build, as two clean builds must give the same bytes.
-        os.execve(sys.executable, sys.orig_argv, {**os.environ, "PYTHONHASHSEED": "0"})
     code = main(root=root)
     # Everything is written and the lab host has stopped: skip the interpreter's
     # teardown of the modules and objects a build leaves (25 ms of every build).

@@ -56,13 +56,16 @@ def fingerprint(sources: dict[str, str], key: list) -> str:
 
 def build(root: Path, out: Path | None = None, *, cache: Path | None = None, use_cache: bool = True,
           preview: bool = False, strict: bool = False, base_url: str | None = None, solutions: str = "folded",
-          freeze: tuple[str, ...] | None = None, **options) -> BuildReport:
-    """Build the site at `root` into `out`, one build at a time; see _build for the options."""
+          freeze: tuple[str, ...] | None = None, working=None, **options) -> BuildReport:
+    """Build the site at `root` into `out`, one build at a time; see _build for the options. `working`
+    is called once it is known that the build has work to do (nothing else done yet)."""
     root = Path(root).resolve()
     cache = Path(cache or root / ".cache")
     key = build_key(Path(os.path.abspath(out or root / "dist")), preview, strict, base_url, solutions)
     if use_cache and freeze is None and (report := as_last_time(root, cache, key)) is not None:
         return report
+    if working is not None:
+        working()
     from ..core.lock import one_build
     from ..core.memo import GENERATOR, clear_temporaries
     from ..labs.labreads import BuildRecorder, recording
