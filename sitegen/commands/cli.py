@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
                            jobs=args.jobs, preview=args.command == "serve", strict=args.strict,
                            base_url=args.base_url, timeout=args.timeout, progress=progress, solutions=args.solutions,
                            freeze=tuple(args.names) if args.command == "freeze" else None, kept=kept,
-                           working=fix_hashing)
+                           before_labs=fix_hashing)
         except KeyboardInterrupt:
             progress.clear()
             print("interrupted: the build stopped, and the previous output was left as it was", file=sys.stderr)
@@ -229,8 +229,8 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
 def fix_hashing() -> None:
     """Start this command again with string hashing fixed, so that a lab (a fork of the build) that
     prints a set prints it in the same order in every build, as two clean builds must give the same
-    bytes. Called once a build has work to do (a no-change build ends before it costs a new
-    interpreter's start, 40 ms), and by serve before it starts anything."""
+    bytes. Called by a build before its first lab runs (a build that runs none does not pay a new
+    interpreter's start, 40 ms; one that does pays it once), and by serve before it starts anything."""
     if os.name == "posix" and sys.flags.hash_randomization and os.environ.get("PYTHONHASHSEED") != "0":
         sys.stdout.flush()
         sys.stderr.flush()

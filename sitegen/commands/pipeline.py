@@ -56,16 +56,13 @@ def fingerprint(sources: dict[str, str], key: list) -> str:
 
 def build(root: Path, out: Path | None = None, *, cache: Path | None = None, use_cache: bool = True,
           preview: bool = False, strict: bool = False, base_url: str | None = None, solutions: str = "folded",
-          freeze: tuple[str, ...] | None = None, working=None, **options) -> BuildReport:
-    """Build the site at `root` into `out`, one build at a time; see _build for the options. `working`
-    is called once it is known that the build has work to do (nothing else done yet)."""
+          freeze: tuple[str, ...] | None = None, **options) -> BuildReport:
+    """Build the site at `root` into `out`, one build at a time; see _build for the options."""
     root = Path(root).resolve()
     cache = Path(cache or root / ".cache")
     key = build_key(Path(os.path.abspath(out or root / "dist")), preview, strict, base_url, solutions)
     if use_cache and freeze is None and (report := as_last_time(root, cache, key)) is not None:
         return report
-    if working is not None:
-        working()
     from ..core.lock import one_build
     from ..core.memo import GENERATOR, clear_temporaries
     from ..labs.labreads import BuildRecorder, recording
@@ -156,12 +153,14 @@ def _stamp(root: Path, cache: Path, key: list, files: dict[str, str], source_sta
 
 def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: bool, preview: bool, strict: bool,
            base_url: str | None, solutions: str, freeze: tuple[str, ...] | None, jobs: int | None = None,
-           timeout: float | None = None, progress=None, kept=None, verify: bool = False) -> BuildReport:
+           timeout: float | None = None, progress=None, kept=None, verify: bool = False, before_labs=None) -> BuildReport:
     """`key`: build_key of the options; `own`: the BuildRecorder of what it reads. `freeze`: store these labs (all when empty) in frozen/ after the build, computing them anew
     rather than reusing frozen/ (and from the cache when current). `solutions`: exercises' solutions
     folded (a reader opens them), shown (an instructor's build) or omitted (left out of the site).
     `kept`: serve's lab host and checkpoints (resume.KeptLabs), kept from build to build. `verify`: check
-    every file the memo hands out by its hash (after one was found changed), not only those read."""
+    every file the memo hands out by its hash (after one was found changed), not only those read.
+    `before_labs`: called before the labs' host starts, in a build that may run labs (the CLI's
+    starts the build again with string hashing fixed: cli.fix_hashing)."""
     from ..core.memo import Memo, read_pickled
     from ..core.sources import changed, snapshot, source_files
     from ..labs.labreads import stale
@@ -207,6 +206,8 @@ def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: boo
         host = kept.lab_host()
     elif edited is None or any(rel.startswith(LAB_SOURCES) or rel.endswith(".ipynb") for rel in edited):
         from ..labs.labhost import LabHost
+        if before_labs is not None:
+            before_labs()
         host = LabHost()
     try:
         memo = Memo(cache / "memo", verify)
@@ -214,7 +215,7 @@ def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: boo
         to_freeze = _labs_named(cfg, freeze) if freeze is not None else ()
         labs = LabScheduler(cfg, cache, use_cache=use_cache, jobs=jobs, host=host, timeout=timeout,
                             progress=progress, refreeze=frozenset(to_freeze), memo=memo,
-                            hashes=sources, kept=kept)
+                            hashes=sources, kept=kept, before_labs=before_labs)
     except BaseException:
         if host is not None:
             host.stop()
