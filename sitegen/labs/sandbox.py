@@ -95,19 +95,20 @@ def _unshare(network: bool) -> tuple[bool, bool]:
     Returns whether (the network is out of reach, /dev/shm is its own); False where the kernel refuses."""
     libc = _libc()
     flags = _CLONE_NEWNS | (0 if network else _CLONE_NEWNET)
-    if os.geteuid() != 0:
-        uid, gid = os.geteuid(), os.getegid()
-        if libc.unshare(_CLONE_NEWUSER | flags) != 0:
+    user = 0 if os.geteuid() == 0 else _CLONE_NEWUSER
+    if libc.unshare(user | flags) != 0:             # a kernel that refuses a mount namespace may still
+        flags &= ~_CLONE_NEWNS                      # give a network one
+        if flags == 0 or libc.unshare(user | flags) != 0:
             return False, False
+    if user:
+        uid, gid = os.geteuid(), os.getegid()
         try:
             for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
                 with open(f"/proc/self/{name}", "w") as handle:
                     handle.write(text)
         except OSError:
             pass        # the namespace holds: the user maps to nobody, and reads only what others may
-    elif libc.unshare(flags) != 0:
-        return False, False
-    return not network, _private_shm(libc)
+    return not network, bool(flags & _CLONE_NEWNS) and _private_shm(libc)
 
 
 def _private_shm(libc) -> bool:
