@@ -8,6 +8,7 @@ import pytest
 from sitegen.project.config import Lab
 from sitegen.core.errors import BuildError, LabFailure
 from sitegen.labs.labstore import input_bytes, read_results, store
+from sitegen.labs.runs import LabResult
 
 
 def finished_run(tmp_path, results: bytes = b'{"x": [1.5, 2.0], "seed": 7}'):
@@ -23,8 +24,8 @@ def finished_run(tmp_path, results: bytes = b'{"x": [1.5, 2.0], "seed": 7}'):
     (staging / "work/out/line.png").write_bytes(b"\x89PNG figure")
     (staging / "work/inputs/other").mkdir(parents=True)
     (staging / "work/inputs/other/results.json").write_text("{}", encoding="utf-8")
-    run = {"cells": [{"name": "save", "stdout": "saved\n", "figures": ["out/line.png"], "value": None,
-                      "error": None}], "error": None}
+    run = LabResult([{"name": "save", "stdout": "saved\n", "figures": ["out/line.png"], "value": None,
+                      "error": None}])
     return lab, run, staging
 
 
@@ -49,7 +50,7 @@ def test_a_finished_run_becomes_an_entry_whose_provenance_hashes_every_file(tmp_
 
 def test_a_failed_run_is_reported_at_the_line_of_the_lab_script(tmp_path):
     lab, run, staging = finished_run(tmp_path)
-    run["error"] = {"line": 3, "message": "AssertionError: y too small", "trace": "Traceback ..."}
+    run.error = {"line": 3, "message": "AssertionError: y too small", "trace": "Traceback ..."}
     with pytest.raises(LabFailure) as failure:
         store_run(lab, run, staging)
     assert failure.value.report() == "error: compute/tiny.py:3: lab tiny failed: AssertionError: y too small"

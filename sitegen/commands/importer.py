@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import ast
 import base64
-import hashlib
 import json
 import posixpath
 import re
@@ -34,6 +33,7 @@ from ..pages.nbpage import IMAGE, pasted_output
 from ..project.nbsource import cell_name, deepnote_text, slug
 from ..pages.prose import is_external
 from .scaffold import NewFiles, check_new_lab, lab_entry, page_path
+from ..core.stored import sha256_of
 
 LINK = re.compile(r"(?<!!)\[(?P<text>[^\]]*)\]\((?P<target>[^)\s]+)(?P<title>\s+\"[^\"]*\")?\)")
 # IPython lines that mean nothing to a plain Python run: kept as comments.
@@ -309,7 +309,7 @@ def _script(book: Notebook) -> str:
             cells.append(f"{marker}\n{source}\n")
     body = "\n".join(cells)
     return header + f"{IMPORTED.format(lab=book.lab_id, name=book.path.name)}: its page is content/{book.page}.md\n" \
-        + f"{AS_IMPORTED}{hashlib.sha256(body.encode()).hexdigest()}\n\n" + body
+        + f"{AS_IMPORTED}{sha256_of(body.encode())}\n\n" + body
 
 
 IMPORTED = "# Lab {lab}, imported from {name}"
@@ -328,7 +328,7 @@ def _again(root: Path, lab, book: Notebook) -> None:
                                                         f"from {book.path.name}: import it with another --id"))
     mark = next((n for n, line in enumerate(lines) if line.startswith(AS_IMPORTED)), None)
     body = "\n".join(lines[mark + 2:]) + "\n" if mark is not None else ""
-    if mark is None or hashlib.sha256(body.encode()).hexdigest() != lines[mark][len(AS_IMPORTED):].strip():
+    if mark is None or sha256_of(body.encode()) != lines[mark][len(AS_IMPORTED):].strip():
         raise BuildError(Problem(rel, (mark or 0) + 3, f"changed since it was imported from {book.path.name}: "
                                                        "importing again would overwrite this line and every one "
                                                        "below it; carry your edits into the notebook (or delete "

@@ -34,7 +34,7 @@ from . import stamp
 from .errors import DamagedFile
 from .installed import normalised, versions
 from .stamp import generator_files
-from .stored import Stored, file_state
+from .stored import Stored, file_state, sha256_of
 
 GENERATOR = Path(stamp.GENERATOR)     # the sitegen package
 TEMPORARY = ".tmp-"       # what the cache holds under this prefix is being written, or was by a killed build
@@ -281,7 +281,7 @@ class Memo:
         written even when there is one (it may have been changed): only pages made anew are kept."""
         if self.folder is None:
             return data
-        sha = hashlib.sha256(data).hexdigest()
+        sha = sha256_of(data)
         self._write(self._blob(sha), data)
         self.put(namespace, key_parts, f"{sha} {len(data)}".encode())
         return Stored(self._blob(sha), sha, len(data))

@@ -44,6 +44,7 @@ def size_of(data: bytes | Stored) -> int:
 
 
 def sha256_of(data: bytes | Stored) -> str:
+    """The one way the generator hashes bytes: SHA-256, in hex (what a Stored file holds is known)."""
     if isinstance(data, Stored):
         return data.sha256
     import hashlib          # (here: a no-change build hashes nothing, and OpenSSL takes 3 ms to load)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import NamedTuple, TYPE_CHECKING
 
 from ..project.cells import Cell
-from ..core.stored import Stored, file_state, settled, sha256_of as sha256   # (labstore, compute use it from here)
+from ..core.stored import Stored, file_state, settled, sha256_of
 
 if TYPE_CHECKING:
     from ..project.config import Lab
@@ -72,7 +72,7 @@ class Artifacts:
     @cached_property
     def digest(self) -> str:
         """Everything of this lab a page or notebook can show, hashed (see artifacts_digest)."""
-        return sha256(json.dumps([self.provenance, self.hashes, self.outputs], sort_keys=True).encode())
+        return sha256_of(json.dumps([self.provenance, self.hashes, self.outputs], sort_keys=True).encode())
 
     @cached_property
     def figures(self) -> list[str]:
@@ -111,7 +111,7 @@ def artifacts_digest(artifacts: dict[str, Artifacts]) -> str:
     """Everything of every lab a page can show, as one hash: its provenance, every file it published
     (results.json among them) and what each cell printed and showed. Two runs at the same
     SOURCE_DATE_EPOCH that computed other numbers have the same provenance, never the same files."""
-    return sha256("\0".join(f"{lab}={art.digest}" for lab, art in sorted(artifacts.items())).encode())
+    return sha256_of("\0".join(f"{lab}={art.digest}" for lab, art in sorted(artifacts.items())).encode())
 
 
 
@@ -127,7 +127,7 @@ def load_entry(lab: Lab, cells: tuple[Cell, ...], entry: Path, recomputed: bool,
         state = [(name, *file_state(path)) for name, path in files.items()]
         if memo is None or memo.peek("intact", (str(entry), manifest["files"], state)) is None:
             for name, digest in manifest["files"].items():
-                if sha256(files[name].read_bytes()) != digest:
+                if sha256_of(files[name].read_bytes()) != digest:
                     return None
             if memo is not None and settled(state):
                 memo.put("intact", (str(entry), manifest["files"], state), b"ok")

@@ -179,8 +179,8 @@ class Checkpointer:
 
     def _wait(self, sock: socket.socket, k: int, written: tuple):
         while True:
-            command, fds = receive(sock, 2)
-            if command is None:                 # the host dropped it, or ended
+            run, fds = receive(sock, 2)         # the run to resume from here (a LabRun)
+            if run is None:                 # the host dropped it, or ended
                 os._exit(0)
             if _inode(self.writable) != self.inode:     # its confinement no longer covers the lab's folder
                 for fd in fds:
@@ -192,13 +192,12 @@ class Checkpointer:
             if pid == 0:
                 sock.close()
                 os.setsid()
-                cells, result = command
-                self.reporting.reset(result, *fds)
+                self.reporting.reset(run.result, *fds)
                 self.taken, self.resumed = [c for c in self.taken if c["after"] <= k], k
                 self.since = time.monotonic()
                 with unrecorded():
                     self._lay(*written)
-                return cells
+                return run.cells
             for fd in fds:
                 os.close(fd)
             send(sock, pid)

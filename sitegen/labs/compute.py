@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .artifacts import Artifacts, load_entry, sha256
+from .artifacts import Artifacts, load_entry
 from ..project.cells import Cell, read_cells
 from ..project.needs import missing_packages
 from ..core.errors import BuildError, Collector, SourcesChanged
@@ -30,9 +30,11 @@ from . import labreads
 from .freeze import FROZEN, load_frozen, stale_frozen
 from .labkeys import font_files, lab_key, source_key
 from .labstore import input_bytes, read_results, store
+from .runs import LabResult, LabRun
 from .sandbox import Access
 from ..core.memo import TEMPORARY, Memo, environment
 from ..core.sources import read_bytes
+from ..core.stored import sha256_of
 
 if TYPE_CHECKING:
     from ..project.config import Lab, SiteConfig
@@ -233,7 +235,7 @@ class LabScheduler:
     @staticmethod
     def _made_from(art: Artifacts, inputs: dict[str, bytes]) -> bool:
         """Whether a lab's entry was made from exactly these inputs' bytes."""
-        return (art.inputs or {}) == {name: sha256(data) for name, data in inputs.items()}
+        return (art.inputs or {}) == {name: sha256_of(data) for name, data in inputs.items()}
 
     def _input(self, name: str) -> bytes | None:
         """What labs reading lab `name` get, once its results.json is final (None before)."""
@@ -290,7 +292,7 @@ class LabScheduler:
             job.staging.mkdir()
         work = job.staging / "work"
         work.mkdir()
-        job.read = {name: sha256(data) for name, data in inputs.items()}
+        job.read = {name: sha256_of(data) for name, data in inputs.items()}
         here, watch = work, (str(self.cfg.root), str(self.cache_dir))
         if job.lab.script.suffix == ".ipynb":    # a notebook page runs beside its neighbours (nbsource.py)
             from ..project.nbsource import lay_folder
@@ -305,16 +307,19 @@ class LabScheduler:
             path.unlink(missing_ok=True)
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(data)
-        job.provided = {str(path): sha256(data) for path, data in laid.items()}
+        job.provided = {str(path): sha256_of(data) for path, data in laid.items()}
         if keep:
             from .resume import identity
             job.identity = identity(job.lab.script, job.lab.display, self.cfg.figure_fonts, self.how)
             if self.use_cache:
                 job.resume = self.kept.resume_point(job.lab.id, job.identity, job.cells, job.provided,
                                                     self.cfg.root, self.hashes)
-        self.host.run(job.name, str(job.lab.script), job.cells, job.lab.display, self.cfg.figure_fonts,
-                      job.staging, here, job.result, job.preview, watch, job.resume, writable, tuple(job.provided),
-                      self._access._replace(memory=(job.lab.memory or default_memory()) * 2**20))
+        budget = self.host.keep if keep else 0
+        self.host.run(job.name, LabRun(
+            str(job.lab.script), job.cells, job.lab.display, self.cfg.figure_fonts, str(job.staging), str(here),
+            str(job.result), job.preview, watch, tuple(job.provided),
+            self._access._replace(memory=(job.lab.memory or default_memory()) * 2**20),
+            str(writable) if writable else None, budget, job.resume if budget else 0))
         job.started = time.monotonic()
         self.running[job.name] = job
 
@@ -433,42 +438,43 @@ class LabScheduler:
         try:
             if job.stopped_after is not None:
                 raise OSError("stopped")
-            run = json.loads(job.result.read_text(encoding="utf-8"))
+            run = LabResult.from_json(job.result.read_text(encoding="utf-8"))
             job.result.unlink()
-        except (OSError, ValueError):
+        except (OSError, ValueError, TypeError):
             message = (f"the lab's process ended without a result (exit code {exitcode})"
                        if job.stopped_after is None else
                        f"stopped after {self.limit(job.lab):g} s, its timeout, with everything it had "
                        f"started: make it faster, or raise its `timeout:` (seconds) in "
                        + ("the notebook's front matter (a raw cell at its top: ---, timeout: 1200, ---)"
                           if job.lab.script.suffix == ".ipynb" else "site.yaml"))
-            run = {"cells": [], "error": {"line": 0, "trace": "", "message": message}}
+            run = LabResult.failed(message)
             if self.kept is not None:
                 self.kept.forget(job.lab.id, job.resume)
         else:                                   # serve's: where its next run may resume
             if self.kept is not None:
                 self.kept.ran(job.lab.id, job.identity, job.cells, job.provided, run)
         # The installed distributions it imported are among what it read, at their versions now.
-        run["reads"] = {**run.get("reads", {}), **labreads.installed_reads(run.pop("packages", ()))}
-        if labreads.PROJECT in run["reads"]:     # what it read is not all seen: keyed on every source
-            self.unrecorded[job.lab.id] = run["reads"][labreads.PROJECT]
-            run["reads"][labreads.PROJECT] = labreads.project_digest(self.hashes)
-        if not run.get("confined") and job.lab.id not in self.unconfined:
+        run.reads = {**run.reads, **labreads.installed_reads(run.packages)}
+        if labreads.PROJECT in run.reads:        # what it read is not all seen: keyed on every source
+            self.unrecorded[job.lab.id] = run.reads[labreads.PROJECT]
+            run.reads[labreads.PROJECT] = labreads.project_digest(self.hashes)
+        if not run.confined and job.lab.id not in self.unconfined:
             self.unconfined.append(job.lab.id)
-        self.not_confined.update(run.get("unconfined", ()))
+        self.not_confined.update(run.unconfined)
         # What it read must be what the build's snapshot held when it started: else it ran on an edit
         # made meanwhile, and what it made must not be stored under a key made of the old text.
-        edited = labreads.stale(self.cfg.root, run.get("reads", {}), self.hashes)
-        if edited and not run["error"]:
+        edited = labreads.stale(self.cfg.root, run.reads, self.hashes)
+        if edited and not run.error:
             shutil.rmtree(job.staging, ignore_errors=True)
             self.failures.append(SourcesChanged(edited))
             return
         for link in job.links:                   # its neighbours are the project's, not what it made
             if link.is_symlink():
                 link.unlink()
+        run.inputs = job.read
         try:
             store(job.lab, job.key, job.source, self.env, str(job.lab.script.relative_to(self.cfg.root)),
-                  {**run, "inputs": job.read}, job.staging / "work", job.staging)
+                  run, job.staging / "work", job.staging)
             for old in job.entry.parent.iterdir():   # one entry per lab: drop stale keys
                 if old.name != job.staging.name and not old.name.startswith(TEMPORARY):
                     shutil.rmtree(old)

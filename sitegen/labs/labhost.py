@@ -31,10 +31,8 @@ import multiprocessing
 import os
 import signal
 import socket
-from pathlib import Path
 
-from ..project.cells import Cell
-from .sandbox import Access
+from .runs import LabRun
 from .checkpoint import INPUTS_READY, MEASURE  # noqa: F401 - (compute.py's too) a lab's results.json is final
 RELEASED = "released"  # the host's answer to "release": every run it held is stopped
 
@@ -120,16 +118,15 @@ class _Host:
             _kill_group(pid)
         os._exit(0)
 
-    def run(self, job_id: str, job: tuple) -> None:
-        script, cells, display, fonts, staging, workdir, result, preview, watch, keep, resume, writable, \
-            provided, access = job
+    def run(self, job_id: str, run: LabRun) -> None:
+        keep = run.budget
         done_read, done_write = os.pipe()
         ours, theirs = socket.socketpair() if keep else (None, None)
         if keep:
-            self.drop(job_id, lambda after: after > resume)
-        pid, source = None, self.kept.get(job_id, {}).get(resume, (None, 0))[0]
+            self.drop(job_id, lambda after: after > run.resume)
+        pid, source = None, self.kept.get(job_id, {}).get(run.resume, (None, 0))[0]
         if source is not None:
-            pid = self._resume(job_id, resume, source, (cells, result), (done_write, theirs.fileno()))
+            pid = self._resume(job_id, run.resume, source, run, (done_write, theirs.fileno()))
         if pid is None:
             from .labrun import run_lab
             source = None
@@ -143,8 +140,7 @@ class _Host:
                 try:
                     for fd in self.fds() + [done_read] + ([ours.fileno()] if ours else []):
                         os.close(fd)
-                    run_lab(script, cells, display, fonts, staging, workdir, result, done_write, preview, watch,
-                            theirs.fileno() if theirs else None, writable, provided, keep, access)
+                    run_lab(run, done_write, theirs.fileno() if theirs else None)
                 finally:
                     if not keep:            # what it started ends with it (serve's checkpoints are its children)
                         _end_own_descendants()
@@ -154,7 +150,7 @@ class _Host:
             theirs.close()
             self.controls[ours] = job_id
             self.keeping.add(pid)
-        self.children[done_read] = (job_id, pid, result, source)
+        self.children[done_read] = (job_id, pid, run.result, source)
 
     def _resume(self, lab: str, after: int, sock: socket.socket, command, fds) -> int | None:
         """Start a run from a checkpoint: the pid of its process, or None if the checkpoint is gone
@@ -266,16 +262,16 @@ def _host(conn, builds_end, keep: int = 0) -> None:
         for ready in wait([conn, *host.children, *host.controls, *host.owed]):
             if ready is conn:
                 try:
-                    command, job_id, *job = conn.recv()
+                    command, job_id, *given = conn.recv()
                 except EOFError:             # the build ended or died: so do its labs
                     host.stop()
                 if command == "run":
-                    host.run(job_id, tuple(job))
+                    host.run(job_id, *given)
                 elif command == "stop":      # the build gave up on this lab (its timeout)
                     for _, pid, _, _ in (c for c in host.children.values() if c[0] == job_id):
                         _kill_group(pid, pid not in host.keeping)
                 elif command == "drop":      # these checkpoints of a lab, or all past a cell
-                    cells, above = job
+                    cells, above = given
                     host.drop(job_id, (lambda after: after > above) if cells is None else set(cells).__contains__)
                 elif command == "release":
                     host.release()
@@ -316,19 +312,11 @@ class LabHost:
             signal.signal(signal.SIGINT, handlers[1])
         theirs.close()
 
-    def run(self, job_id: str, script: str, cells: tuple[Cell, ...], display: str, fonts: tuple[str, ...],
-            staging: Path, workdir: Path, result: Path, preview: bool = False,
-            watch: tuple | None = None, resume: int = 0, writable: Path | None = None,
-            provided: tuple[str, ...] = (), access: Access = Access()) -> None:
-        """Start a lab (labrun.run_lab), or with `preview` its preview, known to the host as `job_id`;
-        `watch`: (project, cache), to record what of the project it reads (labreads.py). A host that
-        keeps takes checkpoints of a lab's real run (known by the lab's id), confined to `writable`,
-        and with `resume` starts it from its checkpoint after that cell when it holds one. `access`: what
-        it may read, reach, see and allocate (sandbox.Access)."""
-        keep = 0 if preview else self.keep
-        self.conn.send(("run", job_id, script, cells, display, fonts, str(staging), str(workdir), str(result),
-                        preview, watch, keep, resume if keep else 0, str(writable) if writable else None,
-                        tuple(provided), access))
+    def run(self, job_id: str, run: LabRun) -> None:
+        """Start a lab's run (labrun.run_lab), known to the host as `job_id` (a lab's id, or its preview's
+        name). A run with a `budget` (serve's) takes checkpoints, and with `resume` starts from its
+        checkpoint after that cell when the host holds one."""
+        self.conn.send(("run", job_id, run))
 
     def kill(self, job_id: str) -> None:
         """Stop a running lab and everything it started; finished() then reports it."""

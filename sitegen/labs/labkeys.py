@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .artifacts import sha256
+from ..core.stored import sha256_of
 from ..project.figurefonts import locate
 from ..core.memo import GENERATOR, Memo, environment
 
@@ -60,7 +60,7 @@ def _imported_names(data: bytes, memo: Memo) -> list[str]:
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 names += [node.module] + [f"{node.module}.{a.name}" for a in node.names]
         return json.dumps(names).encode()
-    return json.loads(memo.get("imports", (sys.version, hashlib.sha256(data).hexdigest()), parse))
+    return json.loads(memo.get("imports", (sys.version, sha256_of(data)), parse))
 
 
 def find_module(base: str, name: str) -> list[Path]:
@@ -168,5 +168,5 @@ def font_files(cfg: SiteConfig, memo: Memo) -> dict:
         path = locate(spec)
         stat = path.stat()
         fonts[spec] = memo.get("font-sha256", (str(path), stat.st_size, stat.st_mtime_ns),
-                               lambda: sha256(path.read_bytes()).encode()).decode()
+                               lambda: sha256_of(path.read_bytes()).encode()).decode()
     return {"figure_fonts": fonts}

@@ -16,7 +16,6 @@ options.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
@@ -24,7 +23,7 @@ from .artifacts import Artifacts
 from .labkeys import find_module
 from .labreads import stale
 from ..core.memo import Memo
-from ..core.stored import file_state, settled
+from ..core.stored import file_state, settled, sha256_of
 
 NAMESPACE = "lab-plan"
 
@@ -35,7 +34,7 @@ def _sha(path: Path, root: str, hashes: dict[str, str]) -> str | None:
     if rel in hashes:
         return hashes[rel]
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return sha256_of(path.read_bytes())
     except OSError:
         return None
 

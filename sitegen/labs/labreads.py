@@ -29,6 +29,7 @@ import sys
 
 from ..core import installed
 from ..core.sources import SKIPPED      # left out of a folder's listing, as the build's snapshot leaves them
+from ..core.stored import sha256_of
 
 ABSENT = "absent"                # what a read found where no file was
 LISTING = "list:"               # a folder's record: LISTING + the SHA-256 of its sorted names
@@ -52,10 +53,9 @@ HARNESS_VARIABLES = {"HOME", "TMPDIR", "MPLBACKEND", "PYTHONHASHSEED"}
 
 def file_record(path: str) -> str:
     """What a lab found at `path`: its SHA-256, a folder's listing, or ABSENT."""
-    import hashlib          # (here: a no-change build checks versions and hashes nothing)
     try:
         with open(path, "rb") as handle:
-            return hashlib.sha256(handle.read()).hexdigest()
+            return sha256_of(handle.read())
     except IsADirectoryError:
         return listing_record(path)
     except OSError:
@@ -63,26 +63,23 @@ def file_record(path: str) -> str:
 
 
 def environ_record(value: str | None) -> str:
-    import hashlib
-    return ABSENT if value is None else hashlib.sha256(value.encode("utf-8", "surrogateescape")).hexdigest()
+    return ABSENT if value is None else sha256_of(value.encode("utf-8", "surrogateescape"))
 
 
 def project_digest(hashes: dict[str, str]) -> str:
     """Every source of the course as the build's snapshot holds it: what a lab whose reading is not
     all seen (PROJECT) is keyed on; "" without a snapshot (nothing then holds it as it was)."""
-    import hashlib
     if not hashes:
         return ""
-    return hashlib.sha256("\0".join(f"{rel}\0{seen}" for rel, seen in sorted(hashes.items())).encode()).hexdigest()
+    return sha256_of("\0".join(f"{rel}\0{seen}" for rel, seen in sorted(hashes.items())).encode())
 
 
 def listing_record(path: str) -> str:
-    import hashlib
     try:
         names = sorted(name for name in os.listdir(path) if name not in SKIPPED)
     except OSError:
         return ABSENT
-    return LISTING + hashlib.sha256("\0".join(names).encode("utf-8", "surrogateescape")).hexdigest()
+    return LISTING + sha256_of("\0".join(names).encode("utf-8", "surrogateescape"))
 
 
 _PAUSED = [0]          # while above 0, the harness itself is looking (labrun's snapshots of the lab's folder)

@@ -24,9 +24,9 @@ from pathlib import Path
 from ..project.cells import RAISES, Cell, cell_code
 from .labipython import InlineNotebook, figure_outputs
 from ..project.figurefonts import MISSING_GLYPH, NO_GLYPH, use
-from .sandbox import Access
 from .svg import inert_svg
 from .labreads import Recorder, imported_packages, unrecorded
+from .runs import LabResult, LabRun
 
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 WRITE_ONLY_HERE = ("labs may write only in their own working folder, where they run, and read only the course's "
@@ -34,35 +34,34 @@ WRITE_ONLY_HERE = ("labs may write only in their own working folder, where they 
 EARLY_RESULTS = "results.early.json"
 
 
-def run_lab(script: str, cells: tuple[Cell, ...], display: str, fonts: tuple[str, ...], staging: str, workdir: str,
-            result: str, announce_fd: int | None = None, preview: bool = False, watch: tuple | None = None,
-            control_fd: int | None = None, writable: str | None = None, provided: tuple[str, ...] = (),
-            budget: int = 0, access: Access = Access()) -> None:
-    """Body of a lab's process: confine it to `staging` (or `writable`, a folder holding it), run it with
-    its figures falling back on `fonts` (figurefonts.py), write what it printed and saved to `result`.
-    Once its cells have all run, its results.json is final: a copy goes to `staging`/EARLY_RESULTS and
-    one byte to `announce_fd` says so, so that labs reading it can start while this one's figures are
-    still being encoded. Both of the host's ends are closed when the result is written.
+def run_lab(run: LabRun, announce_fd: int | None = None, control_fd: int | None = None) -> None:
+    """Body of a lab's process: confine it to its `staging` folder (or `writable`, a folder holding it),
+    run it with its figures falling back on its `fonts` (figurefonts.py), write its LabResult at its
+    `result`. Once its cells have all run, its results.json is final: a copy goes to
+    `staging`/EARLY_RESULTS and one byte to `announce_fd` says so, so that labs reading it can start
+    while this one's figures are still being encoded. Both of the host's ends are closed when the
+    result is written.
 
     A `preview` draws no figure (savefig does nothing) and ends once its results.json is handed on:
     it runs beside the lab's real run only so that labs reading it can start sooner. The build
     keeps what they make only if the real run's results.json turns out the same (compute.py).
 
-    `watch`: (the project, the cache[, folders laid out to stand for the project's]): every file and
-    folder of the project the lab reads, outside the cache, is recorded with what it held (labreads.py)
-    and reported as the run's `reads`; of the files the build laid in its folder (`provided`), which it
-    opened. `control_fd`: the host's socket for checkpoints (checkpoint.py), one after each cell, taking
-    at most `budget` bytes of memory. `access`: what it may read, reach, see and allocate (sandbox.Access)."""
+    With `watch`, every file and folder of the project the lab reads, outside the cache, is recorded
+    with what it held (labreads.py) and reported as the result's `reads`; of the files the build laid
+    in its folder (`provided`), which it opened. `control_fd`: the host's socket for checkpoints
+    (checkpoint.py), one after each cell, taking at most its `budget` bytes of memory."""
     from .checkpoint import Checkpointer, Reporting
     from .sandbox import confine, forget_environment_block, lab_environment
-    recorder = Recorder(watch[0], (watch[1], staging), *watch[2:], provided=provided).install() if watch else None
+    watch, access, staging = run.watch, run.access, run.staging
+    recorder = Recorder(watch[0], (watch[1], staging), *watch[2:], provided=run.provided).install() \
+        if watch else None
     if recorder is not None:
         recorder.declared = access.variables
-    reporting = Reporting(result, announce_fd, control_fd)
+    reporting = Reporting(run.result, announce_fd, control_fd)
     try:
         with unrecorded():
-            use(fonts)
-        if preview:
+            use(run.fonts)
+        if run.preview:
             _draw_nothing()
         tmp = Path(staging) / "tmp"
         tmp.mkdir(exist_ok=True)
@@ -71,51 +70,35 @@ def run_lab(script: str, cells: tuple[Cell, ...], display: str, fonts: tuple[str
             os.environ.clear()
             os.environ.update(environment, TMPDIR=str(tmp))         # tempfile works inside the confinement
             forget_environment_block()
-            confinement = confine([writable or staging], access.readable, access.network)
+            confinement = confine([run.writable or staging], access.readable, access.network)
             bound_memory(access.memory)
         confined = bool(confinement.get("writes"))
-        checkpoints = None if control_fd is None else Checkpointer(reporting, Path(staging), writable or staging,
-                                                                   recorder, budget)
-        run = run_cells(script, cells, workdir, confined, display, finish=not preview,
-                        cells_done=lambda: _hand_on_results(Path(workdir), Path(staging), reporting.announce),
-                        checkpoints=checkpoints)
-        run["confined"], run["unconfined"] = confined, confinement.missing()
+        checkpoints = None if control_fd is None else Checkpointer(reporting, Path(staging), run.writable or staging,
+                                                                   recorder, run.budget)
+        result = LabResult(**run_cells(run.script, run.cells, run.workdir, confined, run.display,
+                                       finish=not run.preview, checkpoints=checkpoints,
+                                       cells_done=lambda: _hand_on_results(Path(run.workdir), Path(staging),
+                                                                           reporting.announce)))
+        result.confined, result.unconfined = confined, confinement.missing()
         if checkpoints is not None:
-            run.update(checkpoints=checkpoints.taken, resumed=checkpoints.resumed, skipped=checkpoints.skipped,
-                       dropped=checkpoints.dropped)
+            result.checkpoints, result.resumed = checkpoints.taken, checkpoints.resumed
+            result.skipped, result.dropped = checkpoints.skipped, checkpoints.dropped
     except BaseException as exc:  # noqa: BLE001 - a harness failure is reported like a lab's
-        run = {"cells": [], "error": _failure(script, exc)}
+        result = LabResult([], _failure(run.script, exc))
     if recorder is not None:
-        run["reads"] = dict(sorted(recorder.reads.items()))
-        run["packages"] = imported_packages(watch[0])
+        result.reads = dict(sorted(recorder.reads.items()))
+        result.packages = imported_packages(watch[0])
     try:
-        Path(reporting.result + ".tmp").write_text(json.dumps(_whole_text(run)), encoding="utf-8")
+        Path(reporting.result + ".tmp").write_text(result.to_json(), encoding="utf-8")
     except OSError as exc:              # the disk is full (the lab filled it): what it wrote goes, and it says so
         if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
             raise
         shutil.rmtree(Path(staging) / "work", ignore_errors=True)
-        run = {"cells": [], "error": {"line": 0, "trace": "", "message": f"{exc.strerror} (in {staging}): the disk "
-                                      "that holds the build's cache is full, or the lab filled it: free some space, "
-                                      "or build with --cache on another disk"}}
-        Path(reporting.result + ".tmp").write_text(json.dumps(run), encoding="utf-8")
+        result = LabResult.failed(f"{exc.strerror} (in {staging}): the disk that holds the build's cache is full, "
+                                  "or the lab filled it: free some space, or build with --cache on another disk")
+        Path(reporting.result + ".tmp").write_text(result.to_json(), encoding="utf-8")
     os.replace(reporting.result + ".tmp", reporting.result)
     reporting.close()
-
-
-LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _whole_text(value):
-    """`value` with every string whole Unicode: a lone surrogate a lab printed ("\\ud800", half of a
-    character) is U+FFFD, as a browser shows what it cannot read; a pair stays the character it is."""
-    if isinstance(value, str):
-        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace") \
-            if LONE_SURROGATE.search(value) else value
-    if isinstance(value, dict):
-        return {_whole_text(key): _whole_text(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_whole_text(item) for item in value]
-    return value
 
 
 MEMORY = [0]        # the bytes this lab's process may allocate (bound_memory), for its failure's message

@@ -13,7 +13,7 @@ import os
 import shutil
 from pathlib import Path
 
-from .artifacts import sha256
+from ..core.stored import sha256_of
 from ..core.errors import BuildError, LabFailure, Problem
 
 
@@ -55,9 +55,10 @@ def input_bytes(results: dict) -> bytes:
 
 
 def store(lab, key, source, env, rel_script, run, work, staging) -> None:
-    """Turn what lab `lab` wrote in `work` into a cache entry in `staging`, or raise its failure."""
-    if run["error"]:
-        err = run["error"]
+    """Turn what lab `lab` wrote in `work` (its run's LabResult: `run`) into a cache entry in `staging`,
+    or raise its failure."""
+    if run.error:
+        err = run.error
         raise LabFailure(Problem(rel_script, err["line"], f"lab {lab.id} failed: {err['message']}"), err["trace"])
     files: dict[str, Path] = {}
     for path in sorted(p for p in work.rglob("*") if p.relative_to(work).parts[0] != "inputs"):
@@ -81,19 +82,19 @@ def store(lab, key, source, env, rel_script, run, work, staging) -> None:
         if name != "results.json":
             shutil.move(path, out / name)
     provenance = {"lab": lab.id, "script": rel_script,
-                  "script_sha256": sha256(lab.script.read_bytes()) if lab.script.suffix != ".ipynb" else None,
+                  "script_sha256": sha256_of(lab.script.read_bytes()) if lab.script.suffix != ".ipynb" else None,
                   "seed": results.get("seed"), **env, "computed_at": computed_at(),
                   "cache_key": key, "source_key": source,
-                  "artifacts": {name: sha256((out / name).read_bytes())
+                  "artifacts": {name: sha256_of((out / name).read_bytes())
                                 for name in sorted(files) if name != "results.json"}}
     results["provenance"] = provenance
     (out / "results.json").write_text(json.dumps(results, indent=2), encoding="utf-8")
     manifest = {"cells": [{**c, "figures": [Path(f).name for f in c["figures"]],
                            **({"outputs": [_flat(o) for o in c["outputs"]]} if "outputs" in c else {})}
-                          for c in run["cells"]],
-                "provenance": provenance, "reads": run.get("reads", {}), "inputs": run.get("inputs", {}),
-                **({"resumed": run["resumed"]} if run.get("resumed") else {}),
-                "files": {name: sha256((out / name).read_bytes()) for name in sorted(files)}}
+                          for c in run.cells],
+                "provenance": provenance, "reads": run.reads, "inputs": run.inputs,
+                **({"resumed": run.resumed} if run.resumed else {}),
+                "files": {name: sha256_of((out / name).read_bytes()) for name in sorted(files)}}
     (staging / "manifest.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False), encoding="utf-8")
     shutil.rmtree(work)
 

@@ -23,7 +23,6 @@ one-off build takes none.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -34,10 +33,12 @@ from typing import TYPE_CHECKING
 
 from . import labreads
 from .checkpoint import pss as _pss
+from ..core.stored import sha256_of
 
 if TYPE_CHECKING:
     from ..project.cells import Cell
     from .labhost import LabHost
+    from .runs import LabResult
 
 LIVE = "live"            # under the cache: each lab's folder for its runs under serve
 MIB = 1 << 20
@@ -119,22 +120,22 @@ class KeptLabs:
             return point["after"]
         return 0
 
-    def ran(self, lab: str, identity: str, cells: tuple[Cell, ...], provided: dict[str, str], run: dict) -> None:
+    def ran(self, lab: str, identity: str, cells: tuple[Cell, ...], provided: dict[str, str], run: LabResult) -> None:
         """A lab's run under serve ended, with its result `run`: its checkpoints are where it resumes."""
         old = {point["pid"]: point["born"] for point in self.runs[lab].checkpoints} if lab in self.runs else {}
         points = []
-        for point in run.get("checkpoints", []):
+        for point in run.checkpoints:
             if point["pid"] not in old:
                 self.born += 1
             points.append({**point, "born": old.get(point["pid"], self.born)})
         self.runs[lab] = _Lineage(identity, tuple(cells), dict(provided), points)
-        if run.get("resumed"):
-            self.resumed[lab] = run["resumed"]
-        if run.get("dropped"):
-            self.notes.append(f"{lab}: {run['dropped']} of its oldest checkpoints ended while it ran, to stay "
+        if run.resumed:
+            self.resumed[lab] = run.resumed
+        if run.dropped:
+            self.notes.append(f"{lab}: {run.dropped} of its oldest checkpoints ended while it ran, to stay "
                               f"within {self.budget / MIB:.0f} MiB (--checkpoint-memory)")
-        if run.get("skipped"):
-            self.notes.append(f"{lab}: {run['skipped']} (an edit after it runs the lab from an earlier cell)")
+        if run.skipped:
+            self.notes.append(f"{lab}: {run.skipped} (an edit after it runs the lab from an earlier cell)")
 
     def forget(self, lab: str, resumed: int = 0) -> None:
         """A lab's run, resumed after cell `resumed` (0: from its first), ended without a result: what
@@ -181,4 +182,4 @@ class KeptLabs:
 def identity(script: Path, display: str, fonts, env: dict) -> str:
     """What a lab's run follows from besides its cells and what it reads: a checkpoint of another
     never stands for it."""
-    return hashlib.sha256(json.dumps([str(script), display, list(fonts), env], sort_keys=True).encode()).hexdigest()
+    return sha256_of(json.dumps([str(script), display, list(fonts), env], sort_keys=True).encode())

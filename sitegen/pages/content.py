@@ -16,7 +16,6 @@ prose.py's.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import os
 import re
 import shlex
@@ -29,6 +28,7 @@ from .page import Block, Page
 from ..core.sources import decode, read_bytes
 from ..core.yamlfile import load_yaml
 from ..project.nbsource import LAB_KEYS
+from ..core.stored import sha256_of
 
 DIRECTIVE = re.compile(r"^:::\s*(?P<kind>\S+)(?P<rest>.*)$")
 FRONT_MATTER = {"title": str, "description": str, "lab": str, "toc": bool, "parent": str, "url": str, "aliases": list,
@@ -229,7 +229,7 @@ def load_pages(content_dir: Path, hashes: dict[str, str], memo: Memo | None = No
                 found = memo.recalled(seen[1]) if seen[1] is not None else None
             if found is None:
                 data = read_bytes(content_dir / rel, source, hashes)
-                digest = hashlib.sha256(data).hexdigest()     # what was read (it may have changed since)
+                digest = sha256_of(data)     # what was read (it may have changed since)
                 seen = (digest, memo.name("parsed", (source, digest)))
                 found = (memo.remember("parsed", (source, digest), lambda: dataclasses.replace(
                     parse_page(decode(data, source), source, output, memo), digest=digest)),)

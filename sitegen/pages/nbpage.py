@@ -11,7 +11,6 @@ that paste an output) is left out, each with a note for the author.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import posixpath
 import re
@@ -21,6 +20,7 @@ from ..core.errors import BuildError, Problem
 from ..project.nbsource import SUFFIX, NotebookSource, load, notebooks, page_output, source_line
 from .jupytermath import site_math
 from .prose import LINK, is_external
+from ..core.stored import sha256_of
 
 FENCE = re.compile(r"^\s*(```|~~~)\s*(?P<info>\S*)")
 OUTPUT_FENCES = ("", "text", "txt", "output", "plaintext", "console")   # how a pasted output is fenced
@@ -158,7 +158,7 @@ def notebook_pages(root, hashes: dict[str, str], memo=None) -> list:
     from ..core.memo import installed_digest
     from ..project.needs import listed
     requirements = sorted(listed(root)) if (root / "requirements.txt").is_file() else None
-    site = hashlib.sha256(json.dumps([sorted(known), requirements, installed_digest()]).encode()).hexdigest()
+    site = sha256_of(json.dumps([sorted(known), requirements, installed_digest()]).encode())
     for rel in found:
         output = page_output(rel)
         try:

@@ -5,7 +5,6 @@ tags=["raises-exception"]`: such a cell is meant to raise, and shows its error.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import NamedTuple
 from ..core.errors import Collector
 from ..core.memo import Memo
 from ..core.sources import decode, read_bytes
+from ..core.stored import sha256_of
 
 MARKER = re.compile(r"^# %%(?P<rest>.*)$")
 NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
@@ -94,7 +94,7 @@ def read_cells(script: Path, root: Path, memo: Memo | None = None,
     (`hashes`: the build's snapshot, which the text read must match)."""
     rel = script.relative_to(root).as_posix()
     data = read_bytes(script, rel, hashes)
-    return (memo or Memo(None)).remember("cells", (rel, hashlib.sha256(data).hexdigest()),
+    return (memo or Memo(None)).remember("cells", (rel, sha256_of(data)),
                                          lambda: parse_cells(decode(data, rel), rel))
 
 

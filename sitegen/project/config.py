@@ -6,7 +6,6 @@ errors, so a typo never silently falls back to a default.
 from __future__ import annotations
 
 import functools
-import hashlib
 import importlib.util
 import os
 import posixpath
@@ -20,6 +19,7 @@ from . import figurefonts
 from ..core.errors import BuildError, Collector, Problem
 from ..core.sources import decode, read_bytes, read_text, source_path
 from ..core.yamlfile import LineDict, load_generator_yaml, load_yaml
+from ..core.stored import sha256_of
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 PROJECT = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,56}[a-z0-9])?$")
@@ -325,7 +325,7 @@ def load_config(root: Path, memo=None, hashes: dict[str, str] | None = None) -> 
     return SiteConfig(root=root, path=path, title=title, description=description, project=project,
                       base_url=base_url.rstrip("/"), language=language, figure_fonts=tuple(figure_fonts), nav=tuple(nav),
                       sequence=tuple(map(str, sequence)), labs=tuple(labs), vocabulary=vocabulary,
-                      lab_access=lab_access, digest=hashlib.sha256(raw).hexdigest())
+                      lab_access=lab_access, digest=sha256_of(raw))
 
 
 def _lab_access(data, rel: str, problems: Collector, line: int) -> LabAccess:

@@ -19,7 +19,6 @@ Jupyter's working folder would be: the notebook's neighbours there, as links (la
 from __future__ import annotations
 
 import bisect
-import hashlib
 import json
 import re
 from pathlib import Path, PurePosixPath
@@ -28,6 +27,7 @@ from typing import NamedTuple
 from .cells import NAME, Cell
 from ..core.errors import BuildError, Collector
 from .nbfile import parse_notebook
+from ..core.stored import sha256_of
 
 SUFFIX = ".ipynb"
 LAB_KEYS = {"data": list, "allow_errors": bool, "timeout": (int, float), "memory": int}
@@ -85,7 +85,7 @@ def is_notebook(rel: str) -> bool:
 
 def slug(name: str) -> str:
     """An id from a name: ASCII kept, lowercased; a name with none (线性回归) gets one from its hash."""
-    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or f"nb-{hashlib.sha256(name.encode()).hexdigest()[:6]}"
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or f"nb-{sha256_of(name.encode())[:6]}"
 
 
 def lab_id(rel: str) -> str:
@@ -325,7 +325,7 @@ def load(root, rel: str, hashes: dict[str, str] | None, memo=None) -> NotebookSo
     if hashes and rel in hashes and (found := memo.recall("notebook-source", (rel, hashes[rel]))) is not None:
         return found[0]
     data = read_bytes(root / rel, rel, hashes)
-    return memo.remember("notebook-source", (rel, hashlib.sha256(data).hexdigest()), lambda: read(data, rel))
+    return memo.remember("notebook-source", (rel, sha256_of(data)), lambda: read(data, rel))
 
 
 def notebooks(root, hashes: dict[str, str] | None) -> list[str]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import ctypes
 import errno
-import hashlib
 import os
 import shutil
 from pathlib import Path
@@ -265,7 +264,7 @@ def write_site(files: dict[str, bytes | Stored], out: Path, last: dict | None = 
         os.replace(out, old)
         os.replace(staging, out)
         _keep(old, kept)
-    hashes[MARK] = hashlib.sha256(MARK_TEXT).hexdigest()
+    hashes[MARK] = sha256_of(MARK_TEXT)
     touched.add(MARK)
     # A file left as it was keeps the state just checked; one replaced (or sharing its inode with
     # one replaced, in the other site) is looked at again: a link made or dropped changes its ctime.

@@ -2,7 +2,6 @@
 font the site's formulas need (sitegen/render/mathfont.py), referenced from the stylesheet."""
 from __future__ import annotations
 
-import hashlib
 import posixpath
 import re
 import time
@@ -12,6 +11,7 @@ from ..core.errors import BuildError, Problem
 from ..pages.highlight import pygments_css
 from .mathfont import font_face_css, formula_characters, subset
 from ..core.sources import decode, read_bytes, source_path
+from ..core.stored import sha256_of
 
 if TYPE_CHECKING:
     from ..project.config import SiteConfig
@@ -30,7 +30,7 @@ PREVIEW_SCRIPTS = ("live-reload.js",)           # and preview builds this one
 def hashed_name(name: str, data: bytes) -> str:
     """style.css -> style.<10 hex digits of its SHA-256>.css: a name that changes with the bytes."""
     stem, dot, ext = name.rpartition(".")
-    return f"{stem}.{hashlib.sha256(data).hexdigest()[:10]}.{ext}"
+    return f"{stem}.{sha256_of(data)[:10]}.{ext}"
 
 
 def _imports(rel: str, code: str) -> dict[str, str]:

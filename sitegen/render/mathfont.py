@@ -10,7 +10,6 @@ memo under the characters it covers.
 from __future__ import annotations
 
 import functools
-import hashlib
 import html
 import io
 import json
@@ -20,6 +19,7 @@ from pathlib import Path
 from ..core.memo import Memo
 from ..pages.blocks import hidden_blocks
 from ..pages.prose import block_formulas, to_mathml
+from ..core.stored import sha256_of
 
 FONT = Path(__file__).with_name("fonts") / "stix-two-math.woff"
 FAMILY = "Site Math"
@@ -89,7 +89,7 @@ def _characters(formulas: list, memo: Memo) -> set[str]:
 def _source() -> tuple[bytes, str]:
     """The vendored font and its SHA-256, read once per process."""
     data = FONT.read_bytes()
-    return data, hashlib.sha256(data).hexdigest()
+    return data, sha256_of(data)
 
 
 def subset(chars: str, memo: Memo) -> bytes:
