@@ -256,6 +256,26 @@ def test_no_checkpoint_is_taken_while_the_lab_holds_a_file_open(site, tmp_path, 
     assert output == clean_build(root, tmp_path, "clean")
 
 
+def test_serve_whose_output_goes_to_a_file_of_the_course_still_resumes(site, tmp_path):
+    """`build.py serve > serve.log` in the course's folder: its labs inherit that file open, which is
+    not theirs (they share no offset of their own with it), so checkpoints are still taken."""
+    root, kept = site
+    saved = os.dup(1)
+    log = os.open(root / "serve.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    os.dup2(log, 1)
+    try:
+        serve_build(root, kept)
+        assert [p["after"] for p in kept.runs["tiny"].checkpoints] == [1, 2]
+        edit(root / "compute/tiny.py", "print('saved', scale)", "print('saved again', scale)")
+        output, report = serve_build(root, kept)
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(log)
+    assert report.resumed == (("tiny", 2),)
+    assert output == clean_build(root, tmp_path, "clean")
+
+
 def test_a_one_off_build_never_reuses_a_run_serve_resumed(site, tmp_path):
     """What serve made by resuming is its preview's: `python build.py` runs the lab from its first cell
     (and then keeps that run), even after the output is deleted."""

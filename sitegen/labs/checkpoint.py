@@ -102,6 +102,9 @@ class Checkpointer:
         self.resumed = 0                       # in a resumed run: the cell it resumed after
         self.dropped = 0                       # its oldest, ended while it ran to stay within `budget`
         self.since = time.monotonic()          # when the last checkpoint was taken (or the run started)
+        # What the process was given open (the build's stdout sent to a file of the course): not the
+        # lab's own, and no offset of its own that a resumed run would share.
+        self.inherited = set(_descriptors().items())
 
     def after(self, k: int, harness_threads: int):
         """Cell k is done: fork a checkpoint, where it is worth one (FREE, WORTH). Returns None in the
@@ -143,19 +146,11 @@ class Checkpointer:
         return self._wait(theirs, k, (files, folders, gone, here))
 
     def _open_files(self) -> list[str]:
-        """The files of the project or of the lab's folder that the lab holds open (Linux)."""
+        """The files of the project or of the lab's folder that the lab opened and holds open (Linux)."""
         roots = tuple(os.path.realpath(folder) + os.sep for folder in
                       (self.writable, *((self.recorder.root,) if self.recorder else ())))
-        found = []
-        try:
-            descriptors = os.listdir("/proc/self/fd")
-        except OSError:
-            return found
-        for fd in descriptors:
-            with contextlib.suppress(OSError):
-                if (target := os.readlink(f"/proc/self/fd/{fd}")).startswith(roots):
-                    found.append(os.path.basename(target))
-        return sorted(found)
+        return sorted(os.path.basename(target) for fd, target in _descriptors().items()
+                      if target.startswith(roots) and (fd, target) not in self.inherited)
 
     def _bound(self) -> None:
         """While this run's checkpoints take more than the budget (their pages part from the lab's as
@@ -239,6 +234,16 @@ class Checkpointer:
                 path.unlink()
             path.write_bytes(data)
         os.chdir(here)
+
+
+def _descriptors() -> dict[str, str]:
+    """This process's open file descriptors -> what each is open on (Linux; elsewhere none)."""
+    found = {}
+    with contextlib.suppress(OSError):
+        for fd in os.listdir("/proc/self/fd"):
+            with contextlib.suppress(OSError):
+                found[fd] = os.readlink(f"/proc/self/fd/{fd}")
+    return found
 
 
 def pss(pid: int) -> int:
