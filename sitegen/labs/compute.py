@@ -316,10 +316,11 @@ class LabScheduler:
                                                     self.cfg.root, self.hashes)
         budget = self.host.keep if keep else 0
         self.host.run(job.name, LabRun(
-            str(job.lab.script), job.cells, job.lab.display, self.cfg.figure_fonts, str(job.staging), str(here),
-            str(job.result), job.preview, watch, tuple(job.provided),
-            self._access._replace(memory=(job.lab.memory or default_memory()) * 2**20),
-            str(writable) if writable else None, budget, job.resume if budget else 0))
+            script=str(job.lab.script), cells=job.cells, display=job.lab.display, fonts=self.cfg.figure_fonts,
+            staging=str(job.staging), workdir=str(here), result=str(job.result), preview=job.preview,
+            watch=watch, provided=tuple(job.provided),
+            access=self._access._replace(memory=(job.lab.memory or default_memory()) * 2**20),
+            writable=str(writable) if writable else None, budget=budget, resume=job.resume if budget else 0))
         job.started = time.monotonic()
         self.running[job.name] = job
 
