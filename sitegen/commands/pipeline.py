@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 
 from ..core import stamp
-from ..core.errors import BuildError, DamagedFile, Problem, SourcesChanged, os_problem
+from ..core.errors import BuildError, DamagedFile, Problem, SourcesChanged, disk_full, os_problem
 from ..core.sources import SKIPPED, SOURCES
 
 # Imported here only what a build that finds nothing changed needs (stamp.py): the phases, and the
@@ -228,9 +228,14 @@ def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: boo
         from ..pages.content import load_pages
         from ..render.render import render_site, while_labs_run
         from ..pages.nbpage import notebook_pages
-        pages = sorted(load_pages(cfg.content_dir, sources, memo) + notebook_pages(root, sources, memo),
-                       key=lambda page: page.source.split("/"))
-        while_labs_run(cfg, memo, labs.pending, pages, sources, solutions)
+        try:
+            pages = sorted(load_pages(cfg.content_dir, sources, memo) + notebook_pages(root, sources, memo),
+                           key=lambda page: page.source.split("/"))
+            while_labs_run(cfg, memo, labs.pending, pages, sources, solutions)
+        except OSError as exc:
+            if disk_full(exc):              # a lab may have filled it: then its failure is what is said
+                labs.finish()
+            raise
         artifacts = labs.finish()
     if labs.computed and (touched := changed(sources, snapshot(source_files(root), source_states)[0])):
         if not labs.unconfined:             # no lab could write there: the author saved it meanwhile

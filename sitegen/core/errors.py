@@ -85,6 +85,11 @@ _OS_ADVICE = {
 }
 
 
+def disk_full(exc: BaseException) -> bool:
+    """Whether `exc` says the disk (or the user's quota on it) is full."""
+    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
+
+
 def os_problem(exc: OSError, root=None) -> Problem | None:
     """An OSError on a file as the author's problem (disk full, read-only, permissions), or None
     when it is not of that kind (then it is a bug of ours)."""

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from .artifacts import Artifacts, load_entry
 from ..project.cells import Cell, read_cells
 from ..project.needs import missing_packages
-from ..core.errors import BuildError, Collector, SourcesChanged
+from ..core.errors import BuildError, Collector, Problem, SourcesChanged, disk_full
 from . import labplan
 from . import labreads
 from .freeze import FROZEN, load_frozen, stale_frozen
@@ -484,6 +484,13 @@ class LabScheduler:
             self.timings[job.lab.id] = (job.results_after or job.ended_after, job.ended_after)
         except BuildError as exc:
             self.failures.append(exc)
+        except OSError as exc:                  # the disk filled, perhaps by another lab: said with the others
+            if not disk_full(exc):
+                raise
+            self.failures.append(BuildError(Problem(
+                str(job.lab.script.relative_to(self.cfg.root)), 0,
+                f"lab {job.lab.id}: what it made could not be stored: {exc.strerror}: the disk that holds the "
+                "build's cache is full, or a lab filled it: free some space, or build with --cache on another disk")))
         finally:
             shutil.rmtree(job.staging, ignore_errors=True)
         if job.lab.id not in self.inputs and job.lab.id in self.artifacts:   # it never said so before

@@ -21,6 +21,7 @@ import sys
 import traceback
 from pathlib import Path
 
+from ..core.errors import disk_full
 from ..project.cells import RAISES, Cell, cell_code
 from .labipython import InlineNotebook, figure_outputs
 from ..project.figurefonts import MISSING_GLYPH, NO_GLYPH, use
@@ -58,6 +59,8 @@ def run_lab(run: LabRun, announce_fd: int | None = None, control_fd: int | None 
     if recorder is not None:
         recorder.declared = access.variables
     reporting = Reporting(run.result, announce_fd, control_fd)
+    full = run.result + ".full"         # what it says if the disk is full at its end, written while there is room
+    Path(full).write_text(_disk_full(os.strerror(errno.ENOSPC), staging).to_json(), encoding="utf-8")
     try:
         with unrecorded():
             use(run.fonts)
@@ -91,14 +94,34 @@ def run_lab(run: LabRun, announce_fd: int | None = None, control_fd: int | None 
     try:
         Path(reporting.result + ".tmp").write_text(result.to_json(), encoding="utf-8")
     except OSError as exc:              # the disk is full (the lab filled it): what it wrote goes, and it says so
-        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+        if not disk_full(exc):
             raise
-        shutil.rmtree(Path(staging) / "work", ignore_errors=True)
-        result = LabResult.failed(f"{exc.strerror} (in {staging}): the disk that holds the build's cache is full, "
-                                  "or the lab filled it: free some space, or build with --cache on another disk")
-        Path(reporting.result + ".tmp").write_text(result.to_json(), encoding="utf-8")
+        _free(Path(staging) / "work")
+        try:
+            Path(reporting.result + ".tmp").write_text(_disk_full(exc.strerror, staging).to_json(), encoding="utf-8")
+        except OSError as again:        # still full (another lab holds it)
+            if not disk_full(again):
+                raise
+            os.replace(full, reporting.result + ".tmp")
     os.replace(reporting.result + ".tmp", reporting.result)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(full)
     reporting.close()
+
+
+def _disk_full(strerror: str, staging: str) -> LabResult:
+    return LabResult.failed(f"{strerror} (in {staging}): the disk that holds the build's cache is full, or the lab "
+                            "filled it: free some space, or build with --cache on another disk")
+
+
+def _free(work: Path) -> None:
+    """Give back the space of what the lab wrote in `work`: emptied first, since a file it still holds
+    open keeps its space after it is removed."""
+    for path in work.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            with contextlib.suppress(OSError):
+                os.truncate(path, 0)
+    shutil.rmtree(work, ignore_errors=True)
 
 
 MEMORY = [0]        # the bytes this lab's process may allocate (bound_memory), for its failure's message
@@ -162,7 +185,7 @@ def _failure(script: str, exc: BaseException, confined: bool = False, cell: Cell
     message = f"{type(exc).__name__}: {exc}".rstrip(": ") if type(exc).__name__ != "ShellRefused" else str(exc)
     if cell is not None and cell.number:
         message = f"{cell.label}: {message}"
-    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+    if disk_full(exc):
         message += (" (the disk that holds the build's cache, where the lab writes, is full: free some space, or "
                     "build with --cache on another disk)")
     if isinstance(exc, MemoryError) and MEMORY[0]:
