@@ -193,3 +193,29 @@ def coarse_mount(folder: Path) -> Path | None:
         if subprocess.run(command, capture_output=True).returncode != 0:
             return None
     return mount
+
+
+READER = """# A lab that reads another's results: the generator's fixture for dependent labs.
+
+# %% read
+import json
+from pathlib import Path
+x = json.loads(Path('inputs/tiny/results.json').read_text())['x']
+Path('out').mkdir(exist_ok=True)
+(Path('out') / 'results.json').write_text(json.dumps({'doubled': [[2 * v for v in row] for row in x]}))
+print('read', len(x), 'rows')
+"""
+
+
+def reading_site(root):
+    """The tiny site, with a second lab that reads the first and a guide page with a formula."""
+    tiny_site(root)
+    (root / "compute/reader.py").write_text(READER, encoding="utf-8")
+    (root / "content/reader.md").write_text("---\ntitle: 读取\nlab: reader\n---\n::: cell read\n\n加倍：{{ doubled[0][1] }}。\n",
+                                            encoding="utf-8")
+    (root / "content/guide.md").write_text("---\ntitle: 导读\n---\n公式 $x^2 + 1$ 与 [读取](reader.md)。\n",
+                                           encoding="utf-8")
+    with open(root / "site.yaml", "a", encoding="utf-8") as config:
+        config.write("  - id: reader\n    title: 读取\n    script: compute/reader.py\n    inputs: [tiny]\n"
+                     "    images: reader/images\n    downloads: reader/materials\n    page: reader.md\n")
+    return root

@@ -105,7 +105,7 @@ def test_a_lab_reading_another_starts_once_its_results_are_final_not_its_figures
     them: the reading lab starts before that ends, and reads the results as the lab wrote them."""
     import json
 
-    from test_incremental import reading_site
+    from support import reading_site
     root = reading_site(tmp_path / "site")
     edit(root / "compute/tiny.py", "print('saved')\n",
          "print('saved')\nplt.imsave(out / 'noise.png', np.random.default_rng(0).random((2500, 2500, 3)))\n")
@@ -125,7 +125,7 @@ def test_a_lab_reading_another_starts_once_its_results_are_final_not_its_figures
 def slowly_drawn_reading_site(root, results: str = ""):
     """The reading site, whose read lab draws a large figure before it writes its results (adding
     `results` to them) and notes when that figure was drawn; the reader notes when it started."""
-    from test_incremental import reading_site
+    from support import reading_site
     reading_site(root)
     edit(root / "compute/tiny.py", "fig.savefig(out / 'line.png')\n",
          "fig.savefig(out / 'line.png')\nbig = plt.figure(figsize=(30, 30))\n"

@@ -32,7 +32,7 @@ import pytest
 
 from sitegen.core.sources import source_path
 from support import EPOCH, REPO, coarse_mount, edit, tiny_site, tree_bytes
-from test_incremental import READER
+from support import READER
 
 LAB = """# %% setup
 import json
@@ -164,7 +164,7 @@ class Sequence:
 
     def clean_build(self) -> dict:
         """A clean build's bytes (a tree built before is not built again: clean builds are
-        deterministic, which tests/test_incremental.py proves)."""
+        deterministic, which tests/test_rebuilds.py proves)."""
         key = self.tree_hash()
         if key not in self.clean:
             out, cache = self.folder / "clean", self.folder / "clean-cache"

@@ -66,7 +66,7 @@ def test_freezing_an_unknown_lab_names_the_labs(tmp_path):
 
 @pytest.mark.slow
 def test_a_frozen_reader_stands_while_what_it_read_is_the_same_and_is_refused_once_it_differs(tmp_path):
-    from test_incremental import reading_site
+    from support import reading_site
     root = reading_site(tmp_path / "site")
     assert run_build(root, tmp_path / "dist", tmp_path / "cache", "freeze", "reader").returncode == 0
     edit(root / "compute/tiny.py", "print('saved')", "print('saved', 'again')")     # tiny's results: the same

@@ -122,7 +122,7 @@ def test_a_recomputed_lab_with_other_numbers_at_the_same_time_renders_its_page_a
 def test_a_lab_that_reads_another_follows_the_bytes_it_was_given(tmp_path):
     """The reader's entry records the SHA-256 of the results.json it was given: another result
     computes it again, the same result (its producer ran again for nothing) reuses it."""
-    from test_incremental import READER
+    from support import READER
     root = _site(tmp_path, "extra = 'same'")
     edit(root / "compute/tiny.py", "x = np.arange(6, dtype=float).reshape(2, 3) / 4\n",
          "x = np.arange(6, dtype=float).reshape(2, 3) / 4 * float(Path(__file__).with_name('tiny_data.txt').read_text())\n")

@@ -127,26 +127,6 @@ def test_what_a_build_records_is_given_to_the_next_only_in_the_same_context_and_
     assert Memo(tmp_path / "memo").recorded("pages", "context A") == {"content/a.md": ("digest", "page/name")}
 
 
-def test_a_record_is_reused_only_if_made_of_the_same_and_keeps_its_entry_unread(tmp_path, monkeypatch):
-    import builtins
-    memo = Memo(tmp_path / "memo")
-    memo.put("search", ("key",), b"[]")
-    memo.put("search", ("other",), b"[]")
-    name = memo.name("search", ("key",))
-    memo.record("search", "context", {"a.html": ("sha", name)})
-    memo.prune()
-    later = Memo(tmp_path / "memo")
-    records = later.recorded("search", "context")
-    opened, real_open = [], builtins.open
-    monkeypatch.setattr(builtins, "open", lambda path, *a, **k: opened.append(str(path)) or real_open(path, *a, **k))
-    assert later.reused(records, "a.html", ("sha",)) == ("sha", name)
-    assert later.reused(records, "a.html", ("other sha",)) is None and later.reused(records, "b.html", ("sha",)) is None
-    assert opened == [] and later.looked_up == {}          # neither the pack nor the entry read
-    monkeypatch.undo()
-    later.prune()                                           # used: kept; the entry no build used: dropped
-    assert (tmp_path / "memo" / name).exists() and len(list((tmp_path / "memo/search").iterdir())) == 1
-
-
 def test_a_blob_changed_in_place_to_other_bytes_of_the_same_size_is_never_read_as_it_is(tmp_path):
     memo = Memo(tmp_path / "memo")
     kept = memo.keep("page", ("key",), b"0123456789")

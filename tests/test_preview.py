@@ -21,9 +21,9 @@ def _project(tmp_path):
     return root
 
 
-def _serve(root, port, log):
+def _serve(root, port, log, *options):
     server = subprocess.Popen([sys.executable, str(REPO / "build.py"), "serve", "--root", str(root),
-                               "--port", str(port)], stdout=log, stderr=subprocess.STDOUT,
+                               "--port", str(port), *options], stdout=log, stderr=subprocess.STDOUT,
                               env={**os.environ, "SOURCE_DATE_EPOCH": "1790000000"})
     deadline = time.time() + 120
     while time.time() < deadline:
@@ -110,6 +110,16 @@ def test_the_emulator_ends_with_serve_however_serve_ends(tmp_path, emulator, how
     server.send_signal(how)
     server.wait(timeout=30)
     assert _nothing_serves(port), open(log.name).read()[-2000:]
+
+
+def test_serve_with_its_cache_elsewhere_keeps_the_emulator_s_state_there_too(tmp_path, emulator):
+    root, elsewhere = _project(tmp_path), tmp_path / "elsewhere"
+    with (tmp_path / "serve.log").open("w") as log:
+        server = _serve(root, free_port(), log, "--cache", str(elsewhere))
+        server.terminate()
+        server.wait(timeout=30)
+    assert (elsewhere / "wrangler").is_dir() and (elsewhere / "labs").is_dir()
+    assert not (root / ".cache").exists() and not (root / ".wrangler").exists()
 
 
 def test_a_port_in_use_is_an_error_naming_it_not_another_site_served(tmp_path, emulator):

@@ -17,6 +17,7 @@ from support import EPOCH, REPO, empty_course, lab_prints_a_project_file, run_bu
 
 from sitegen.commands import pipeline
 from sitegen.core import installed, stamp
+from sitegen.core.cachedir import STAMP
 from sitegen.core.stored import SETTLED_NS, file_state
 
 
@@ -140,7 +141,7 @@ def test_no_stamp_while_a_state_it_would_hold_has_not_settled(course, monkeypatc
     assert pipeline.as_last_time(root.resolve(), cache, key_of(out)) is None
     (root / "content/notes.md").write_text("---\ntitle: 笔记\n---\n改了。\n", encoding="utf-8")
     pipeline.build(root, out, cache=cache)
-    assert not (cache / stamp.NAME).exists()
+    assert not (cache / STAMP).exists()
     monkeypatch.undo()
     settle()
     assert pipeline.build(root, out, cache=cache).unchanged      # (the fingerprint decides, and stamps)
@@ -150,7 +151,7 @@ def test_no_stamp_while_a_state_it_would_hold_has_not_settled(course, monkeypatc
 
 def test_a_damaged_stamp_is_no_stamp(course):
     root, out, cache = course
-    (cache / stamp.NAME).write_bytes(b"\x00not marshal")
+    (cache / STAMP).write_bytes(b"\x00not marshal")
     assert pipeline.as_last_time(root.resolve(), cache, key_of(out)) is None
     assert pipeline.build(root, out, cache=cache).unchanged
 

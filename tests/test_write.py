@@ -10,7 +10,7 @@ import time
 import pytest
 
 from support import computed, run_build, tiny_site, tree_bytes
-from test_incremental import reading_site
+from support import reading_site
 
 from sitegen.publish.write import MARK
 

@@ -102,6 +102,7 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
                         help="treat warnings (missing alt text, empty sections, external links without rel) as errors")
     args = parser.parse_args(argv)
 
+    from sitegen.core.cachedir import cache_folder
     from sitegen.core.errors import BuildError, LabFailure, missing_package
     from sitegen.commands.pipeline import build
     # Stopped by SIGTERM (a CI runner, `kill`, serve's supervisor) as by Ctrl-C: labs stopped, temporaries removed.
@@ -110,7 +111,7 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
     if args.command == "serve":             # its lab host stays, with the labs' checkpoints (resume.py)
         fix_hashing()
         from sitegen.labs.resume import MIB, KeptLabs
-        kept = KeptLabs(args.cache or args.root / ".cache",
+        kept = KeptLabs(cache_folder(args.root, args.cache),
                         None if args.checkpoint_memory is None else args.checkpoint_memory * MIB)
 
     def once(quiet: bool = False) -> bool:

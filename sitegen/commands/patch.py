@@ -29,7 +29,7 @@ from ..publish.write import MARK, last_output
 from ..render.assets import build_id
 from ..render.mathfont import page_formulas
 from ..render.render import Outputs, Renderer, reading_minutes
-from ..render.search import INDEX, page_entry
+from ..render.search import INDEX, entry_start, page_sections_json
 
 PATCHES = 50        # patched builds in a row, at most: then a full build prunes what they left
 
@@ -133,13 +133,13 @@ def _spliced(offsets: dict, index: bytes | None, pages: list, files: dict, memo)
         return None, {}
     parts, at, moved = [], 0, []
     for page in sorted(pages, key=lambda page: offsets.get(page.output, (-1,))[0]):
-        seen, sections = page_entry(page.output, page.title, files[page.output], memo, sha256_of(files[page.output]))
+        sections = page_sections_json(files[page.output], memo, sha256_of(files[page.output]))
         if (page.output in offsets) != (sections != b"[]"):
             return None, {}
         if page.output not in offsets:
             continue
         start, end = offsets[page.output]
-        piece = seen[3] + sections + b"}"
+        piece = entry_start(page.output, page.title) + sections + b"}"
         parts += (index[at:start], piece)
         moved.append((start, len(piece) - (end - start)))
         at = end

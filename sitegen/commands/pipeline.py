@@ -18,13 +18,13 @@ import os
 from pathlib import Path
 
 from ..core import stamp
+from ..core.cachedir import MEMO, STAMP, STATE, cache_folder
 from ..core.errors import BuildError, DamagedFile, Problem, SourcesChanged, disk_full, os_problem
 from ..core.sources import SKIPPED, SOURCES
 
 # Imported here only what a build that finds nothing changed needs (stamp.py): the phases, and the
 # rest of the build's own machinery, are imported when they run.
 ATTEMPTS = 3      # builds tried while sources change under them (SourcesChanged), then it is said
-STATE = "last-build.pickle"      # what the last build read and wrote (pickled: JSON costs three times more)
 LAB_SOURCES = ("site.yaml", "compute/", "frozen/")      # what labs' keys are made of, in the project
 
 
@@ -59,7 +59,7 @@ def build(root: Path, out: Path | None = None, *, cache: Path | None = None, use
           freeze: tuple[str, ...] | None = None, **options) -> BuildReport:
     """Build the site at `root` into `out`, one build at a time; see _build for the options."""
     root = Path(root).resolve()
-    cache = Path(cache or root / ".cache")
+    cache = cache_folder(root, cache)
     key = build_key(Path(os.path.abspath(out or root / "dist")), preview, strict, base_url, solutions)
     if use_cache and freeze is None and (report := as_last_time(root, cache, key)) is not None:
         return report
@@ -114,8 +114,8 @@ def forget_last_build(cache: Path, exc: Exception) -> Problem:
     make again; the labs' entries are checked by their own hashes), after `exc` was raised using it.
     What a build says of it: not the author's mistake, so never an error under --strict."""
     import shutil
-    shutil.rmtree(cache / "memo", ignore_errors=True)
-    for name in (STATE, stamp.NAME):
+    shutil.rmtree(cache / MEMO, ignore_errors=True)
+    for name in (STATE, STAMP):
         (cache / name).unlink(missing_ok=True)
     return Problem(str(cache), 0, f"what the last build remembered led to an error ({type(exc).__name__}: {exc}); "
                                   f"it was dropped and the site built without it. This is a bug in the generator: "
@@ -185,7 +185,7 @@ def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: boo
             and fingerprint({**sources, **{rel: last["sources"].get(rel) for rel in edited}}, key) == last["fingerprint"]
             and not stale(root, last.get("reads", {}), sources)):
         from .patch import patch
-        memo = Memo(cache / "memo", whole=False)        # (it reads a few entries: from their files)
+        memo = Memo(cache / MEMO, whole=False)        # (it reads a few entries: from their files)
         patched = patch(out, _config(root, memo, sources, base_url), memo, last, sources, edited, solutions, preview)
         if patched is not None:
             files, rendered, info = patched
@@ -210,7 +210,7 @@ def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: boo
             before_labs()
         host = LabHost()
     try:
-        memo = Memo(cache / "memo", verify)
+        memo = Memo(cache / MEMO, verify)
         cfg = _config(root, memo, sources, base_url)
         to_freeze = _labs_named(cfg, freeze) if freeze is not None else ()
         labs = LabScheduler(cfg, cache, use_cache=use_cache, jobs=jobs, host=host, timeout=timeout,
@@ -324,7 +324,7 @@ def compute_only(root: Path, lab_ids: list[str], cache: Path | None = None) -> d
     from ..labs.compute import compute_labs
     from ..project.config import load_config
     root = Path(root).resolve()
-    cache = Path(cache or root / ".cache")
+    cache = cache_folder(root, cache)
     import dataclasses
     from ..core.lock import one_build
     from ..core.memo import clear_temporaries

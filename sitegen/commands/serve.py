@@ -21,6 +21,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..core.cachedir import WRANGLER, cache_folder
 from ..core.errors import BuildError, Problem
 from ..core.sources import SOURCES
 
@@ -147,7 +148,7 @@ def watched(root: Path, out: Path, cache: Path) -> list[Path]:
     holds the output and the cache). (An installed distribution's read, labreads.INSTALLED, is
     neither.)"""
     from ..core.memo import read_pickled
-    from .pipeline import STATE
+    from ..core.cachedir import STATE
     found = {root / name for name in SOURCES if (root / name).exists()}
     for rel in read_pickled(cache / STATE).get("reads", {}):
         top, _, rest = rel.partition("/")
@@ -164,7 +165,7 @@ def serve(root: Path, out: Path, port: int, rebuild, cache: Path | None = None) 
     """Serve `out` with the emulator, rebuild (`rebuild(quiet=False)`, True when it built) on every
     change to what `watched` names; `cache`: the build's (default: ROOT/.cache)."""
     from watchfiles import watch    # before anything else: a missing package is said at once
-    cache = Path(cache or root / ".cache").resolve()
+    cache = cache_folder(root, cache).resolve()
 
     wrangler(root)                   # say what is missing before building anything
     check_port_free(port)
@@ -172,7 +173,7 @@ def serve(root: Path, out: Path, port: int, rebuild, cache: Path | None = None) 
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     signal.signal(signal.SIGHUP, signal.default_int_handler)
     rebuild()
-    process = start_emulator(root, out, port, root / ".cache" / "wrangler")
+    process = start_emulator(root, out, port, cache / WRANGLER)
     try:
         wait_until_serving(process, port)
         print(f"serving {out} at http://127.0.0.1:{port}/ (Ctrl-C stops)", file=sys.stderr)

@@ -20,6 +20,8 @@ import os
 import sys
 from pathlib import Path
 
+from .cachedir import LOCK
+
 _HELD: list[int] = []       # descriptors of the locks this process holds
 
 
@@ -55,7 +57,7 @@ def held(path: Path, what: str):
 def one_build(out: Path, cache: Path):
     """The locks of a build that writes `out` and uses `cache`."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    with held(cache / "lock", f"the cache {cache}"), held(out.parent, f"the output folder {out}"):
+    with held(cache / LOCK, f"the cache {cache}"), held(out.parent, f"the output folder {out}"):
         yield
 
 

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import stamp
+from .cachedir import FOLDERS, LABS, MEMO
 from .errors import DamagedFile
 from .installed import normalised, versions
 from .stamp import generator_files
@@ -54,19 +55,18 @@ def _check(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=CHECK).digest()
 
 
-CACHE_FOLDERS = ("labs", "memo", "live", "wrangler")        # the cache's own folders (the build's and serve's)
 
 
 def clear_temporaries(cache: Path) -> None:
     """Remove what killed builds left half-written in the cache (call with the cache's lock held), and
     a link where the cache keeps a folder of its own (labs/, memo/, live/): the build writes only
     what it made, never through a link to somewhere else (the link goes; what it points to stays)."""
-    for name in CACHE_FOLDERS:
+    for name in FOLDERS:
         if (cache / name).is_symlink():
             (cache / name).unlink()
-    labs = cache / "labs"
+    labs = cache / LABS
     folders = [entry.path for entry in os.scandir(labs) if entry.is_dir(follow_symlinks=False)] if labs.is_dir() else []
-    for folder in [*folders, cache / "memo"]:     # (a memo entry is written in memo/, then moved to its place)
+    for folder in [*folders, cache / MEMO]:     # (a memo entry is written in memo/, then moved to its place)
         for stale in Path(folder).glob(f"{TEMPORARY}*"):
             if stale.is_dir() and not stale.is_symlink():
                 shutil.rmtree(stale, ignore_errors=True)
@@ -206,17 +206,12 @@ class Memo:
         context = digest(makers_digest(), context)
         return found[1] if isinstance(found, tuple) and len(found) == 2 and found[0] == context else {}
 
-    def reused(self, records: dict, item: str, made: tuple) -> tuple | None:
-        """`item`'s record among `records` (as recorded gave them) if it was made of `made` (its
-        first fields), else None. The entry it names next is counted as used, not read: what the
-        record stands for is in it (a phase that needs the entry's bytes looks it up), so the
-        next pack holds only the entries that were read."""
-        seen = records.get(item)
-        if seen is None or seen[:len(made)] != made:
-            return None
-        namespace, _, key = seen[len(made)].partition("/")
+    def used_entry(self, name: str) -> None:
+        """Count the entry named `name` as used by this build, without reading it (incremental.py: what
+        a record stands for is in it, and a phase that needs its bytes looks it up), so that the next
+        pack holds only the entries that were read."""
+        namespace, _, key = name.partition("/")
         self.used.setdefault(namespace, set()).add(key)
-        return seen
 
     def record(self, phase: str, context: str, items: dict) -> None:
         """This build's results of `phase` in `context`, item by item, for the next build."""

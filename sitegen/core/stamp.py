@@ -21,10 +21,10 @@ import os
 import sys
 
 from . import installed
+from .cachedir import STAMP
 from .stored import file_state, files_in, settled_before, settled_since
 
 GENERATOR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))     # the sitegen package
-NAME = "last-build.stamp"
 FORMAT = 2
 SKIPPED_IN_GENERATOR = frozenset({"__pycache__"})
 
@@ -59,7 +59,7 @@ def write(cache, key: list, generator: dict[str, tuple], project: dict[str, tupl
     """Record this build for the next (or, when a state it would hold had not settled, or `project`
     is None, remove the last record: the next build then hashes what it must). `key`: how it was
     asked to build; `outputs`: write_site's records."""
-    path = os.path.join(cache, NAME)
+    path = os.path.join(cache, STAMP)
     before = settled_before()
     versions = installed.versions()
     if project is None or not all(
@@ -80,7 +80,7 @@ def unchanged(cache, root: str, out: str, key: list, names: tuple[str, ...], ski
     """The last build's stamp, when everything it holds is as it was (its `report` and `reads`,
     which the caller checks); else None. `names`, `skip`: the project's sources (project_states)."""
     try:
-        with open(os.path.join(cache, NAME), "rb") as handle:
+        with open(os.path.join(cache, STAMP), "rb") as handle:
             stamp = marshal.loads(handle.read())
     except (OSError, EOFError, ValueError, TypeError):
         return None

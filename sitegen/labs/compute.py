@@ -32,6 +32,7 @@ from .labkeys import font_files, lab_key, source_key
 from .labstore import input_bytes, read_results, store
 from .runs import LabResult, LabRun
 from .sandbox import Access
+from ..core.cachedir import LABS, MEMO
 from ..core.memo import TEMPORARY, Memo, environment
 from ..core.sources import read_bytes
 from ..core.stored import sha256_of
@@ -136,7 +137,7 @@ class LabScheduler:
         self.unconfined: list[str] = []          # those of them that ran where nothing confined them
         self.not_confined: set[str] = set()      # what of them was not confined here (sandbox.Confinement)
         self.unrecorded: dict[str, str] = {}     # those whose reading was not all seen -> what they did
-        memo = memo or Memo(self.cache_dir / "memo")
+        memo = memo or Memo(self.cache_dir / MEMO)
         self.env = {**environment(), **font_files(cfg, memo)}        # (published in each lab's provenance)
         # How labs run: that, and what they may reach beyond the sources (site.yaml's lab_access, whose
         # paths are the teacher's machine's: in the keys, never in what is published).
@@ -179,7 +180,7 @@ class LabScheduler:
                     stale.problems.append(stale_frozen(lab))
                 continue
             keys[lab.id] = lab_key(cfg, lab, self.how, sources[lab.id])
-            entry = self.cache_dir / "labs" / lab.id / keys[lab.id]
+            entry = self.cache_dir / LABS / lab.id / keys[lab.id]
             found = load_entry(lab, cells, entry, False, memo) if use_cache else None
             if found is not None and labreads.stale(cfg.root, found.reads, self.hashes):
                 found = None                # a file it read is not as it was

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import labreads
+from ..core.cachedir import LIVE
 from .checkpoint import pss as _pss
 from ..core.stored import sha256_of
 
@@ -40,7 +41,6 @@ if TYPE_CHECKING:
     from .labhost import LabHost
     from .runs import LabResult
 
-LIVE = "live"            # under the cache: each lab's folder for its runs under serve
 MIB = 1 << 20
 
 

@@ -15,6 +15,7 @@ from .page import Page
 from .prose import (LINK, NOTEBOOK_NAMES, VALUE, SiteMap, Unresolved, block_formulas, format_value, is_external, lookup,
                     resolve_target, to_mathml)
 from ..core.errors import Collector
+from ..core.incremental import Phase
 
 
 def lab_outputs(art: Artifacts) -> set[str]:
@@ -74,26 +75,22 @@ def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifact
             problems.add(page.source, page.meta_line, f"site.yaml makes this the page of lab "
                                                       f"{art.lab.id}: its front matter needs 'lab: {art.lab.id}'")
     context = check_context(cfg, artifacts, sitemap)
-    last = memo.recorded("page-check", context) if memo is not None else {}
-    checked = {}                    # source -> (output, digest, its entry's name): what this build records
-    for page in pages:
-        seen = memo.reused(last, page.source, (page.output, page.digest)) if memo is not None else None
-        if seen is not None:
-            checked[page.source] = seen         # as the last build found it, in this same context
-            continue
-        key = (context, page.source, page.output, page.digest)
-        # (a page not read from its file has no digest)
-        name = memo.name("page-check", key) if memo is not None and page.digest else None
-        if name is not None and memo.entry(name) is not None:
-            checked[page.source] = (page.output, page.digest, name)
-            continue                # checked, with this text and all it refers to, and found right
-        before = len(problems.problems)
-        check_page(page, context, artifacts, sitemap, checking, problems, memo)
-        if name is not None and len(problems.problems) == before:
-            checked[page.source] = (page.output, page.digest, name)
-    problems.raise_if_any()
-    if memo is not None:
-        memo.record("page-check", context, checked)
+    with Phase(memo, "page-check", context) as phase:
+        for page in pages:
+            made = (page.output, page.digest)
+            if phase.reuse(page.source, made) is not None:
+                continue                # as the last build found it, in this same context
+            key = (context, page.source, *made)
+            # (a page not read from its file has no digest)
+            name = memo.name("page-check", key) if memo is not None and page.digest else None
+            if name is not None and memo.entry(name) is not None:
+                phase.made(page.source, made, key)
+                continue                # checked, with this text and all it refers to, and found right
+            before = len(problems.problems)
+            check_page(page, context, artifacts, sitemap, checking, problems, memo)
+            if name is not None and len(problems.problems) == before:
+                phase.made(page.source, made, key)
+        problems.raise_if_any()
     return sitemap
 
 

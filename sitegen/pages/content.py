@@ -23,6 +23,7 @@ from pathlib import Path
 
 from .blocks import KINDS
 from ..core.errors import BuildError, Collector, Problem
+from ..core.incremental import Phase
 from ..core.memo import Memo
 from .page import Block, Page
 from ..core.sources import decode, read_bytes
@@ -216,28 +217,24 @@ def load_pages(content_dir: Path, hashes: dict[str, str], memo: Memo | None = No
     problems: list = []
     pages = []
     # (the last build's entry of each page, by its text's hash: its key is not worked out again)
-    last, records = memo.recorded("parsed", ""), {}
-    for source in sorted((rel for rel in hashes if rel.startswith("content/") and rel.endswith(".md")),
-                         key=lambda rel: rel.split("/")):
-        rel = source[len("content/"):]
-        output = rel[: -len(".md")] + ".html"           # content/x/y.md is published as x/y.html
-        try:
-            seen = last.get(source)
-            found = memo.recalled(seen[1]) if seen is not None and seen[0] == hashes[source] else None
-            if found is None:
-                seen = (hashes[source], memo.name("parsed", (source, hashes[source])))
-                found = memo.recalled(seen[1]) if seen[1] is not None else None
-            if found is None:
-                data = read_bytes(content_dir / rel, source, hashes)
-                digest = sha256_of(data)     # what was read (it may have changed since)
-                seen = (digest, memo.name("parsed", (source, digest)))
-                found = (memo.remember("parsed", (source, digest), lambda: dataclasses.replace(
-                    parse_page(decode(data, source), source, output, memo), digest=digest)),)
-            records[source] = seen
-            pages.append(found[0])
-        except BuildError as exc:
-            problems.extend(exc.problems)
-    if problems:
-        raise BuildError(problems)
-    memo.record("parsed", "", records)
+    with Phase(memo, "parsed") as phase:
+        for source in sorted((rel for rel in hashes if rel.startswith("content/") and rel.endswith(".md")),
+                             key=lambda rel: rel.split("/")):
+            rel = source[len("content/"):]
+            output = rel[: -len(".md")] + ".html"           # content/x/y.md is published as x/y.html
+            try:
+                record = phase.reuse(source, (hashes[source],)) or phase.made(source, (hashes[source],),
+                                                                              (source, hashes[source]))
+                found = memo.recalled(record.entry) if record is not None else None
+                if found is None:
+                    data = read_bytes(content_dir / rel, source, hashes)
+                    digest = sha256_of(data)     # what was read (it may have changed since)
+                    phase.made(source, (digest,), (source, digest))
+                    found = (memo.remember("parsed", (source, digest), lambda: dataclasses.replace(
+                        parse_page(decode(data, source), source, output, memo), digest=digest)),)
+                pages.append(found[0])
+            except BuildError as exc:
+                problems.extend(exc.problems)
+        if problems:
+            raise BuildError(problems)
     return pages

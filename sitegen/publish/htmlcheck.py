@@ -20,6 +20,7 @@ from ..pages.check import served_file
 from ..project.config import SiteConfig
 from ..pages.page import Page
 from ..core.errors import Collector, Problem
+from ..core.incremental import Phase
 from ..core.memo import Memo, digest
 from ..core.sources import source_path
 from ..core.stored import Stored, bytes_of, sha256_of, size_of
@@ -189,40 +190,34 @@ def check_rendered(cfg: SiteConfig, pages: list[Page], files: dict[str, bytes], 
     problems, warnings = Collector(), Collector()
     sources = {page.output: page.source for page in pages}
     context = digest(cfg.base_url, "\0".join(sorted(files)))
-    last = memo.recorded("html-check", context) if memo is not None else {}
-    records, seen = {}, {}      # path -> what the next build needs of it; path -> what it says (read anew)
+    seen = {}                   # path -> what it says (read anew)
     shas = {path: sha256_of(files[path]) for path in sorted(path for path in files if path.endswith(".html"))}
-    for path, sha in shas.items():
-        found = memo.reused(last, path, (sha,)) if memo is not None else None
-        if found is not None:
-            records[path] = found
-        else:
-            seen[path] = read_html(path, files[path], cfg.base_url, memo, sha)
-    served_at: dict[str, str | None] = {}
-    unchanged = set(records)
-
-    def ids(path: str) -> set:
-        if path not in seen:                    # a file as last time, into which a changed one links
+    with Phase(memo, "html-check", context) as phase:
+        # (kept: its links into other files' #anchors, and its warnings)
+        unchanged = {path: record.kept for path, sha in shas.items() if (record := phase.reuse(path, (sha,)))}
+        for path in (path for path in shas if path not in unchanged):
             seen[path] = read_html(path, files[path], cfg.base_url, memo, shas[path])
-        return seen[path]["ids"]
+        served_at: dict[str, str | None] = {}
 
-    for path in sorted(unchanged | seen.keys()):
-        def where(needle: str) -> tuple[str, int]:
-            return source_line(cfg.root, sources.get(path), needle)
-        if path in unchanged:                   # found right last time: only its links into changed files
-            for attribute, url, served, fragment, needle in records[path][2]:
-                if served not in unchanged and fragment not in ids(served):
-                    problems.add(*where(needle), f"{attribute}=\"{url}\" in {path}: {served} has no id '{fragment}'")
-            for needle, message in records[path][3]:
-                warnings.add(*where(needle), message)
-            continue
-        elsewhere = file_problems(path, seen[path], files, ids, where, served_at, problems, warnings)
-        if memo is not None and (name := memo.name("html-check", (path, cfg.base_url,
-                                                                   shas[path]))) is not None:
-            records[path] = (shas[path], name, elsewhere, seen[path]["warnings"])
-    problems.raise_if_any()
-    if memo is not None:
-        memo.record("html-check", context, {path: records[path] for path in sorted(records)})
+        def ids(path: str) -> set:
+            if path not in seen:                    # a file as last time, into which a changed one links
+                seen[path] = read_html(path, files[path], cfg.base_url, memo, shas[path])
+            return seen[path]["ids"]
+
+        for path in sorted(unchanged.keys() | seen.keys()):
+            def where(needle: str) -> tuple[str, int]:
+                return source_line(cfg.root, sources.get(path), needle)
+            if path in unchanged:                   # found right last time: only its links into changed files
+                elsewhere, said = unchanged[path]
+                for attribute, url, served, fragment, needle in elsewhere:
+                    if served not in unchanged and fragment not in ids(served):
+                        problems.add(*where(needle), f"{attribute}=\"{url}\" in {path}: {served} has no id '{fragment}'")
+                for needle, message in said:
+                    warnings.add(*where(needle), message)
+                continue
+            elsewhere = file_problems(path, seen[path], files, ids, where, served_at, problems, warnings)
+            phase.made(path, (shas[path],), (path, cfg.base_url, shas[path]), kept=(elsewhere, seen[path]["warnings"]))
+        problems.raise_if_any()
     return warnings.problems
 
 

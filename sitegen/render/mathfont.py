@@ -16,6 +16,7 @@ import json
 import re
 from pathlib import Path
 
+from ..core.incremental import Phase
 from ..core.memo import Memo
 from ..pages.blocks import hidden_blocks
 from ..pages.prose import block_formulas, to_mathml
@@ -50,20 +51,18 @@ def formula_characters(pages, memo: Memo, solutions: str = "folded") -> str:
     that leaves solutions out (`solutions`) leaves their formulas' glyphs out of the font too."""
     chars: set[str] = set()
     context = f"math-font {solutions}"
-    last, records = memo.recorded("formula-characters", context), {}
-    for page in pages:      # a page as the last build found it: its blocks are not even unpickled
-        if page.digest and (seen := memo.reused(last, page.source, (page.digest,))) is not None:
-            records[page.source] = seen         # (content.Page), and its entry is kept
-            chars.update(seen[2])
-            continue
-        # Else keyed on its formulas: a prose edit that leaves them as they were converts none
-        formulas = page_formulas(page, solutions)
-        key = (json.dumps(formulas, ensure_ascii=False),)
-        found = memo.remember("formula-characters", key, lambda: _characters(formulas, memo))
-        if page.digest and (name := memo.name("formula-characters", key)) is not None:
-            records[page.source] = (page.digest, name, "".join(sorted(found)))
-        chars.update(found)
-    memo.record("formula-characters", context, records)
+    with Phase(memo, "formula-characters", context) as phase:
+        for page in pages:      # a page as the last build found it: its blocks are not even unpickled
+            if page.digest and (record := phase.reuse(page.source, (page.digest,))) is not None:
+                chars.update(record.kept)       # (content.Page), and its entry is kept
+                continue
+            # Else keyed on its formulas: a prose edit that leaves them as they were converts none
+            formulas = page_formulas(page, solutions)
+            key = (json.dumps(formulas, ensure_ascii=False),)
+            found = memo.remember("formula-characters", key, lambda: _characters(formulas, memo))
+            if page.digest:
+                phase.made(page.source, (page.digest,), key, kept="".join(sorted(found)))
+            chars.update(found)
     if not chars:
         return ""
     return "".join(sorted((chars | set(ALWAYS)) - set(" \n\t")))

@@ -23,6 +23,7 @@ from ..pages.page import Page
 from ..pages.prose import (LINK, SiteMap, Unresolved, is_external, math_spans, pretty_url, relative_url, resolve_target, to_mathml,
                     transform_prose)
 from ..core.errors import BuildError, Problem
+from ..core.incremental import Phase
 from .deploy import add_deploy_files
 from ..pages.highlight import highlighted, pygments_css
 from .assets import PAGE_SCRIPTS, PREVIEW_SCRIPTS, publish_assets
@@ -125,10 +126,10 @@ class Renderer:
         self.words, self.axes = cfg.vocabulary.words, cfg.vocabulary.axes
         self.markdown = markdown_converter(self.words)
         self.rendered: list[str] = []       # the pages rendered anew (the others came from the memo)
-        self.last_pages: dict[str, tuple] = {}      # source -> (digest, labs_key, its entry's name), as the last build
-        self.page_records: dict[str, tuple] = {}    # recorded them, and as this one does (memo.recorded)
-        self.last_notebooks: dict[str, tuple] = {}  # lab -> (page source, page digest, lab digest, name): the
-        self.notebook_records: dict[str, tuple] = {}    # same for its notebook
+        # What the last build found of each page (by source: made of its digest and labs_key) and of each
+        # notebook (by lab: made of its page's source and digest and its lab's digest): render_site's
+        # (these, outside it, reuse nothing and record nothing, but name the entries they make).
+        self.page_phase, self.notebook_phase = Phase(memo, "pages", None), Phase(memo, "notebooks", None)
 
     def template(self, name: str):
         try:
@@ -162,15 +163,14 @@ class Renderer:
             # Rebuilt only when what it is made of changed: its page, its lab (its digest: a recompute
             # changes computed_at), site.yaml (words, descriptions), links, solutions, the generator.
             made = (page.source, page.digest, art.digest)
-            seen = self.memo.reused(self.last_notebooks, art.lab.id, made)
-            notebook = self.memo.stored(seen[3]) if seen is not None else None
+            record = self.notebook_phase.reuse(art.lab.id, made)
+            notebook = self.memo.stored(record.entry) if record is not None else None
             if notebook is None:
                 key = (page.source, page.digest, made[2], self.notebook_site_key)
                 memo = self.memo if page.digest else Memo(None)  # (a page not read from its file has no digest)
                 notebook = memo.kept("notebook", key, lambda: self.notebook(page, art))
-                seen = (*made, memo.name("notebook", key))
-            if seen[3] is not None:
-                self.notebook_records[art.lab.id] = seen
+                if page.digest:
+                    self.notebook_phase.made(art.lab.id, made, key, namespace="notebook")
             self.out.add(art.lab.notebook, notebook, page.source)
             if archived_reads(art, self.cfg.root, self.hashes):
                 # The notebook with the files its run read, for a student's rerun (archive.py).
@@ -346,9 +346,8 @@ class Renderer:
         # (a page with the lecture's map shows what other pages hold: it is looked up by all of that)
         mapped = "materials" in page.kinds
         made = (page.digest, self.labs_key(page))
-        seen = None if mapped else self.last_pages.get(page.source)      # (its entry is looked up once)
-        if seen is not None and seen[:2] == made and (kept := self.memo.stored(seen[2])) is not None:
-            self.page_records[page.source] = seen
+        record = None if mapped else self.page_phase.reuse(page.source, made)     # (its entry is looked up once)
+        if record is not None and (kept := self.memo.stored(record.entry)) is not None:
             self.out.add(page.output, kept, page.source)
             return
         art = self.artifacts.get(page.lab) if page.lab else None
@@ -380,10 +379,8 @@ class Renderer:
         key = (site_key, page.source, page.digest, made[1],
                json.dumps([nav, crumbs, neighbours, shown], ensure_ascii=False, sort_keys=True))
         site_key = site_key if page.digest else ""         # (a page not read from its file has no digest)
-        name = self.memo.name("page", key) if site_key else None
-        if name is not None:
-            self.page_records[page.source] = (*made, name)
-        if name is not None and (kept := self.memo.stored(name)) is not None:
+        record = self.page_phase.made(page.source, made, key, namespace="page") if site_key else None
+        if record is not None and (kept := self.memo.stored(record.entry)) is not None:
             self.out.add(page.output, kept, page.source)
             return
         try:
@@ -443,15 +440,13 @@ def render_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifac
     # What every page shows of the others (navigation, breadcrumbs, previous/next) follows from these.
     context = digest(site_key, json.dumps([[p.source, p.output, p.title, p.meta.get("parent")] for p in pages],
                                           ensure_ascii=False))
-    renderer.last_pages = renderer.memo.recorded("pages", context) if site_key else {}
-    for page in pages:
-        renderer.page(page, assets, scripts, site_key)
-    renderer.memo.record("pages", context, renderer.page_records)
+    with Phase(renderer.memo if site_key else None, "pages", context) as renderer.page_phase:
+        for page in pages:
+            renderer.page(page, assets, scripts, site_key)
     by_source = {page.source: page for page in pages}
-    renderer.last_notebooks = renderer.memo.recorded("notebooks", renderer.notebook_site_key)
-    for art in artifacts.values():
-        renderer.lab_files(art, by_source[f"content/{art.lab.page}"])
-    renderer.memo.record("notebooks", renderer.notebook_site_key, renderer.notebook_records)
+    with Phase(renderer.memo, "notebooks", renderer.notebook_site_key) as renderer.notebook_phase:
+        for art in artifacts.values():
+            renderer.lab_files(art, by_source[f"content/{art.lab.page}"])
     for output, path in sitemap.images.items():
         renderer.out.add(output, read_bytes(path, f"content/{output}", hashes), f"content/{output}")
     offsets: dict[str, tuple[int, int]] = {}

@@ -14,6 +14,7 @@ import json
 import re
 from html.parser import HTMLParser
 
+from ..core.incremental import Phase
 from ..core.memo import Memo, digest
 from ..pages.prose import pretty_url
 from ..core.stored import Stored, bytes_of, sha256_of
@@ -117,37 +118,38 @@ def search_index(pages: dict[str, tuple[str, bytes | Stored]], memo: Memo | None
     (the same bytes as json.dumps of the whole, compact). `offsets`, if given, gets where each
     page's piece is in it (output -> (start, end)), for a build that patches one in (patch.py)."""
     memo = memo or Memo(None)
-    context = digest(INDEX_FORMAT)
-    last, records, pieces = memo.recorded("search", context), {}, [b'{"pages":[']
+    pieces = [b'{"pages":[']
     at = len(pieces[0])
-    for output, (title, html) in sorted(pages.items()):
-        sha = sha256_of(html)
-        seen = last.get(output)         # (sha, title, its entry's name, the start of its JSON)
-        sections = memo.entry(seen[2]) if seen is not None and seen[:2] == (sha, title) else None
-        if sections is None:
-            seen, sections = page_entry(output, title, html, memo, sha)
-        records[output] = seen
-        if sections != b"[]":       # (joined as bytes: on a large course the index is most of a build's bytes)
-            pieces += (seen[3], sections, b"},")
-            if offsets is not None:
-                offsets[output] = (at, at + len(seen[3]) + len(sections) + 1)
-            at += len(seen[3]) + len(sections) + 2
+    with Phase(memo, "search", digest(INDEX_FORMAT)) as phase:
+        for output, (title, html) in sorted(pages.items()):
+            sha = sha256_of(html)
+            record = phase.reuse(output, (sha, title))      # kept: the start of its JSON
+            sections = memo.entry(record.entry) if record is not None else None
+            if sections is None:
+                sections = page_sections_json(html, memo, sha)
+                start = entry_start(output, title)
+                phase.made(output, (sha, title), (INDEX_FORMAT, sha), kept=start)
+            else:
+                start = record.kept
+            if sections != b"[]":       # (joined as bytes: on a large course the index is most of a build's bytes)
+                pieces += (start, sections, b"},")
+                if offsets is not None:
+                    offsets[output] = (at, at + len(start) + len(sections) + 1)
+                at += len(start) + len(sections) + 2
     if len(pieces) > 1:
         pieces[-1] = b"}"
-    memo.record("search", context, records)
     return b"".join(pieces) + b"]}"
 
 
-def page_entry(output: str, title: str, html: bytes | Stored, memo: Memo, sha: str) -> tuple[tuple, bytes]:
-    """A page's record (sha, title, its entry's name, the start of its JSON) and its sections' JSON:
-    remembered under its HTML's hash (`sha`), else read from it."""
-    name = memo.name("search", (INDEX_FORMAT, sha))
-    sections = memo.entry(name) if name else None
-    if sections is None:
-        sections = _compact(page_sections(bytes_of(html).decode("utf-8")))
-        memo.put("search", (INDEX_FORMAT, sha), sections)
-    return (sha, title, name, b'{"url":' + _compact(pretty_url(output)) + b',"title":' + _compact(title)
-            + b',"sections":'), sections
+def entry_start(output: str, title: str) -> bytes:
+    """What a page's piece of search.json begins with, before its sections."""
+    return b'{"url":' + _compact(pretty_url(output)) + b',"title":' + _compact(title) + b',"sections":'
+
+
+def page_sections_json(html: bytes | Stored, memo: Memo, sha: str) -> bytes:
+    """A page's sections as the JSON they are written as: remembered under its HTML's hash (`sha`),
+    else read from it."""
+    return memo.get("search", (INDEX_FORMAT, sha), lambda: _compact(page_sections(bytes_of(html).decode("utf-8"))))
 
 
 INDEX_FORMAT = "compact-2"        # how a page's sections are remembered: change it when _compact changes

@@ -1,0 +1,77 @@
+"""What a phase of the build found item by item, for the next build to take as it is.
+
+Every phase that works page by page (parse, check, render, index, the math font's characters, the
+HTML check) asks the same of the last build: was this item made of the same things, in the same
+context? Then its result is what the last build made, and not even its key is worked out again.
+That question, and the bookkeeping around it, is written once, here:
+
+    with Phase(memo, "page-check", context) as phase:
+        for page in pages:
+            if phase.reuse(page.source, (page.output, page.digest)) is None:
+                ... check it ...
+                phase.made(page.source, (page.output, page.digest), key)
+
+A Record holds what the item was made of (`made`: cheap to compare, such as its text's hash), the
+memo entry that holds its result (`entry`: a reused record counts it as used, so the memo keeps it),
+and what later builds need of it without reading that entry (`kept`). The context holds all that
+every item of the phase depends on (the site's configuration, what is published where); the memo
+adds the generator's code and the packages' versions to it (Memo.recorded), so that no phase can
+forget them. A phase records only when its loop ends without an error.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .memo import Memo
+
+
+@dataclass(frozen=True)
+class Record:
+    """One item as a build found it (see the module's docstring)."""
+    made: tuple
+    entry: str
+    kept: object = None
+
+
+class Phase:
+    """One phase's records: the last build's, in this `context`, and this build's (written on exit).
+    Without a context (None) it reuses and records nothing, but names the entries items are made in."""
+
+    def __init__(self, memo: Memo | None, namespace: str, context: str | None = ""):
+        self.memo, self.namespace, self.context = memo, namespace, context
+        found = memo.recorded(namespace, context) if memo is not None and context is not None else {}
+        self.last: dict[str, Record] = {item: record for item, record in found.items() if isinstance(record, Record)}
+        self.now: dict[str, Record] = {}
+
+    def __enter__(self) -> Phase:
+        return self
+
+    def __exit__(self, kind, *_) -> None:
+        if kind is None and self.memo is not None and self.context is not None:
+            self.memo.record(self.namespace, self.context, dict(sorted(self.now.items())))
+
+    def reuse(self, item: str, made: tuple) -> Record | None:
+        """The last build's record of `item` if it was made of `made`, else None. Its entry is counted
+        as used (not read: a phase that needs its bytes looks it up) and the record kept for the next
+        build."""
+        record = self.last.get(item)
+        if record is None or record.made != made:
+            return None
+        self.memo.used_entry(record.entry)
+        self.now[item] = record
+        return record
+
+    def made(self, item: str, made: tuple, key: tuple, kept: object = None, namespace: str | None = None) -> Record | None:
+        """Record `item`, made now of `made`, its result in the entry of `key` (in the phase's namespace
+        unless `namespace` names another); None when there is no memo folder to keep it in."""
+        entry = self.memo.name(namespace or self.namespace, key) if self.memo is not None else None
+        if entry is None:
+            return None
+        self.now[item] = record = Record(made, entry, kept)
+        return record
+
+    def keep(self, item: str, record: Record) -> None:
+        """Record `item` as `record` says (found by its key rather than by reuse)."""
+        self.now[item] = record
