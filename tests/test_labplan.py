@@ -24,13 +24,13 @@ def built(tmp_path):
 
 def scheduled(root, cache, monkeypatch) -> tuple[object, list[str]]:
     """A LabScheduler as the build makes it, and the labs whose keys it worked out."""
-    from sitegen.labs import compute
+    from sitegen.labs import compute, labjobs
     from sitegen.project.config import load_config
     from sitegen.core.memo import Memo
     from sitegen.core.sources import snapshot, source_files
     worked_out = []
-    real = compute.source_key
-    monkeypatch.setattr(compute, "source_key", lambda cfg, lab, *a, **k: worked_out.append(lab.id) or real(cfg, lab, *a, **k))
+    real = labjobs.source_key
+    monkeypatch.setattr(labjobs, "source_key", lambda cfg, lab, *a, **k: worked_out.append(lab.id) or real(cfg, lab, *a, **k))
     memo = Memo(cache / "memo")
     labs = compute.LabScheduler(load_config(root, memo), cache, memo=memo, hashes=snapshot(source_files(root))[0])
     memo.prune()

@@ -13,26 +13,23 @@ Matplotlib.
 from __future__ import annotations
 
 import functools
-import json
 import os
 import shutil
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .artifacts import Artifacts, load_entry
-from ..project.cells import Cell, read_cells
-from ..project.needs import missing_packages
-from ..core.errors import BuildError, Collector, Problem, SourcesChanged, disk_full
-from . import labplan
+from ..project.cells import Cell
+from ..core.errors import BuildError, Problem, SourcesChanged, disk_full
 from . import labreads
-from .freeze import FROZEN, load_frozen, stale_frozen
-from .labkeys import font_files, lab_key, source_key
+from .freeze import stale_frozen
+from .labjobs import PREVIEW, Job, input_of, made_from, plan_jobs
+from .labkeys import font_files
 from .labstore import input_bytes, read_results, store
 from .runs import LabResult, LabRun
 from .sandbox import Access
-from ..core.cachedir import LABS, MEMO
+from ..core.cachedir import MEMO
 from ..core.memo import TEMPORARY, Memo, environment
 from ..core.sources import read_bytes
 from ..core.stored import sha256_of
@@ -52,49 +49,6 @@ def default_memory() -> int:
         return max(1024, os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2 // 2**20)
     except (ValueError, OSError, AttributeError):
         return 4096
-PREVIEW = "preview:"      # the lab host knows a lab's preview run by this and the lab's id
-
-
-@dataclass
-class _Job:
-    lab: Lab
-    cells: tuple[Cell, ...]
-    key: str
-    source: str                          # its source key
-    entry: Path
-    staging: Path | None = None
-    started: float = 0.0                 # time.monotonic() when it was launched
-    stopped_after: float | None = None   # seconds it ran when its timeout stopped it
-    announced: bool = False              # its results.json is final (its figures may still be encoding)
-    results_after: float | None = None   # seconds from its launch until then
-    ended_after: float | None = None     # seconds from its launch until its process ended
-    preview: bool = False                # a run drawing no figure, only to hand its results.json on sooner
-    given: dict[str, bytes] = field(default_factory=dict)   # inputs it got from previews, not yet confirmed
-    early: bytes | None = None           # what its readers will get, held back while `given` is unconfirmed
-    discarded: bool = False              # a preview gave it inputs the real run did not make: it runs again
-    cached: Artifacts | None = None      # its cache entry, current but for its inputs, which are still to run:
-    #                                      taken if they give it the same bytes it was made from (early cut-off)
-    frozen: bool = False                 # `cached` is frozen/'s: if they give it other bytes, the build fails
-    read: dict[str, str] = field(default_factory=dict)    # lab id -> SHA-256 of the inputs it was given
-    provided: dict[str, str] = field(default_factory=dict)  # the files laid in its folder -> SHA-256
-    identity: str = ""                   # under serve: what else a checkpoint of it must match (resume.py)
-    resume: int = 0                      # under serve: the cell it was resumed after (0: its first)
-    links: list = field(default_factory=list)             # a notebook's neighbours laid beside it (nbsource.py)
-
-    @property
-    def result(self) -> Path:
-        return self.staging / "run.json"
-
-    @property
-    def name(self) -> str:
-        """The lab host's name for it."""
-        return PREVIEW + self.lab.id if self.preview else self.lab.id
-
-    def anew(self, preview: bool = False) -> "_Job":
-        """The same lab to run from the start (or its preview)."""
-        return _Job(self.lab, self.cells, self.key, self.source, self.entry, preview=preview)
-
-
 class LabScheduler:
     """Computes the labs the cache lacks, each in a fresh process forked from the lab host.
 
@@ -143,61 +97,15 @@ class LabScheduler:
         # paths are the teacher's machine's: in the keys, never in what is published).
         self.how = {**self.env, **({"lab_access": cfg.lab_access._asdict()} if any(cfg.lab_access) else {})}
         self.workers = max(1, jobs or os.cpu_count() or 1)
-        self.artifacts: dict[str, Artifacts] = {}
-        self.inputs: dict[str, bytes] = {}       # lab id -> what labs reading it get (input_bytes)
-        self.previewed: dict[str, bytes] = {}    # lab id -> the same, from its preview, until the real run's
-        self.todo: list[_Job] = []
-        self.running: dict[str, _Job] = {}       # the host's name for a job -> the job (previews included)
-        self.held: dict[str, tuple[_Job, int]] = {}  # lab id -> a finished job and its exit code, whose
-        self.failures: list[BuildError] = []         # inputs from previews are not yet confirmed
         self.hashes = hashes or {}               # the build's snapshot of the sources, as it started
-        # With the build's snapshot (`hashes`), what the last build found for every lab is taken as it
-        # is when all it was found from is still so (labplan.py).
-        plan = None if hashes is None else (
-            str(cfg.root), str(self.cache_dir), cfg.digest, repr(cfg.labs), json.dumps(self.how, sort_keys=True),
-            use_cache, kept is not None, sorted(refreeze), sorted((rel, sha) for rel, sha in hashes.items() if rel.startswith(FROZEN + "/")))
-        if plan is not None and (found := labplan.recall(memo, plan, cfg.root, hashes)) is not None:
-            self.artifacts = found
-            return
-        keys: dict[str, str] = {}
-        sources: dict[str, str] = {}
-        stale, imports = Collector(), {}
-        for lab in _in_dependency_order(cfg.labs):
-            cells = lab_cells(cfg, lab, memo, self.hashes)
-            # Its key is its own source's: the labs it reads are not in it. Its entry (or frozen/'s) is
-            # reused while the bytes it read of them are the same (early cut-off: _made_from, once they
-            # are final), however their code changed.
-            sources[lab.id] = source_key(cfg, lab, memo, imports)
-            if lab.id not in refreeze and (frozen := load_frozen(cfg, lab, cells, sources[lab.id], stale,
-                                                                  self.hashes)):
-                keys[lab.id] = frozen.provenance["cache_key"]
-                if any(name not in self.artifacts for name in lab.inputs):       # decided once they are
-                    self.todo.append(_Job(lab, cells, keys[lab.id], sources[lab.id], frozen.entry,
-                                          cached=frozen, frozen=True))
-                elif self._made_from(frozen, self._inputs_of(lab)):
-                    self.artifacts[lab.id] = frozen
-                else:
-                    stale.problems.append(stale_frozen(lab))
-                continue
-            keys[lab.id] = lab_key(cfg, lab, self.how, sources[lab.id])
-            entry = self.cache_dir / LABS / lab.id / keys[lab.id]
-            found = load_entry(lab, cells, entry, False, memo) if use_cache else None
-            if found is not None and labreads.stale(cfg.root, found.reads, self.hashes):
-                found = None                # a file it read is not as it was
-            if found is not None and found.resumed and kept is None:
-                found = None                # serve resumed it: a one-off build runs it from its first cell
-            waits = found is not None and any(name not in self.artifacts for name in lab.inputs)
-            if found is not None and not waits and not self._made_from(found, self._inputs_of(lab)):
-                found = None                # the labs it reads gave other results than it was made from
-            if found is None or waits:
-                self.todo.append(_Job(lab, cells, keys[lab.id], sources[lab.id], entry, cached=found))
-            else:
-                self.artifacts[lab.id] = found
-        stale.raise_if_any()
-        if missing := missing_packages(cfg.root, [(job.lab, job.cells) for job in self.todo]):
-            raise BuildError(missing)
-        if plan is not None and not self.todo:
-            labplan.remember(memo, plan, cfg.root, hashes, self.artifacts, imports)
+        # What to do for each lab: take its entry (or frozen/'s), wait for the labs it reads, or run it
+        # (labjobs.py); `inputs`: lab id -> what labs reading it get (input_bytes).
+        self.artifacts, self.todo, self.inputs = plan_jobs(cfg, self.cache_dir, self.how, memo, hashes,
+                                                           use_cache=use_cache, kept=kept, refreeze=refreeze)
+        self.previewed: dict[str, bytes] = {}    # lab id -> the same, from its preview, until the real run's
+        self.running: dict[str, Job] = {}        # the host's name for a job -> the job (previews included)
+        self.held: dict[str, tuple[Job, int]] = {}  # lab id -> a finished job and its exit code, whose
+        self.failures: list[BuildError] = []         # inputs from previews are not yet confirmed
 
     @property
     def pending(self) -> list[tuple[Lab, tuple[Cell, ...]]]:
@@ -233,15 +141,10 @@ class LabScheduler:
     def _inputs_of(self, lab: Lab) -> dict[str, bytes | None]:
         return {name: self._input(name) for name in lab.inputs}
 
-    @staticmethod
-    def _made_from(art: Artifacts, inputs: dict[str, bytes]) -> bool:
-        """Whether a lab's entry was made from exactly these inputs' bytes."""
-        return (art.inputs or {}) == {name: sha256_of(data) for name, data in inputs.items()}
-
     def _input(self, name: str) -> bytes | None:
         """What labs reading lab `name` get, once its results.json is final (None before)."""
         if name not in self.inputs and name in self.artifacts:
-            self.inputs[name] = input_bytes(json.loads(self.artifacts[name].files["results.json"].read_bytes()))
+            self.inputs[name] = input_of(self.artifacts[name])
         return self.inputs.get(name)
 
     def _busy(self) -> int:
@@ -254,7 +157,7 @@ class LabScheduler:
                 inputs = self._inputs_of(job.lab)
                 if any(data is None for data in inputs.values()):
                     continue
-                if self._made_from(job.cached, inputs):
+                if made_from(job.cached, inputs):
                     self.todo.remove(job)
                     self.artifacts[job.lab.id] = job.cached       # reused: its inputs' bytes are as they were
                     self._publish(job.lab.id, self._input(job.lab.id))
@@ -280,7 +183,7 @@ class LabScheduler:
                     and any(job.lab.id in waiting.lab.inputs for waiting in self.todo)):
                 self._launch(job.anew(preview=True), inputs)
 
-    def _launch(self, job: _Job, inputs: dict[str, bytes]) -> None:
+    def _launch(self, job: Job, inputs: dict[str, bytes]) -> None:
         job.entry.parent.mkdir(parents=True, exist_ok=True)
         keep = self.kept is not None and not job.preview
         if keep:            # always at one path, that a resumed run writes where the lab wrote
@@ -349,7 +252,7 @@ class LabScheduler:
                 self.progress({job.lab.id: now - job.started for job in self.running.values() if not job.preview})
         return done
 
-    def _announced(self, job: _Job) -> None:
+    def _announced(self, job: Job) -> None:
         """A running lab's results.json is final: the labs reading it may start."""
         from .labrun import EARLY_RESULTS
         try:
@@ -387,14 +290,14 @@ class LabScheduler:
                 del self.held[job.lab.id]
                 self._again(job)
 
-    def _confirmed(self, job: _Job) -> None:
+    def _confirmed(self, job: Job) -> None:
         """Every input a job got from a preview was the real one's: what it made stands."""
         if job.early is not None:
             self._publish(job.lab.id, job.early)
         if job.lab.id in self.held:
             self._done(*self.held.pop(job.lab.id))
 
-    def _again(self, job: _Job) -> None:
+    def _again(self, job: Job) -> None:
         shutil.rmtree(job.staging, ignore_errors=True)
         self.todo.insert(0, job.anew())
 
@@ -435,7 +338,7 @@ class LabScheduler:
             raise exc[0] if len(exc) == 1 else BuildError([p for e in exc for p in e.problems])
         return {lab.id: self.artifacts[lab.id] for lab in self.cfg.labs}
 
-    def _done(self, job: _Job, exitcode: int) -> None:
+    def _done(self, job: Job, exitcode: int) -> None:
         """Store what a finished lab made (or its failure)."""
         try:
             if job.stopped_after is not None:
@@ -496,25 +399,6 @@ class LabScheduler:
             shutil.rmtree(job.staging, ignore_errors=True)
         if job.lab.id not in self.inputs and job.lab.id in self.artifacts:   # it never said so before
             self._publish(job.lab.id, self._input(job.lab.id))
-
-
-def lab_cells(cfg: SiteConfig, lab: Lab, memo: Memo | None, hashes: dict[str, str] | None) -> tuple[Cell, ...]:
-    """A lab's cells: its script's, or a notebook page's code cells (nbsource.py)."""
-    if lab.script.suffix == ".ipynb":
-        from ..project.nbsource import cells_of, load
-        return cells_of(load(cfg.root, str(lab.script.relative_to(cfg.root)), hashes, memo))
-    return read_cells(lab.script, cfg.root, memo, hashes)
-
-
-def _in_dependency_order(labs) -> list[Lab]:
-    done: set[str] = set()
-    ordered: list[Lab] = []
-    while len(ordered) < len(labs):
-        for lab in labs:
-            if lab.id not in done and set(lab.inputs) <= done:
-                ordered.append(lab)
-                done.add(lab.id)
-    return ordered
 
 
 def compute_labs(cfg: SiteConfig, cache_dir: Path, **options) -> dict[str, Artifacts]:
