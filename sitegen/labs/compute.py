@@ -27,7 +27,7 @@ from .freeze import stale_frozen
 from .labjobs import PREVIEW, Job, input_of, made_from, plan_jobs
 from .labkeys import font_files
 from .labstore import input_bytes, read_results, store
-from .runs import LabResult, LabRun
+from .runs import NO_SPACE, LabResult, LabRun
 from .sandbox import Access
 from ..core.cachedir import MEMO
 from ..core.memo import TEMPORARY, Memo, environment
@@ -347,6 +347,9 @@ class LabScheduler:
             job.result.unlink()
         except (OSError, ValueError, TypeError):
             message = (f"the lab's process ended without a result (exit code {exitcode})"
+                       if job.stopped_after is None and exitcode != NO_SPACE else
+                       "its result could not be written: the disk that holds the build's cache is full, or a lab "
+                       "filled it: free some space, or build with --cache on another disk"
                        if job.stopped_after is None else
                        f"stopped after {self.limit(job.lab):g} s, its timeout, with everything it had "
                        f"started: make it faster, or raise its `timeout:` (seconds) in "

@@ -32,7 +32,8 @@ import os
 import signal
 import socket
 
-from .runs import LabRun
+from ..core.errors import disk_full
+from .runs import NO_SPACE, LabRun
 from .checkpoint import INPUTS_READY, MEASURE  # noqa: F401 - (compute.py's too) a lab's results.json is final
 RELEASED = "released"  # the host's answer to "release": every run it held is stopped
 
@@ -137,14 +138,17 @@ class _Host:
                     _subreaper()
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
                 signal.signal(signal.SIGINT, signal.SIG_DFL)
+                code = 0
                 try:
                     for fd in self.fds() + [done_read] + ([ours.fileno()] if ours else []):
                         os.close(fd)
                     run_lab(run, done_write, theirs.fileno() if theirs else None)
+                except OSError as exc:      # (a full disk, where not even its failure could be written)
+                    code = NO_SPACE if disk_full(exc) else 1
                 finally:
                     if not keep:            # what it started ends with it (serve's checkpoints are its children)
                         _end_own_descendants()
-                    os._exit(0)
+                    os._exit(code)
         os.close(done_write)
         if theirs is not None:
             theirs.close()

@@ -10,7 +10,6 @@ Nothing here runs in the build's own process.
 from __future__ import annotations
 
 import contextlib
-import errno
 import io
 import json
 import math
@@ -59,8 +58,6 @@ def run_lab(run: LabRun, announce_fd: int | None = None, control_fd: int | None 
     if recorder is not None:
         recorder.declared = access.variables
     reporting = Reporting(run.result, announce_fd, control_fd)
-    full = run.result + ".full"         # what it says if the disk is full at its end, written while there is room
-    Path(full).write_text(_disk_full(os.strerror(errno.ENOSPC), staging).to_json(), encoding="utf-8")
     try:
         with unrecorded():
             use(run.fonts)
@@ -96,22 +93,12 @@ def run_lab(run: LabRun, announce_fd: int | None = None, control_fd: int | None 
     except OSError as exc:              # the disk is full (the lab filled it): what it wrote goes, and it says so
         if not disk_full(exc):
             raise
-        _free(Path(staging) / "work")
-        try:
-            Path(reporting.result + ".tmp").write_text(_disk_full(exc.strerror, staging).to_json(), encoding="utf-8")
-        except OSError as again:        # still full (another lab holds it)
-            if not disk_full(again):
-                raise
-            os.replace(full, reporting.result + ".tmp")
+        _free(Path(staging) / "work")   # (still full, another lab holding it: its process ends with NO_SPACE)
+        result = LabResult.failed(f"{exc.strerror} (in {staging}): the disk that holds the build's cache is full, "
+                                  "or the lab filled it: free some space, or build with --cache on another disk")
+        Path(reporting.result + ".tmp").write_text(result.to_json(), encoding="utf-8")
     os.replace(reporting.result + ".tmp", reporting.result)
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(full)
     reporting.close()
-
-
-def _disk_full(strerror: str, staging: str) -> LabResult:
-    return LabResult.failed(f"{strerror} (in {staging}): the disk that holds the build's cache is full, or the lab "
-                            "filled it: free some space, or build with --cache on another disk")
 
 
 def _free(work: Path) -> None:

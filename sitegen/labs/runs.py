@@ -16,6 +16,9 @@ from ..project.cells import Cell
 from .sandbox import Access
 
 
+NO_SPACE = 28        # a lab's exit code when the disk was too full to write even its failure (ENOSPC)
+
+
 @dataclass(frozen=True)
 class LabRun:
     """One run of a lab, as its process is given it (picklable: it crosses processes)."""
