@@ -67,6 +67,7 @@ def assert_close_tree(ours, reference, tol=1e-12):
 # A number as printed: 0.5561, -1.2e-05, 3, 0.5561112107719018. The seed's saved outputs were
 # printed on another machine, whose BLAS may sum in another order: the last digits of a 16-digit
 # float are not theirs to promise (design: the same numbers to 1e-12, identical at 4 decimals).
+NUMBER = __import__("re").compile(r"-?\d+\.\d+(?:e[+-]?\d+)?")      # a number with a fraction, as pages print them
 PRINTED_NUMBER = __import__("re").compile(r"-?\d+(?:\.\d+)?(?:e[+-]?\d+)?")
 
 

@@ -3,6 +3,7 @@
 and both conftests (pytest loads every conftest.py as `conftest`, so tests never import one)."""
 from __future__ import annotations
 
+import ast
 import os
 import re
 import shutil
@@ -16,6 +17,7 @@ from sitegen.commands.serve import free_port  # noqa: F401 - the tests' way to a
 from sitegen.core.sources import SOURCES
 
 REPO = Path(__file__).resolve().parents[1]
+GENERATOR = REPO / "sitegen"
 GOLDEN = Path(__file__).resolve().parent / "course" / "golden"     # the seed lab, as handed to us
 TOOLS = REPO / "tools" / "node_modules"
 EPOCH = "1790000000"   # fixed SOURCE_DATE_EPOCH for reproducible test builds
@@ -219,3 +221,34 @@ def reading_site(root):
         config.write("  - id: reader\n    title: 读取\n    script: compute/reader.py\n    inputs: [tiny]\n"
                      "    images: reader/images\n    downloads: reader/materials\n    page: reader.md\n")
     return root
+
+
+def processes_mentioning(text: str) -> list[int]:
+    """The processes whose command line holds `text`."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if text.encode() in cmdline.read_bytes():
+                found.append(int(cmdline.parent.name))
+        except OSError:
+            pass                                        # ended meanwhile
+    return found
+
+
+def generator_imports() -> dict[str, set[str]]:
+    """module ("labs/labrun") -> the generator's modules it imports anywhere in its code."""
+    graph = {}
+    for path in sorted(GENERATOR.glob("*/*.py")):
+        name = path.relative_to(GENERATOR).with_suffix("").as_posix()
+        here, found = name.split("/")[:-1], set()
+        for node in ast.walk(ast.parse(path.read_bytes())):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                parts = [*here[:len(here) - node.level + 1], *(node.module.split(".") if node.module else [])]
+                for alias in node.names:
+                    module = "/".join([*parts, alias.name])
+                    found.add(module if (GENERATOR / f"{module}.py").is_file() else "/".join(parts))
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                found |= {"/".join(n.split(".")[1:3]) for n in names if n.startswith("sitegen.")}
+        graph[name] = {m for m in found if m != name and not m.endswith("__init__")}
+    return graph

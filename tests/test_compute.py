@@ -9,8 +9,7 @@ import time
 
 import pytest
 
-from support import EPOCH, build_command, edit, run_build, tiny_site
-from test_robustness import _processes_mentioning
+from support import EPOCH, build_command, edit, processes_mentioning, run_build, tiny_site
 
 
 def looping_site(tmp_path, timeout_line: str = ""):
@@ -33,14 +32,14 @@ def test_a_lab_that_never_ends_is_stopped_at_its_timeout_with_everything_it_star
             "started: make it faster, or raise its `timeout:` (seconds) in site.yaml") in result.stderr
     assert "Traceback" not in result.stderr and not (tmp_path / "dist").exists()
     time.sleep(0.5)
-    assert _processes_mentioning(str(root)) == [] and not _sleepers(tmp_path)
+    assert processes_mentioning(str(root)) == [] and not _sleepers(tmp_path)
     assert not list((tmp_path / "cache").glob("labs/*/.tmp-*"))
 
 
 def _sleepers(tmp_path) -> list[int]:
     """`sleep 300` processes whose working folder is below tmp_path (the lab's child)."""
     found = []
-    for pid in _processes_mentioning("sleep"):
+    for pid in processes_mentioning("sleep"):
         try:
             if str(tmp_path) in os.readlink(f"/proc/{pid}/cwd"):
                 found.append(pid)
@@ -72,7 +71,7 @@ def test_ctrl_c_or_sigterm_stops_everything_with_one_line(tmp_path, how):
     assert process.returncode == 130
     assert stderr.strip().splitlines() == ["interrupted: the build stopped, and the previous output was left as it was"]
     time.sleep(0.5)
-    assert _processes_mentioning(str(root)) == [] and not _sleepers(tmp_path)
+    assert processes_mentioning(str(root)) == [] and not _sleepers(tmp_path)
     assert not list(cache.glob("labs/*/.tmp-*")) and not (tmp_path / "dist").exists()
 
 

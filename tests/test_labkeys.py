@@ -20,12 +20,12 @@ def _harness_files():
     return harness_files(GENERATOR)
 
 
-def test_the_harness_is_the_labs_package_and_what_it_imports():
-    from test_layers import _imports                 # (the import graph, read by Python's own parser)
+def test_the_harness_is_the_labs_package_and_what_itgenerator_imports():
+    from support import generator_imports          # (the import graph, read by Python's own parser)
     files = _harness_files()
     assert {"labs/labrun.py", "labs/labipython.py", "project/cells.py", "project/nbsource.py", "core/sources.py"} <= set(files)
     assert not [f for f in files if f.startswith(("pages/", "render/", "publish/", "commands/"))]
-    graph, closure = _imports(), set()
+    graph, closure = generator_imports(), set()
     todo = [module for module in graph if module.startswith("labs/")]
     while todo:
         if (module := todo.pop()) not in closure:

@@ -10,8 +10,7 @@ import time
 
 import pytest
 
-from support import REPO, free_port, get, lab_prints_a_project_file, tiny_site
-from test_robustness import _processes_mentioning
+from support import REPO, free_port, get, lab_prints_a_project_file, processes_mentioning, tiny_site
 
 
 def _project(tmp_path):
@@ -53,9 +52,9 @@ def _served(root, tmp_path):
 
 def _nothing_serves(port):
     deadline = time.time() + 15
-    while (_listening(port) or _processes_mentioning(f"127.0.0.1:{port}")) and time.time() < deadline:
+    while (_listening(port) or processes_mentioning(f"127.0.0.1:{port}")) and time.time() < deadline:
         time.sleep(0.1)
-    return not _listening(port) and not _processes_mentioning(f"127.0.0.1:{port}")
+    return not _listening(port) and not processes_mentioning(f"127.0.0.1:{port}")
 
 
 def test_edit_rebuilds_and_the_open_page_reloads(tmp_path, browser, emulator):

@@ -14,7 +14,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from support import EPOCH, REPO, run_build, tiny_site, tree_bytes
+from support import EPOCH, REPO, processes_mentioning, run_build, tiny_site, tree_bytes
 
 
 # -- random front matter and references --------------------------------------
@@ -93,17 +93,6 @@ def test_a_build_killed_at_any_moment_leaves_a_whole_site(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("dist")) == ["dist"]
 
 
-def _processes_mentioning(text: str) -> list[int]:
-    found = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            if text.encode() in cmdline.read_bytes():
-                found.append(int(cmdline.parent.name))
-        except OSError:
-            pass                                        # ended meanwhile
-    return found
-
-
 @pytest.mark.slow
 def test_a_build_killed_while_a_lab_runs_leaves_no_process_behind(tmp_path):
     """The lab host and the labs it forked end with the build, however the build ends."""
@@ -119,11 +108,11 @@ def test_a_build_killed_while_a_lab_runs_leaves_no_process_behind(tmp_path):
     while not list(cache.glob("labs/tiny/.tmp-*/work/running")):
         assert time.monotonic() < deadline and process.poll() is None, "the lab never started"
         time.sleep(0.05)
-    assert len(_processes_mentioning(str(root))) == 3      # the build, the lab host, the lab
+    assert len(processes_mentioning(str(root))) == 3      # the build, the lab host, the lab
     process.send_signal(signal.SIGKILL)
     process.wait()
     deadline = time.monotonic() + 10
-    while (left := _processes_mentioning(str(root))) and time.monotonic() < deadline:
+    while (left := processes_mentioning(str(root))) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert left == []
 

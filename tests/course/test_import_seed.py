@@ -10,11 +10,10 @@ import subprocess
 import sys
 
 import pytest
-from helpers import assert_close_tree, shown_within
+from helpers import NUMBER, assert_close_tree, shown_within
 
 from support import GOLDEN, REPO, empty_course, run_build
 
-NUMBER = re.compile(r"-?\d+\.\d+(?:e[+-]?\d+)?")
 
 
 @pytest.fixture(scope="module")

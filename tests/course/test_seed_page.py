@@ -7,10 +7,9 @@ import json
 import shutil
 
 import pytest
-from helpers import Elements, assert_close_tree, shown_within
+from helpers import NUMBER, Elements, assert_close_tree, shown_within
 
 from support import GOLDEN, empty_course, run_build
-from test_import_seed import NUMBER
 
 
 @pytest.fixture(scope="module")
