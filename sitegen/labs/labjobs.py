@@ -19,6 +19,7 @@ from .artifacts import Artifacts, load_entry
 from .freeze import FROZEN, load_frozen, stale_frozen
 from .labkeys import lab_key, source_key
 from .labstore import input_bytes
+from ..core import installed
 from ..core.cachedir import LABS
 from ..core.errors import BuildError, Collector
 from ..core.memo import Memo
@@ -100,6 +101,7 @@ def plan_jobs(cfg: SiteConfig, cache_dir: Path, how: dict, memo: Memo, hashes: d
         return {name: inputs[name] for name in lab.inputs}
 
     stale, imports = Collector(), {}
+    versions = installed.versions()             # (read once: not once a lab)
     for lab in in_dependency_order(cfg.labs):
         cells = lab_cells(cfg, lab, memo, snapshot)
         source = source_key(cfg, lab, memo, imports)
@@ -116,7 +118,7 @@ def plan_jobs(cfg: SiteConfig, cache_dir: Path, how: dict, memo: Memo, hashes: d
         key = lab_key(cfg, lab, how, source)
         entry = cache_dir / LABS / lab.id / key
         found = load_entry(lab, cells, entry, False, memo) if use_cache else None
-        if found is not None and labreads.stale(cfg.root, found.reads, snapshot):
+        if found is not None and labreads.stale(cfg.root, found.reads, snapshot, versions):
             found = None                # a file it read is not as it was
         if found is not None and found.resumed and kept is None:
             found = None                # serve resumed it: a one-off build runs it from its first cell

@@ -22,6 +22,7 @@ from pathlib import Path
 from .artifacts import Artifacts
 from .labkeys import find_module
 from .labreads import stale
+from ..core import installed
 from ..core.memo import Memo
 from ..core.stored import file_state, settled, sha256_of
 
@@ -67,7 +68,8 @@ def recall(memo: Memo, key: tuple, root: Path, hashes: dict[str, str]) -> dict[s
             return None
         if any(file_state(path) != state for path, state in plan["states"]):
             return None
-        if any(stale(root, art.reads or {}, hashes) for art in plan["artifacts"].values()):
+        versions = installed.versions()          # (read once: not once a lab)
+        if any(stale(root, art.reads or {}, hashes, versions) for art in plan["artifacts"].values()):
             return None             # a data file a lab read (labreads.py) is not as it was
     except OSError:
         return None

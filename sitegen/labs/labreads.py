@@ -306,10 +306,11 @@ def current(root: str, rel: str, hashes: dict[str, str]) -> str:
     return found if found is not None else file_record(os.path.join(root, rel))
 
 
-def stale(root, reads: dict[str, str], hashes: dict[str, str]) -> list[str]:
+def stale(root, reads: dict[str, str], hashes: dict[str, str], versions: dict[str, str] | None = None) -> list[str]:
     """The files and folders among `reads` that no longer hold what the lab read, and the installed
-    distributions it imported that are not at the version it ran with."""
-    root, versions = str(root), None
+    distributions it imported that are not at the version it ran with (`versions`: as
+    installed.versions() gave them, for a caller that asks of many labs; else read here)."""
+    root = str(root)
     found = []
     for rel, seen in reads.items():
         if rel.startswith(INSTALLED):
