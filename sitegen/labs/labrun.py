@@ -194,6 +194,59 @@ def _failure(script: str, exc: BaseException, confined: bool = False, cell: Cell
             "trace": "".join(traceback.format_exception(exc))}
 
 
+class _ScriptCells:
+    """A lab script's cells, run as Python runs the script: what each printed, its errors as the
+    script's own (named by its file's name)."""
+    hidden = ()
+
+    def __init__(self, script: str):
+        self.script, self.namespace = script, {"__name__": "__main__", "__file__": script}
+
+    def run(self, cell: Cell) -> tuple[str, None, None, BaseException | None]:
+        """What `cell` printed, no value, no outputs, and what it raised (None if nothing)."""
+        stdout = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(stdout):
+                exec(compile(cell_code(cell), self.script, "exec"), self.namespace)
+        except BaseException as exc:  # noqa: BLE001 - every failure is reported, SystemExit too
+            return stdout.getvalue(), None, None, exc
+        return stdout.getvalue(), None, None, None
+
+    def shown(self, exc: BaseException) -> str:
+        return "".join(traceback.format_exception_only(exc)).replace(self.script, Path(self.script).name).rstrip()
+
+    def failure(self, exc: BaseException, confined: bool, cell: Cell) -> dict:
+        return _failure(self.script, exc, confined)
+
+
+class _NotebookCells:
+    """A notebook's code cells, run as IPython in Jupyter runs them (labipython.py): what each printed,
+    its value and everything it showed."""
+
+    def __init__(self, folder: Path, script: str):
+        self.script, self.notebook = script, InlineNotebook(folder, script)
+
+    @property
+    def namespace(self) -> dict:
+        return self.notebook.namespace
+
+    @property
+    def hidden(self) -> set:
+        return self.notebook.hidden
+
+    def run(self, cell: Cell) -> tuple[str, str | None, list[dict], BaseException | None]:
+        outputs, exc = self.notebook.run(cell)
+        stdout = "".join(o["text"] for o in outputs if o.get("name") == "stdout")
+        value = next((o["data"].get("text/plain") for o in outputs if o["output_type"] == "execute_result"), None)
+        return stdout, value, outputs, exc
+
+    def shown(self, exc: BaseException) -> str:
+        return "".join(traceback.format_exception_only(exc)).rstrip()
+
+    def failure(self, exc: BaseException, confined: bool, cell: Cell) -> dict:
+        return _failure(self.script, exc, confined, cell, self.notebook.shell.code_name)
+
+
 def run_cells(script: str, cells: tuple[Cell, ...], workdir: str, confined: bool = False,
               display: str = "script", cells_done=None, finish: bool = True, checkpoints=None) -> dict:
     """Execute cells in order in `workdir`: what each printed and which PNGs it saved, and with
@@ -210,8 +263,7 @@ def run_cells(script: str, cells: tuple[Cell, ...], workdir: str, confined: bool
     warnings.filterwarnings("ignore", message=".*non-interactive.*")
     folder, results = Path(workdir), []
     with unrecorded():          # (the shell's own reading: its settings, the variables it asks for)
-        jupyter = InlineNotebook(folder, script) if display == "jupyter" else None
-    namespace = jupyter.namespace if jupyter else {"__name__": "__main__", "__file__": script}
+        runner = _NotebookCells(folder, script) if display == "jupyter" else _ScriptCells(script)
     # Figures are re-encoded in threads while the next cells run (Pillow and zlib
     # release the GIL), from a snapshot of their bytes: a file the lab writes
     # again later is re-encoded again at the end.
@@ -224,28 +276,13 @@ def run_cells(script: str, cells: tuple[Cell, ...], workdir: str, confined: bool
     while index < len(cells):
         cell = cells[index]
         before = _snapshot(folder)
-        stdout = io.StringIO()
-        value = error = None
-        outputs: list[dict] = []
-        if jupyter:
-            outputs, exc = jupyter.run(cell)
-            stdout.write("".join(o["text"] for o in outputs if o.get("name") == "stdout"))
-            value = next((o["data"].get("text/plain") for o in outputs if o["output_type"] == "execute_result"), None)
-            if exc is not None:
-                if isinstance(exc, Exception) and (cell.raises or cell.may_fail):
-                    error = "".join(traceback.format_exception_only(exc)).rstrip()
-                else:
-                    return failed(_failure(script, exc, confined, cell, jupyter.shell.code_name))
-        else:
-            try:
-                with contextlib.redirect_stdout(stdout):
-                    exec(compile(cell_code(cell), script, "exec"), namespace)
-            except Exception as exc:  # noqa: BLE001 - every failure is reported
-                if not (cell.raises or cell.may_fail):
-                    return failed(_failure(script, exc, confined))
-                error = "".join(traceback.format_exception_only(exc)).replace(script, Path(script).name).rstrip()
-            except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt: never meant
-                return failed(_failure(script, exc, confined))
+        stdout, value, outputs, exc = runner.run(cell)
+        error = None
+        if exc is not None:     # an error a cell is meant to show is shown; any other fails the lab
+            if isinstance(exc, Exception) and (cell.raises or cell.may_fail):     # (never SystemExit)
+                error = runner.shown(exc)
+            else:
+                return failed(runner.failure(exc, confined, cell))
         if cell.raises and error is None:
             return failed({"line": cell.first_line - 1, "trace": "", "message":
                            f"{'' if cell.number else 'cell '}{cell.label} is tagged {RAISES} but raised nothing: make it raise the error "
@@ -253,11 +290,11 @@ def run_cells(script: str, cells: tuple[Cell, ...], workdir: str, confined: bool
         after = _snapshot(folder)
         figures = sorted(p for p, stamp in after.items()
                          if p.endswith(".png") and before.get(p) != stamp)
-        if jupyter:         # in the order the cell showed them; then the ones it saved itself
+        if outputs is not None:         # in the order the cell showed them; then the ones it saved itself
             shown = figure_outputs(outputs)
             figures = [p for p in shown if p.endswith(".png")] + [p for p in figures if p not in shown]
-        results.append({"name": cell.name, "stdout": stdout.getvalue(), "figures": figures,
-                        "value": value, "error": error, **({"outputs": outputs} if jupyter else {})})
+        results.append({"name": cell.name, "stdout": stdout, "figures": figures,
+                        "value": value, "error": error, **({"outputs": outputs} if outputs is not None else {})})
         for name in figures:
             data = (folder / name).read_bytes()
             encoding[name] = (data, threads.submit(_quantized, data))
@@ -270,8 +307,8 @@ def run_cells(script: str, cells: tuple[Cell, ...], workdir: str, confined: bool
                 cells, threads = resumed, ThreadPoolExecutor(2)
     if not any(p.relative_to(folder).parts[0] != "inputs" for p in _files(folder, RESULTS)):
         # A notebook rarely writes a results.json: its own top-level values are its results.
-        hidden = jupyter.hidden if jupyter else ()
-        (folder / RESULTS).write_text(json.dumps(namespace_results(namespace, hidden), indent=1), encoding="utf-8")
+        (folder / RESULTS).write_text(json.dumps(namespace_results(runner.namespace, runner.hidden), indent=1),
+                                      encoding="utf-8")
     if cells_done:
         cells_done()
     if not finish:
