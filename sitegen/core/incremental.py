@@ -17,6 +17,9 @@ and what later builds need of it without reading that entry (`kept`). The contex
 every item of the phase depends on (the site's configuration, what is published where); the memo
 adds the generator's code and the packages' versions to it (Memo.recorded), so that no phase can
 forget them. A phase records only when its loop ends without an error.
+
+The words used here and across the generator (snapshot, entry, record, phase, lab entry, ...) are
+each one concept, defined in docs/glossary.md.
 """
 from __future__ import annotations
 
