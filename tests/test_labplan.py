@@ -75,3 +75,26 @@ def test_remembered_artifacts_name_their_files_and_make_the_paths_again_on_first
     copy = pickle.loads(pickle.dumps(art))
     assert "files" not in copy.__dict__ and copy.stored("results.json") == art.stored("results.json")
     assert copy.files == art.files and copy.provenance == art.provenance and copy.figures == art.figures
+
+
+def test_the_installed_distributions_are_listed_once_however_many_labs_imported_them(tmp_path, monkeypatch):
+    """(Listed once for each lab, they took half the time of a prose edit on a course of 200 labs.)"""
+    from sitegen.core import installed
+    from sitegen.labs.labreads import INSTALLED
+    root, cache = tiny_site(tmp_path / "site"), tmp_path / "cache"
+    for n in (2, 3):                # three labs, each importing NumPy and Matplotlib
+        (root / f"compute/tiny{n}.py").write_bytes((root / "compute/tiny.py").read_bytes())
+        (root / f"content/tiny{n}.md").write_text(f"---\ntitle: 小实验 {n}\nlab: tiny{n}\n---\n::: cell setup\n",
+                                                  encoding="utf-8")
+        with open(root / "site.yaml", "a", encoding="utf-8") as config:
+            config.write(f"  - id: tiny{n}\n    title: 小实验 {n}\n    script: compute/tiny{n}.py\n"
+                         f"    images: tiny{n}/images\n    downloads: tiny{n}/materials\n    page: tiny{n}.md\n")
+    assert run_build(root, tmp_path / "dist", cache).returncode == 0
+    time.sleep(SETTLED_NS / 1e9)
+    scheduled(root, cache, monkeypatch)                 # (the plan, remembered as a build takes it)
+    listed, real = [], installed.versions
+    monkeypatch.setattr(installed, "versions", lambda: listed.append(1) or real())
+    labs, worked_out = scheduled(root, cache, monkeypatch)
+    assert worked_out == [] and not labs.todo and sorted(labs.artifacts) == ["tiny", "tiny2", "tiny3"]
+    assert all(any(rel.startswith(INSTALLED) for rel in art.reads) for art in labs.artifacts.values())
+    assert len(listed) == 1
