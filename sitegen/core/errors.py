@@ -85,6 +85,12 @@ _OS_ADVICE = {
 }
 
 
+# What to do when the disk that holds the cache, where labs run and write, is full (said by every lab's
+# failure there, whichever write met it).
+DISK_FULL = ("the disk that holds the build's cache, where labs write, is full, or a lab filled it: free some "
+             "space, or build with --cache on another disk")
+
+
 def disk_full(exc: BaseException) -> bool:
     """Whether `exc` says the disk (or the user's quota on it) is full."""
     return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from .artifacts import Artifacts, load_entry
 from ..project.cells import Cell
-from ..core.errors import BuildError, Problem, SourcesChanged, disk_full
+from ..core.errors import DISK_FULL, BuildError, Problem, SourcesChanged, disk_full
 from . import labreads
 from .freeze import stale_frozen
 from .labjobs import PREVIEW, Job, input_of, made_from, plan_jobs
@@ -348,8 +348,7 @@ class LabScheduler:
         except (OSError, ValueError, TypeError):
             message = (f"the lab's process ended without a result (exit code {exitcode})"
                        if job.stopped_after is None and exitcode != NO_SPACE else
-                       "its result could not be written: the disk that holds the build's cache is full, or a lab "
-                       "filled it: free some space, or build with --cache on another disk"
+                       f"its result could not be written: {DISK_FULL}"
                        if job.stopped_after is None else
                        f"stopped after {self.limit(job.lab):g} s, its timeout, with everything it had "
                        f"started: make it faster, or raise its `timeout:` (seconds) in "
@@ -396,8 +395,7 @@ class LabScheduler:
                 raise
             self.failures.append(BuildError(Problem(
                 str(job.lab.script.relative_to(self.cfg.root)), 0,
-                f"lab {job.lab.id}: what it made could not be stored: {exc.strerror}: the disk that holds the "
-                "build's cache is full, or a lab filled it: free some space, or build with --cache on another disk")))
+                f"lab {job.lab.id}: what it made could not be stored: {exc.strerror}: {DISK_FULL}")))
         finally:
             shutil.rmtree(job.staging, ignore_errors=True)
         if job.lab.id not in self.inputs and job.lab.id in self.artifacts:   # it never said so before

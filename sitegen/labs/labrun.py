@@ -20,7 +20,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from ..core.errors import disk_full
+from ..core.errors import DISK_FULL, disk_full
 from ..project.cells import RAISES, Cell, cell_code
 from .labipython import InlineNotebook, figure_outputs
 from ..project.figurefonts import MISSING_GLYPH, NO_GLYPH, use
@@ -94,8 +94,7 @@ def run_lab(run: LabRun, announce_fd: int | None = None, control_fd: int | None 
         if not disk_full(exc):
             raise
         _free(Path(staging) / "work")   # (still full, another lab holding it: its process ends with NO_SPACE)
-        result = LabResult.failed(f"{exc.strerror} (in {staging}): the disk that holds the build's cache is full, "
-                                  "or the lab filled it: free some space, or build with --cache on another disk")
+        result = LabResult.failed(f"{exc.strerror} (in {staging}): {DISK_FULL}")
         Path(reporting.result + ".tmp").write_text(result.to_json(), encoding="utf-8")
     os.replace(reporting.result + ".tmp", reporting.result)
     reporting.close()
@@ -173,8 +172,7 @@ def _failure(script: str, exc: BaseException, confined: bool = False, cell: Cell
     if cell is not None and cell.number:
         message = f"{cell.label}: {message}"
     if disk_full(exc):
-        message += (" (the disk that holds the build's cache, where the lab writes, is full: free some space, or "
-                    "build with --cache on another disk)")
+        message += f" ({DISK_FULL})"
     if isinstance(exc, MemoryError) and MEMORY[0]:
         message += (f" (the lab used more than {MEMORY[0] // 2**20} MiB, its memory bound: raise `memory:` (MiB) in "
                     + ("the notebook's front matter" if script.endswith(".ipynb") else "its site.yaml entry")
