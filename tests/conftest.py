@@ -29,6 +29,23 @@ def pytest_collection_modifyitems(items):
 NAVIGATION_MS = 120_000
 
 
+def retrying_navigation(page):
+    """`page`, whose goto is tried a second time (warned) when the first times out."""
+    import warnings
+    from playwright.sync_api import TimeoutError as Timeout
+    goto = page.goto
+
+    def patient_goto(url, **kwargs):
+        try:
+            return goto(url, **kwargs)
+        except Timeout:
+            warnings.warn(f"the navigation to {url} timed out after {NAVIGATION_MS // 2000} s; tried once more")
+            goto("about:blank")           # (ends the hanging one: a second goto of it is aborted)
+            return goto(url, **kwargs)
+    page.goto = patient_goto
+    return page
+
+
 @pytest.fixture(scope="session")
 def browser():
     """Debian's Chromium, headless, driven by Playwright (.ci/run installs both)."""
@@ -38,13 +55,19 @@ def browser():
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         # Navigation may take longer than Playwright's 30 s: under a whole `.ci/run` on this 2-core
         # machine, the emulator was seen to take that long to finish loading the lab page (2 of 4
-        # runs; 27 of 27 passed when the browser tests ran alone). What is tested is the page, not
-        # the emulator's speed under load; the page's weight is bench/audit.py's to measure.
+        # runs; 27 of 27 passed when the browser tests ran alone). And once in a fresh-clone run it
+        # never finished one load (the 120-s timeout of stop 45's CI; every other navigation of
+        # that run passed): a response the emulator left hanging, as wrangler's own issues report
+        # under a browser's parallel requests. So a navigation that times out is tried once more,
+        # with a warning that says so; one that times out twice fails. What is tested is the page,
+        # not the emulator's speed under load; the page's weight is bench/audit.py's to measure.
         opened = chromium.new_context
 
         def new_context(*args, **kwargs):
             context = opened(*args, **kwargs)
-            context.set_default_navigation_timeout(NAVIGATION_MS)
+            context.set_default_navigation_timeout(NAVIGATION_MS // 2)
+            new_page = context.new_page
+            context.new_page = lambda: retrying_navigation(new_page())
             return context
         chromium.new_context = new_context
         chromium.new_page = lambda *args, **kwargs: new_context(*args, **kwargs).new_page()
