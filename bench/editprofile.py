@@ -5,12 +5,18 @@
     python bench/editprofile.py --page compute/lab09_vision_attention.py   a line printed at the lab's end
     python bench/editprofile.py --labs 200                a synthetic course (bench.py's), a lab page
     python bench/editprofile.py --pages 3000              a course of 3,000 prose pages (bench.py's), one of them
+    python bench/editprofile.py --pages 3000 --paths      the same prose edit patched in (commands/patch.py)
+                                                          and through the whole pipeline, alternately
 
 Copies the course (or makes the synthetic one) in a temporary folder, builds it
 once, then `--runs` times appends a sentence to the page and rebuilds in a fresh
 process that imports every module a build uses first (timed), then times each
 phase function. Prints the median of each part, beside the median wall time of
 plain `python build.py` runs of the same edit.
+
+With --paths, it times instead `python build.py` runs of the edit patched into the last site and,
+alternately, of the same kind of edit built by the whole pipeline (patch.py told to decline it):
+their ratio is what deleting patch.py would cost a prose edit (the engine issue's goal: at most 1.1).
 """
 from __future__ import annotations
 
@@ -67,12 +73,35 @@ def child(root: str) -> None:
     print(json.dumps({k: v * 1000 for k, v in times.items()}))
 
 
+# `python build.py ARGS...` with patch.py declining every edit: the whole pipeline builds it.
+UNPATCHED = ("import os, runpy, sys; sys.argv = sys.argv[1:]; sys.path.insert(0, os.path.dirname(sys.argv[0])); "
+             "import sitegen.commands.patch as patch; patch.patch = lambda *args, **kwargs: None; "
+             "runpy.run_path(sys.argv[0], run_name='__main__')")
+
+
+def compare_paths(root: Path, page: Path, runs: int, bench) -> None:
+    """Median wall time of a prose edit patched in and built whole, `runs` of each, alternately."""
+    command = bench.build_command(root)
+    walls: dict[str, list[float]] = {"patched": [], "whole": []}
+    for i in range(runs):
+        for mode, run in (("patched", command), ("whole", [sys.executable, "-c", UNPATCHED, *command[1:]])):
+            time.sleep(0.2)
+            page.write_text(page.read_text(encoding="utf-8") + f"\n第{i}{mode}句。\n", encoding="utf-8")
+            walls[mode].append(bench.run_once(run) * 1000)
+    patched, whole = (statistics.median(walls[mode]) for mode in ("patched", "whole"))
+    print(f"edit of {page.relative_to(root)}, median of {runs} each, alternately:")
+    print(f"  {patched:7.0f} ms  patched into the last site (commands/patch.py)")
+    print(f"  {whole:7.0f} ms  built by the whole pipeline")
+    print(f"  {whole / patched:7.2f}×    whole ÷ patched (goal before patch.py goes: ≤ 1.10)")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--page", help="the page to edit (default: the guide, or lab07's page)")
     parser.add_argument("--labs", type=int, default=0, help="a synthetic course of this many labs (bench.py's)")
     parser.add_argument("--pages", type=int, default=0, help="a course of this many prose pages (bench.py's)")
     parser.add_argument("--runs", type=int, default=9)
+    parser.add_argument("--paths", action="store_true", help="time the edit patched in and built whole, alternately")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -92,6 +121,9 @@ def main() -> int:
             root = bench.copy_repo(Path(tmp) / "course")
             page = root / (args.page or "content/course/guide.md")
         subprocess.run(bench.build_command(root), env=env, check=True, capture_output=True)
+        if args.paths:
+            compare_paths(root, page, args.runs, bench)
+            return 0
         wall, parts, start = [], [], []
         for i in range(args.runs):
             for mode in ("plain", "parts"):
