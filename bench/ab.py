@@ -3,6 +3,7 @@
     python bench/ab.py f5fb642                 the course: no change, a clean build, two prose edits, a lab's last cell
     python bench/ab.py f5fb642 --labs 40       and a prose edit of a synthetic course (bench.py's)
     python bench/ab.py f5fb642 --labs 200 --notes   ... whose labs have a notes page each (402 pages)
+    python bench/ab.py f5fb642 --pages 3000    and a course of 3,000 prose pages: no change, a prose edit
 
 The other commit is checked out in a temporary worktree. Each side builds its
 own copies of the courses (their caches are kept apart: two generators may key
@@ -23,7 +24,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench import REPO, append, build_command, clean, copy_repo, make_course, run_once  # noqa: E402
+from bench import REPO, append, build_command, clean, copy_repo, make_course, make_pages, run_once  # noqa: E402
 
 
 def main() -> int:
@@ -32,6 +33,7 @@ def main() -> int:
     parser.add_argument("--pairs", type=int, default=9, help="alternating pairs per scenario (median)")
     parser.add_argument("--labs", type=int, default=0, help="also a synthetic course of this many labs")
     parser.add_argument("--notes", action="store_true", help="each of its labs with a notes page too")
+    parser.add_argument("--pages", type=int, default=0, help="also a course of this many prose pages")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench-ab-"))
     atexit.register(shutil.rmtree, tmp, True)
@@ -53,6 +55,10 @@ def main() -> int:
         pages = args.labs * (2 if args.notes else 1) + 2
         scenarios.append((f"prose edit: {args.labs} labs ({pages} pages), one lab page", synthetic,
                           "content/labs/lab07.md"))
+    if args.pages:
+        prose = {side: make_pages(tmp / f"pages-{side}", args.pages) for side in trees}
+        scenarios += [(f"no change: {args.pages} prose pages", prose, lambda root: lambda pair: None),
+                      (f"prose edit: {args.pages} prose pages, one of them", prose, "content/notes/n0007.md")]
 
     for _, roots, _ in scenarios:           # labs computed, caches and outputs made, before timing
         for side, root in roots.items():
