@@ -26,7 +26,7 @@ def pytest_collection_modifyitems(items):
     mark_by_fixtures(items)
 
 
-NAVIGATION_MS = 120_000
+NAVIGATION_MS = 60_000       # one try of a navigation (retrying_navigation makes two)
 
 
 def retrying_navigation(page):
@@ -39,7 +39,7 @@ def retrying_navigation(page):
         try:
             return goto(url, **kwargs)
         except Timeout:
-            warnings.warn(f"the navigation to {url} timed out after {NAVIGATION_MS // 2000} s; tried once more")
+            warnings.warn(f"the navigation to {url} timed out after {NAVIGATION_MS // 1000} s; tried once more")
             goto("about:blank")           # (ends the hanging one: a second goto of it is aborted)
             return goto(url, **kwargs)
     page.goto = patient_goto
@@ -65,7 +65,7 @@ def browser():
 
         def new_context(*args, **kwargs):
             context = opened(*args, **kwargs)
-            context.set_default_navigation_timeout(NAVIGATION_MS // 2)
+            context.set_default_navigation_timeout(NAVIGATION_MS)
             new_page = context.new_page
             context.new_page = lambda: retrying_navigation(new_page())
             return context
