@@ -10,12 +10,12 @@ from sitegen.core.memo import Memo
 def _last_build(folder, context="context", failing=False):
     """A build whose phase made a.html and b.html (their results in entries), then pruned."""
     memo = Memo(folder)
-    memo.put("search", ("a",), b"[a]")
-    memo.put("search", ("b",), b"[b]")
-    memo.put("search", ("unused",), b"[]")
+    memo.data("search", ("a",), lambda: b"[a]")
+    memo.data("search", ("b",), lambda: b"[b]")
+    memo.data("search", ("unused",), lambda: b"[]")
     try:
         with Phase(memo, "search", context) as phase:
-            phase.made("a.html", ("sha a",), ("a",), kept=b"start a")
+            phase.made("a.html", ("sha a",), ("a",), summary=b"start a")
             phase.made("b.html", ("sha b",), ("b",))
             if failing:
                 raise ValueError("the phase failed")
@@ -35,7 +35,7 @@ def test_a_record_is_reused_only_if_made_of_the_same_and_keeps_its_entry_unread(
         assert phase.reuse("b.html", ("another sha",)) is None and phase.reuse("c.html", ("sha a",)) is None
         assert opened == [] and memo.looked_up == {}        # neither the pack nor the entry read
         monkeypatch.undo()
-    memo.prune()                # a.html's entry was used: kept; b's and the unused one: dropped
+    memo.prune(sweep=True)      # a.html's entry was used: kept; b's and the unused one: dropped
     assert sorted(p.name for p in (tmp_path / "memo/search").iterdir()) == [record.entry.partition("/")[2]]
     again = Memo(tmp_path / "memo")
     with Phase(again, "search", "context") as phase:    # what this build reused is recorded for the next

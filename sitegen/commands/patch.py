@@ -56,11 +56,11 @@ def patch(out: Path, cfg, memo, last: dict, sources: dict[str, str], edited: lis
     lab_pages = {f"content/{lab.page}" for lab in cfg.labs}
     pages = load_pages(cfg.content_dir, {rel: sources[rel] for rel in edited}, memo)
     for page in pages:
-        was = memo.recall("parsed", (page.source, before[page.source]))
-        if (was is None or page.source in lab_pages or page.lab or page.notes or was[0].meta != page.meta
-                or was[0].output != page.output or was[0].kinds != page.kinds
+        was = memo.value("parsed", (page.source, before[page.source]))
+        if (was is None or page.source in lab_pages or page.lab or page.notes or was.meta != page.meta
+                or was.output != page.output or was.kinds != page.kinds
                 or "materials" in page.kinds or any(kind != "prose" and KINDS[kind].needs_lab for kind in page.kinds)
-                or page_formulas(was[0]) != page_formulas(page) or reading_minutes(was[0]) != reading_minutes(page)):
+                or page_formulas(was) != page_formulas(page) or reading_minutes(was) != reading_minutes(page)):
             return None
     sitemap, problems = info["sitemap"], Collector()
     for page in pages:
@@ -118,11 +118,11 @@ class _Pages(dict):
 
     def __missing__(self, output: str):
         source = self.sources.get(output)
-        found = self.memo.recall("parsed", (source, self.hashes.get(source))) if source else None
+        found = self.memo.value("parsed", (source, self.hashes.get(source))) if source else None
         if found is None:
             raise _Unknown(output)
-        self[output] = found[0]
-        return found[0]
+        self[output] = found
+        return found
 
 
 def _spliced(offsets: dict, index: bytes | None, pages: list, files: dict, memo) -> tuple[bytes | None, dict]:

@@ -249,7 +249,7 @@ def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: boo
     warnings = [Problem(page.source, line, message) for page in pages for line, message in page.notes] \
         + list(check_rendered(cfg, pages, files, memo))
     written, total = _publish(files, warnings, out, last, strict=strict, use_cache=use_cache)
-    memo.prune()
+    memo.prune(sweep=bool(last.get("patch", {}).get("patches")))     # (what patched builds left, too)
     from ..labs.freeze import freeze as store_frozen, is_frozen
     from ..pages.check import check_context
     from .patch import patch_info

@@ -13,7 +13,7 @@ That question, and the bookkeeping around it, is written once, here:
 
 A Record holds what the item was made of (`made`: cheap to compare, such as its text's hash), the
 memo entry that holds its result (`entry`: a reused record counts it as used, so the memo keeps it),
-and what later builds need of it without reading that entry (`kept`). The context holds all that
+and what later builds need of it without reading that entry (`summary`). The context holds all that
 every item of the phase depends on (the site's configuration, what is published where); the memo
 adds the generator's code and the packages' versions to it (Memo.recorded), so that no phase can
 forget them. A phase records only when its loop ends without an error.
@@ -24,7 +24,7 @@ each one concept, defined in docs/glossary.md.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:
     from .memo import Memo
@@ -35,7 +35,7 @@ class Record:
     """One item as a build found it (see the module's docstring)."""
     made: tuple
     entry: str
-    kept: object = None
+    summary: object = None
 
 
 class Phase:
@@ -47,32 +47,40 @@ class Phase:
         found = memo.recorded(namespace, context) if memo is not None and context is not None else {}
         self.last: dict[str, Record] = {item: record for item, record in found.items() if isinstance(record, Record)}
         self.now: dict[str, Record] = {}
+        self.reused: list[str] = []         # the entries of the records reused
 
     def __enter__(self) -> Phase:
         return self
 
     def __exit__(self, kind, *_) -> None:
         if kind is None and self.memo is not None and self.context is not None:
-            self.memo.record(self.namespace, self.context, dict(sorted(self.now.items())))
+            self.memo.record(self.namespace, self.context, dict(sorted(self.now.items())), self.reused)
 
-    def reuse(self, item: str, made: tuple) -> Record | None:
+    def reuse(self, item: str, made: tuple | Callable[[object], tuple]) -> Record | None:
         """The last build's record of `item` if it was made of `made`, else None. Its entry is counted
         as used (not read: a phase that needs its bytes looks it up) and the record kept for the next
-        build."""
+        build. When what an item is made of includes what it read of other items, which the item
+        itself decides (the pages its breadcrumbs name), `made` is a function of what it read last
+        time (its record's summary) that gives what those parts are now: the record is reused while
+        every one of them is as it was."""
         record = self.last.get(item)
-        if record is None or record.made != made:
+        if record is None:
             return None
-        self.memo.used_entry(record.entry)
+        if callable(made):
+            made = made(record.summary)
+        if record.made != made:
+            return None
+        self.reused.append(record.entry)
         self.now[item] = record
         return record
 
-    def made(self, item: str, made: tuple, key: tuple, kept: object = None, namespace: str | None = None) -> Record | None:
+    def made(self, item: str, made: tuple, key: tuple, summary: object = None, namespace: str | None = None) -> Record | None:
         """Record `item`, made now of `made`, its result in the entry of `key` (in the phase's namespace
         unless `namespace` names another); None when there is no memo folder to keep it in."""
         entry = self.memo.name(namespace or self.namespace, key) if self.memo is not None else None
         if entry is None:
             return None
-        self.now[item] = record = Record(made, entry, kept)
+        self.now[item] = record = Record(made, entry, summary)
         return record
 
     def keep(self, item: str, record: Record) -> None:

@@ -7,7 +7,10 @@ Stored files, never read again unless they must be, and then checked against
 their hash (stored.py): a blob changed since it was kept fails the build before
 it publishes anything, which is then run again checking every blob it takes
 (`verify`). Entries are written to a temporary name and renamed; entries a
-build did not use are dropped at the end of the build.
+build did not use are dropped at the end of a build (the sweep: a listing of
+every folder it used), once the entries written since the last sweep are more
+than a few (SWEEP_SLACK) or SWEEP_EVERY builds ran without one: a prose edit
+leaves a handful, not worth listing thousands of names for each time.
 
 An entry's value is a pure function of its key, so a copy of it is as good as
 the file: at its end a build also writes every entry it used into one file
@@ -43,12 +46,16 @@ PACK = "pack"             # every entry the last build used, in one file: {names
 # Entries the pack may lack or hold in vain (at least; or a twentieth of those used) before it is written
 # again: a prose edit changes a handful, which are read from their own files rather than rewriting it.
 PACK_SLACK = 64
-RECORDS = "records"       # what the last build recorded item by item (Memo.recorded): {phase: (context, items)}
+# What the last build recorded item by item (Memo.recorded), and how many entries were written in how
+# many builds since the last sweep: {"phases": {phase: (context, items)}, "unswept": (entries, builds)}
+RECORDS = "records"
+SWEEP_SLACK = 256         # entries written since the last sweep (at least; or a tenth of those used)
+SWEEP_EVERY = 50          # builds, at most, from one sweep to the next
 # Every package that turns sources into published bytes: a new version of any may change them.
 RENDERING = ("jinja2", "markdown", "pygments", "latex2mathml", "pillow", "rcssmin", "pyyaml", "fonttools")
 
 
-CHECK = 8       # bytes of BLAKE2b after an entry's own, which say that it is whole (Memo.entry)
+CHECK = 8       # bytes of BLAKE2b after an entry's own, which say that it is whole (Memo._read)
 
 
 def _check(data: bytes) -> bytes:
@@ -166,17 +173,73 @@ class Memo:
         self.looked_up: dict[str, bytes] = {}           # entries this build found or stored: the next pack
         self.last_records: dict | None = None if whole else {}
         self.records: dict[str, tuple[str, dict]] = {}  # this build's: written by prune()
+        self.written = 0                                # entries and blobs written by this build
 
+    # Three kinds of entries, each with one verb: `data` (bytes), `file` (bytes kept as a Stored file,
+    # handed out unread) and `value` (a picklable object). Each is called as (namespace, key, make):
+    # the entry of that key, made by `make()` and kept when there is none (without `make`, None);
+    # or with the name of an entry alone, as a phase's record names it (incremental.py), for a lookup.
     def name(self, namespace: str, key_parts: tuple) -> str | None:
         """The name of the key's entry (None without a memo folder)."""
         return None if self.folder is None else f"{namespace}/{digest(namespace, makers_digest(), *key_parts)}"
 
-    def peek(self, namespace: str, key_parts: tuple) -> bytes | None:
-        name = self.name(namespace, key_parts)
-        return None if name is None else self.entry(name)
+    def data(self, namespace: str, key_parts: tuple | None = None, make: Callable[[], bytes] | None = None) -> bytes | None:
+        """The bytes of the entry (see above); counted as used by this build."""
+        name = namespace if key_parts is None else self.name(namespace, key_parts)
+        found = None if name is None else self._read(name)
+        if found is None and make is not None:
+            found = make()
+            self._put(name, found)
+        return found
 
-    def entry(self, name: str) -> bytes | None:
-        """The bytes of the entry named `name` (see name), if any; counted as used by this build."""
+    def file(self, namespace: str, key_parts: tuple | None = None,
+             make: Callable[[], bytes] | None = None) -> bytes | Stored | None:
+        """The entry's bytes as a Stored file (without a memo folder, the bytes), never read on a hit:
+        a page or notebook that did not change is linked into the output, not read and written
+        again. The entry holds the bytes' hash and size; the bytes are kept once, under their
+        hash (blobs/), written even when a blob of that hash is there (it may have been changed).
+        Not looked at unless `verify`: then handed out only if whole."""
+        name = namespace if key_parts is None else self.name(namespace, key_parts)
+        entry = None if name is None else self._read(name)
+        if entry is not None:
+            sha, _, size = entry.decode().partition(" ")
+            try:
+                found = Stored(self._blob(sha), sha, int(size))
+                if self.verify:
+                    found.read()
+                return found
+            except (ValueError, DamagedFile):
+                pass
+        if make is None:
+            return None
+        data = make()
+        if name is None:
+            return data
+        sha = sha256_of(data)
+        self._write(self._blob(sha), data)
+        self.written += 1
+        self._put(name, f"{sha} {len(data)}".encode())
+        return Stored(self._blob(sha), sha, len(data))
+
+    def value(self, namespace: str, key_parts: tuple | None = None, make: Callable[[], object] | None = None) -> object:
+        """The object pickled in the entry (the cache is the author's own folder, as trusted as the lab
+        scripts the build runs): parsed pages and YAML, whose parsers cost more than unpickling. A
+        lookup without `make` returns None when there is none (such values are never None)."""
+        name = namespace if key_parts is None else self.name(namespace, key_parts)
+        data = None if name is None else self._read(name)
+        if data is not None:
+            try:
+                return pickle.loads(data)[0]
+            except Exception:       # damaged, or from another version of a class
+                pass
+        if make is None:
+            return None
+        value = make()
+        self._put(name, pickle.dumps((value,), protocol=pickle.HIGHEST_PROTOCOL))
+        return value
+
+    def _read(self, name: str) -> bytes | None:
+        """The bytes of the entry named `name`, if any; counted as used by this build."""
         namespace, _, key = name.partition("/")
         self.used.setdefault(namespace, set()).add(key)
         if self.packed is None:
@@ -194,36 +257,12 @@ class Memo:
         self.looked_up[name] = data
         return data
 
-    # What the last build found item by item (a page checked, rendered, indexed), for a phase whose
-    # context is unchanged to take each unchanged item's result as it is, by the name of its entry,
-    # instead of working out and looking up the item's key: a few microseconds a page, not a tenth
-    # of a millisecond. Only a build that succeeded writes them (prune).
-    def recorded(self, phase: str, context: str) -> dict:
-        """What the last build recorded for `phase`, if it did so in this `context`; else {}."""
-        if self.last_records is None:
-            self.last_records = read_pickled(f"{self.folder}/{RECORDS}") if self.folder is not None else {}
-        found = self.last_records.get(phase)
-        context = digest(makers_digest(), context)
-        return found[1] if isinstance(found, tuple) and len(found) == 2 and found[0] == context else {}
-
-    def used_entry(self, name: str) -> None:
-        """Count the entry named `name` as used by this build, without reading it (incremental.py: what
-        a record stands for is in it, and a phase that needs its bytes looks it up), so that the next
-        pack holds only the entries that were read."""
-        namespace, _, key = name.partition("/")
-        self.used.setdefault(namespace, set()).add(key)
-
-    def record(self, phase: str, context: str, items: dict) -> None:
-        """This build's results of `phase` in `context`, item by item, for the next build."""
-        if self.folder is not None:
-            self.records[phase] = (digest(makers_digest(), context), items)
-
-    def put(self, namespace: str, key_parts: tuple, data: bytes) -> None:
-        name = self.name(namespace, key_parts)
+    def _put(self, name: str | None, data: bytes) -> None:
         if name is None:
             return
-        self.used.setdefault(namespace, set()).add(name.partition("/")[2])
+        self.used.setdefault(name.partition("/")[0], set()).add(name.partition("/")[2])
         self._write(f"{self.folder}/{name}", data + _check(data))
+        self.written += 1
         self.looked_up[name] = data
         if self.packed and self.packed.get(name, data) != data:
             self.packed.clear()     # it held what could not be used (a class that changed): write it again
@@ -237,88 +276,54 @@ class Memo:
             handle.write(data)
         os.replace(tmp, path)
 
-    def get(self, namespace: str, key_parts: tuple, make: Callable[[], bytes]) -> bytes:
-        data = self.peek(namespace, key_parts)
-        if data is None:
-            data = make()
-            self.put(namespace, key_parts, data)
-        return data
-
-    def kept(self, namespace: str, key_parts: tuple, make: Callable[[], bytes] | None = None) -> bytes | Stored | None:
-        """`make()`'s bytes as a Stored file (without a memo folder, the bytes), never read on a hit:
-        a page or notebook that did not change is linked into the output, not read and written
-        again. The key's entry holds the bytes' hash and size; the bytes are kept once, under their
-        hash (blobs/). None on a miss without `make`."""
-        name = self.name(namespace, key_parts)
-        if name is not None and (found := self.stored(name)) is not None:
-            return found
-        if make is None:
-            return None
-        return self.keep(namespace, key_parts, make())
-
-    def stored(self, name: str) -> Stored | None:
-        """The file kept (keep) under the entry named `name`, if there is one; not looked at (most
-        are published from the last site's copy, never read) unless `verify`: then only if whole."""
-        entry = self.entry(name)
-        if entry is None:
-            return None
-        sha, _, size = entry.decode().partition(" ")
-        try:
-            found = Stored(self._blob(sha), sha, int(size))
-            if self.verify:
-                found.read()
-        except (ValueError, DamagedFile):
-            return None
-        return found
-
-    def keep(self, namespace: str, key_parts: tuple, data: bytes) -> bytes | Stored:
-        """Keep `data` under the key (see kept); returns what kept() will return for it. Its blob is
-        written even when there is one (it may have been changed): only pages made anew are kept."""
-        if self.folder is None:
-            return data
-        sha = sha256_of(data)
-        self._write(self._blob(sha), data)
-        self.put(namespace, key_parts, f"{sha} {len(data)}".encode())
-        return Stored(self._blob(sha), sha, len(data))
-
     def _blob(self, sha: str) -> str:
         self.used.setdefault("blobs", set()).add(sha)
         return f"{self.folder}/blobs/{sha}"      # (a Path costs more, for every page of every build)
 
-    def recall(self, namespace: str, key_parts: tuple) -> tuple | None:
-        """(value,) as remember() stored it under the key, or None when it holds none."""
-        name = self.name(namespace, key_parts)
-        return None if name is None else self.recalled(name)
+    # What the last build found item by item (a page checked, rendered, indexed), for a phase whose
+    # context is unchanged to take each unchanged item's result as it is, by the name of its entry,
+    # instead of working out and looking up the item's key: a few microseconds a page, not a tenth
+    # of a millisecond. Only a build that succeeded writes them (prune).
+    def recorded(self, phase: str, context: str) -> dict:
+        """What the last build recorded for `phase`, if it did so in this `context`; else {}."""
+        found = self._last_records().get("phases", {}).get(phase)
+        context = digest(makers_digest(), context)
+        return found[1] if isinstance(found, tuple) and len(found) == 2 and found[0] == context else {}
 
-    def recalled(self, name: str) -> tuple | None:
-        """(value,) as remember() stored it in the entry named `name`, or None."""
-        data = self.entry(name)
-        if data is not None:
-            try:
-                return pickle.loads(data)
-            except Exception:       # damaged, or from another version of a class
-                pass
-        return None
+    def record(self, phase: str, context: str, items: dict, used: list[str] = ()) -> None:
+        """This build's results of `phase` in `context`, item by item, for the next build; `used`: the
+        entries of those taken as they were (not read: a phase that needs their bytes looks them
+        up), counted as used so that prune keeps them."""
+        for name in used:
+            namespace, _, key = name.partition("/")
+            self.used.setdefault(namespace, set()).add(key)
+        if self.folder is not None:
+            self.records[phase] = (digest(makers_digest(), context), items)
 
-    def remember(self, namespace: str, key_parts: tuple, make: Callable[[], object]) -> object:
-        """`make()`'s value, pickled under the key (the cache is the author's own folder, as trusted
-        as the lab scripts the build runs); parsed pages and YAML, whose parsers cost more than this."""
-        if (found := self.recall(namespace, key_parts)) is not None:
-            return found[0]
-        value = make()
-        self.put(namespace, key_parts, pickle.dumps((value,), protocol=pickle.HIGHEST_PROTOCOL))
-        return value
+    def _last_records(self) -> dict:
+        if self.last_records is None:
+            self.last_records = read_pickled(f"{self.folder}/{RECORDS}") if self.folder is not None else {}
+        return self.last_records
 
-    def prune(self) -> None:
-        """Drop entries of the namespaces used in this build that it did not use, and pack the
-        ones it used for the next build (unless the pack it read differs by only a few)."""
+    def prune(self, sweep: bool = False) -> None:
+        """Write this build's records; pack the entries it used for the next build (unless the pack
+        it read differs by only a few); and, when it is time (see the module's docstring) or
+        `sweep`, drop the entries of the namespaces it used that it did not use."""
         if self.folder is None:
             return
         packed = self.packed or {}
         differ = len(self.looked_up.keys() ^ packed.keys())
         if not packed or differ > max(PACK_SLACK, len(self.looked_up) // 20):
             self._write(f"{self.folder}/{PACK}", pickle.dumps(self.looked_up, protocol=pickle.HIGHEST_PROTOCOL))
-        self._write(f"{self.folder}/{RECORDS}", pickle.dumps(self.records, protocol=pickle.HIGHEST_PROTOCOL))
+        last = self._last_records().get("unswept")
+        entries, builds = last if isinstance(last, tuple) and len(last) == 2 else (0, SWEEP_EVERY)
+        entries, builds = entries + self.written, builds + 1
+        used = sum(map(len, self.used.values()))
+        sweep = sweep or entries > max(SWEEP_SLACK, used // 10) or builds >= SWEEP_EVERY
+        self._write(f"{self.folder}/{RECORDS}", pickle.dumps(
+            {"phases": self.records, "unswept": (0, 0) if sweep else (entries, builds)}, protocol=pickle.HIGHEST_PROTOCOL))
+        if not sweep:
+            return
         for namespace, keys in self.used.items():
             try:
                 names = os.listdir(f"{self.folder}/{namespace}")     # (a Path per entry costs ten times this)

@@ -112,4 +112,4 @@ def load_generator_yaml(text: str, memo=None):
 
 def _remembered(memo, text: str, how, parse):
     """What `text` parses to (`how`: the line offset, or which loader), from the memo."""
-    return memo.remember("yaml", (text, how), parse)
+    return memo.value("yaml", (text, how), parse)

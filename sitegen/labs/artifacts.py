@@ -125,12 +125,12 @@ def load_entry(lab: Lab, cells: tuple[Cell, ...], entry: Path, recomputed: bool,
         folder = entry / FILES
         files = {name: folder / name for name in manifest["files"]}
         state = [(name, *file_state(path)) for name, path in files.items()]
-        if memo is None or memo.peek("intact", (str(entry), manifest["files"], state)) is None:
+        if memo is None or memo.data("intact", (str(entry), manifest["files"], state)) is None:
             for name, digest in manifest["files"].items():
                 if sha256_of(files[name].read_bytes()) != digest:
                     return None
             if memo is not None and settled(state):
-                memo.put("intact", (str(entry), manifest["files"], state), b"ok")
+                memo.data("intact", (str(entry), manifest["files"], state), lambda: b"ok")
         outputs = {c["name"]: CellOutput(c["name"], c["stdout"], tuple(c["figures"]), c.get("value"), c.get("error"),
                                      tuple(c.get("outputs", ())))
                    for c in manifest["cells"]}

@@ -60,7 +60,7 @@ def _imported_names(data: bytes, memo: Memo) -> list[str]:
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 names += [node.module] + [f"{node.module}.{a.name}" for a in node.names]
         return json.dumps(names).encode()
-    return json.loads(memo.get("imports", (sys.version, sha256_of(data)), parse))
+    return json.loads(memo.data("imports", (sys.version, sha256_of(data)), parse))
 
 
 def find_module(base: str, name: str) -> list[Path]:
@@ -167,6 +167,6 @@ def font_files(cfg: SiteConfig, memo: Memo) -> dict:
     for spec in cfg.figure_fonts:
         path = locate(spec)
         stat = path.stat()
-        fonts[spec] = memo.get("font-sha256", (str(path), stat.st_size, stat.st_mtime_ns),
+        fonts[spec] = memo.data("font-sha256", (str(path), stat.st_size, stat.st_mtime_ns),
                                lambda: sha256_of(path.read_bytes()).encode()).decode()
     return {"figure_fonts": fonts}

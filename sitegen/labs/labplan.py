@@ -50,17 +50,16 @@ def remember(memo: Memo, key: tuple, root: Path, hashes: dict[str, str], artifac
               for path in [art.entry / "manifest.json", *art.files.values()]]
     if not settled([state for _, state in states]):
         return                      # a file written just now could change unseen: not worth a plan
-    memo.remember(NAMESPACE, key, lambda: {
+    memo.value(NAMESPACE, key, lambda: {
         "artifacts": artifacts, "probes": found, "states": states,
         "modules": {str(path): _sha(path, str(root), hashes) for path in sorted(modules)}})
 
 
 def recall(memo: Memo, key: tuple, root: Path, hashes: dict[str, str]) -> dict[str, Artifacts] | None:
     """The Artifacts remembered under `key`, if everything they were found from is still so."""
-    found = memo.recall(NAMESPACE, key)
-    if found is None:
+    plan = memo.value(NAMESPACE, key)
+    if plan is None:
         return None
-    plan = found[0]
     try:
         if any(find_module(base, name) != modules for (base, name), modules in plan["probes"].items()):
             return None

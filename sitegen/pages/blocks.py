@@ -201,7 +201,7 @@ def _render_downloads(r, page: Page, block: Block, art: Artifacts) -> str:
         sources = [cell.source for cell in art.cells]
         # (which package provides a module, once per code and set of installed distributions)
         from ..core.memo import installed_digest
-        needs = r.memo.remember("needs", (str(lab.script.parent), json.dumps(sources), installed_digest()),
+        needs = r.memo.value("needs", (str(lab.script.parent), json.dumps(sources), installed_digest()),
                                 lambda: needed(lab.script.parent, sources))
         items.append({"href": relative_url(page.output, lab.notebook), "name": name,
                       "note": vocabulary.download_note(lab, name, needs), "size": None})

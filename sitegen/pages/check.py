@@ -83,7 +83,7 @@ def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifact
             key = (context, page.source, *made)
             # (a page not read from its file has no digest)
             name = memo.name("page-check", key) if memo is not None and page.digest else None
-            if name is not None and memo.entry(name) is not None:
+            if name is not None and memo.data(name) is not None:
                 phase.made(page.source, made, key)
                 continue                # checked, with this text and all it refers to, and found right
             before = len(problems.problems)
@@ -106,7 +106,7 @@ def check_page(page: Page, context: str, artifacts, sitemap: SiteMap, checking: 
     before = len(problems.problems)
     _check_page(page, artifacts, sitemap, checking, problems, memo)
     if memo is not None and page.digest and len(problems.problems) == before:
-        memo.put("page-check", (context, page.source, page.output, page.digest), b"ok")
+        memo.data("page-check", (context, page.source, page.output, page.digest), lambda: b"ok")
 
 
 def _check_page(page, artifacts, sitemap, checking, problems, memo) -> None:

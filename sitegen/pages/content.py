@@ -225,14 +225,14 @@ def load_pages(content_dir: Path, hashes: dict[str, str], memo: Memo | None = No
             try:
                 record = phase.reuse(source, (hashes[source],)) or phase.made(source, (hashes[source],),
                                                                               (source, hashes[source]))
-                found = memo.recalled(record.entry) if record is not None else None
+                found = memo.value(record.entry) if record is not None else None
                 if found is None:
                     data = read_bytes(content_dir / rel, source, hashes)
                     digest = sha256_of(data)     # what was read (it may have changed since)
                     phase.made(source, (digest,), (source, digest))
-                    found = (memo.remember("parsed", (source, digest), lambda: dataclasses.replace(
-                        parse_page(decode(data, source), source, output, memo), digest=digest)),)
-                pages.append(found[0])
+                    found = memo.value("parsed", (source, digest), lambda: dataclasses.replace(
+                        parse_page(decode(data, source), source, output, memo), digest=digest))
+                pages.append(found)
             except BuildError as exc:
                 problems.extend(exc.problems)
         if problems:

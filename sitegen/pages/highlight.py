@@ -10,11 +10,11 @@ from ..core.memo import Memo
 
 def highlighted(memo: Memo, source: str) -> str:
     """A cell's code as highlighted HTML, remembered on the source (and, as every entry, Pygments' version)."""
-    return memo.get("highlight", (source,), lambda: _highlight(source)).decode()
+    return memo.data("highlight", (source,), lambda: _highlight(source)).decode()
 
 
 def pygments_css(memo: Memo) -> str:
-    return memo.get("pygments-css", (), _pygments_css).decode()
+    return memo.data("pygments-css", (), _pygments_css).decode()
 
 
 def _highlight(source: str) -> bytes:

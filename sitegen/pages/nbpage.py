@@ -162,7 +162,7 @@ def notebook_pages(root, hashes: dict[str, str], memo=None) -> list:
     for rel in found:
         output = page_output(rel)
         try:
-            pages.append(memo.remember("notebook-page", (rel, hashes[rel], site),
+            pages.append(memo.value("notebook-page", (rel, hashes[rel], site),
                                        lambda: _page(root, rel, output, hashes, memo, known)))
         except BuildError as exc:
             problems.extend(exc.problems)

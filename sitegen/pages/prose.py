@@ -75,7 +75,7 @@ def to_mathml(tex: str, display: bool, memo: Memo | None = None) -> str:
         return _for_browsers(UNSAFE_ATTRIBUTE.sub("", mathml).replace(LESS_THAN, "&lt;")).encode()
     if memo is None:
         return convert().decode()
-    return memo.get("mathml", (package_version("latex2mathml"), tex, display), convert).decode()
+    return memo.data("mathml", (package_version("latex2mathml"), tex, display), convert).decode()
 
 
 # latex2mathml writes the argument of \\text and its kin as it is, and \\href, \\style, \\class and

@@ -94,7 +94,7 @@ def read_cells(script: Path, root: Path, memo: Memo | None = None,
     (`hashes`: the build's snapshot, which the text read must match)."""
     rel = script.relative_to(root).as_posix()
     data = read_bytes(script, rel, hashes)
-    return (memo or Memo(None)).remember("cells", (rel, sha256_of(data)),
+    return (memo or Memo(None)).value("cells", (rel, sha256_of(data)),
                                          lambda: parse_cells(decode(data, rel), rel))
 
 

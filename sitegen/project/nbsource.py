@@ -322,10 +322,10 @@ def load(root, rel: str, hashes: dict[str, str] | None, memo=None) -> NotebookSo
     from ..core.memo import Memo
     from ..core.sources import read_bytes
     memo = memo or Memo(None)
-    if hashes and rel in hashes and (found := memo.recall("notebook-source", (rel, hashes[rel]))) is not None:
-        return found[0]
+    if hashes and rel in hashes and (found := memo.value("notebook-source", (rel, hashes[rel]))) is not None:
+        return found
     data = read_bytes(root / rel, rel, hashes)
-    return memo.remember("notebook-source", (rel, sha256_of(data)), lambda: read(data, rel))
+    return memo.value("notebook-source", (rel, sha256_of(data)), lambda: read(data, rel))
 
 
 def notebooks(root, hashes: dict[str, str] | None) -> list[str]:

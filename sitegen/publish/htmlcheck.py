@@ -194,7 +194,7 @@ def check_rendered(cfg: SiteConfig, pages: list[Page], files: dict[str, bytes], 
     shas = {path: sha256_of(files[path]) for path in sorted(path for path in files if path.endswith(".html"))}
     with Phase(memo, "html-check", context) as phase:
         # (kept: its links into other files' #anchors, and its warnings)
-        unchanged = {path: record.kept for path, sha in shas.items() if (record := phase.reuse(path, (sha,)))}
+        unchanged = {path: record.summary for path, sha in shas.items() if (record := phase.reuse(path, (sha,)))}
         for path in (path for path in shas if path not in unchanged):
             seen[path] = read_html(path, files[path], cfg.base_url, memo, shas[path])
         served_at: dict[str, str | None] = {}
@@ -216,7 +216,7 @@ def check_rendered(cfg: SiteConfig, pages: list[Page], files: dict[str, bytes], 
                     warnings.add(*where(needle), message)
                 continue
             elsewhere = file_problems(path, seen[path], files, ids, where, served_at, problems, warnings)
-            phase.made(path, (shas[path],), (path, cfg.base_url, shas[path]), kept=(elsewhere, seen[path]["warnings"]))
+            phase.made(path, (shas[path],), (path, cfg.base_url, shas[path]), summary=(elsewhere, seen[path]["warnings"]))
         problems.raise_if_any()
     return warnings.problems
 
@@ -250,7 +250,7 @@ def read_html(path: str, data: bytes | Stored, base_url: str, memo: Memo | None,
     #fragment it asks for), and its problems, with the text that finds each in its source. With a
     memo, remembered under the file's SHA-256 (`sha`, when the caller has it)."""
     if memo is not None:
-        return memo.remember("html-check", (path, base_url, sha or sha256_of(data)),
+        return memo.value("html-check", (path, base_url, sha or sha256_of(data)),
                              lambda: read_html(path, data, base_url, None))
     reader = _Reader(path, base_url)
     reader.feed(bytes_of(data).decode("utf-8"))

@@ -54,14 +54,14 @@ def formula_characters(pages, memo: Memo, solutions: str = "folded") -> str:
     with Phase(memo, "formula-characters", context) as phase:
         for page in pages:      # a page as the last build found it: its blocks are not even unpickled
             if page.digest and (record := phase.reuse(page.source, (page.digest,))) is not None:
-                chars.update(record.kept)       # (content.Page), and its entry is kept
+                chars.update(record.summary)       # (content.Page), and its entry is kept
                 continue
             # Else keyed on its formulas: a prose edit that leaves them as they were converts none
             formulas = page_formulas(page, solutions)
             key = (json.dumps(formulas, ensure_ascii=False),)
-            found = memo.remember("formula-characters", key, lambda: _characters(formulas, memo))
+            found = memo.value("formula-characters", key, lambda: _characters(formulas, memo))
             if page.digest:
-                phase.made(page.source, (page.digest,), key, kept="".join(sorted(found)))
+                phase.made(page.source, (page.digest,), key, summary="".join(sorted(found)))
             chars.update(found)
     if not chars:
         return ""
@@ -111,7 +111,7 @@ def subset(chars: str, memo: Memo) -> bytes:
         fonttools_subset.save_font(font, out, options)
         return out.getvalue()
 
-    return memo.get("mathfont", (digest, chars), make)
+    return memo.data("mathfont", (digest, chars), make)
 
 
 def font_face_css(url: str) -> str:

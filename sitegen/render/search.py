@@ -124,13 +124,13 @@ def search_index(pages: dict[str, tuple[str, bytes | Stored]], memo: Memo | None
         for output, (title, html) in sorted(pages.items()):
             sha = sha256_of(html)
             record = phase.reuse(output, (sha, title))      # kept: the start of its JSON
-            sections = memo.entry(record.entry) if record is not None else None
+            sections = memo.data(record.entry) if record is not None else None
             if sections is None:
                 sections = page_sections_json(html, memo, sha)
                 start = entry_start(output, title)
-                phase.made(output, (sha, title), (INDEX_FORMAT, sha), kept=start)
+                phase.made(output, (sha, title), (INDEX_FORMAT, sha), summary=start)
             else:
-                start = record.kept
+                start = record.summary
             if sections != b"[]":       # (joined as bytes: on a large course the index is most of a build's bytes)
                 pieces += (start, sections, b"},")
                 if offsets is not None:
@@ -149,7 +149,7 @@ def entry_start(output: str, title: str) -> bytes:
 def page_sections_json(html: bytes | Stored, memo: Memo, sha: str) -> bytes:
     """A page's sections as the JSON they are written as: remembered under its HTML's hash (`sha`),
     else read from it."""
-    return memo.get("search", (INDEX_FORMAT, sha), lambda: _compact(page_sections(bytes_of(html).decode("utf-8"))))
+    return memo.data("search", (INDEX_FORMAT, sha), lambda: _compact(page_sections(bytes_of(html).decode("utf-8"))))
 
 
 INDEX_FORMAT = "compact-2"        # how a page's sections are remembered: change it when _compact changes
