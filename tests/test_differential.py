@@ -114,7 +114,7 @@ class Sequence:
         (root / "compute/pk/sub.py").write_text("from .core import VALUE\n", encoding="utf-8")
         (root / "compute/pk/core.py").write_text("VALUE = 'v0'\n", encoding="utf-8")
         (root / "compute/reader.py").write_text(READER, encoding="utf-8")
-        (root / "content/reader.md").write_text("---\ntitle: 读取\nlab: reader\n---\n::: cell read\n\n"
+        (root / "content/reader.md").write_text("---\ntitle: 读取\nlab: reader\nparent: guide.md\n---\n::: cell read\n\n"
                                                 "加倍：{{ doubled[0][1] }}。\n", encoding="utf-8")
         (root / "content/guide.md").write_text("---\ntitle: 导读\n---\n公式 $x^2 + 1$ 与 [读取](reader.md)。"
                                                "这一页是导读。\n", encoding="utf-8")
@@ -208,6 +208,13 @@ class Sequence:
         lines = self.text(rel).split("\n")
         lines[1] = f"title: 标题 {self.n}"
         self.write(rel, "\n".join(lines))
+
+    def edit_parent(self):
+        """The guide, reader.md's parent, gets a parent of its own or loses it: reader.md's breadcrumbs
+        show one page more or fewer, though reader.md did not change."""
+        text = self.text("content/guide.md")
+        self.write("content/guide.md", text.replace("parent: index.md\n", "") if "parent: index.md\n" in text
+                   else text.replace("\n---\n", "\nparent: index.md\n---\n", 1))
 
     def add_page(self):
         self.write(f"content/extra-{self.n}.md", f"---\ntitle: 附页 {self.n}\n---\n附页正文，见 [导读](guide.md)。\n")
@@ -413,7 +420,7 @@ class Sequence:
         return self.week_notebook(new, code=self.rng.random() < 0.5)
 
     EDITS = ("page_transition", "page_transition", "edit_last_cell", "edit_notebook_prose", "edit_notebook_code", "save_notebook_outputs", "edit_notebook_data",
-             "add_notebook_neighbour", "edit_page_body", "edit_page_title", "add_page", "delete_page", "edit_template", "edit_css",
+             "add_notebook_neighbour", "edit_page_body", "edit_page_title", "edit_parent", "add_page", "delete_page", "edit_template", "edit_css",
              "edit_site_yaml", "same_size_times_put_back", "revert", "touch", "hand_edit_output",
              "edit_data_file", "edit_relative_module", "edit_package_init", "edit_generator", "newer_package",
              "edit_during_build", "same_second", "edit_unseen_lines", "toggle_unseen_flag", "edit_unseen_catted",

@@ -164,18 +164,18 @@ class Renderer:
             # changes computed_at), site.yaml (words, descriptions), links, solutions, the generator.
             made = (page.source, page.digest, art.digest)
             record = self.notebook_phase.reuse(art.lab.id, made)
-            notebook = self.memo.stored(record.entry) if record is not None else None
+            notebook = self.memo.file(record.entry) if record is not None else None
             if notebook is None:
                 key = (page.source, page.digest, made[2], self.notebook_site_key)
                 memo = self.memo if page.digest else Memo(None)  # (a page not read from its file has no digest)
-                notebook = memo.kept("notebook", key, lambda: self.notebook(page, art))
+                notebook = memo.file("notebook", key, lambda: self.notebook(page, art))
                 if page.digest:
                     self.notebook_phase.made(art.lab.id, made, key, namespace="notebook")
             self.out.add(art.lab.notebook, notebook, page.source)
             if archived_reads(art, self.cfg.root, self.hashes):
                 # The notebook with the files its run read, for a student's rerun (archive.py).
                 key = (script, sha256_of(notebook), json.dumps(art.reads, sort_keys=True))
-                self.out.add(art.lab.archive, self.memo.kept("archive", key, lambda: notebook_archive(
+                self.out.add(art.lab.archive, self.memo.file("archive", key, lambda: notebook_archive(
                     self.cfg.root, script, bytes_of(notebook), art.reads, self.hashes)), page.source)
 
     @functools.cached_property
@@ -226,6 +226,19 @@ class Renderer:
     @functools.cached_property
     def by_output(self) -> dict[str, Page]:
         return {p.output: p for p in self.pages}
+
+    @functools.cached_property
+    def by_source(self) -> dict[str, Page]:
+        return {p.source: p for p in self.pages}
+
+    def faces(self, sources) -> tuple | None:
+        """What a page shows of each of these pages (breadcrumbs, previous and next): its address,
+        title and parent; None when one of them is gone."""
+        try:
+            return tuple((other.output, other.title, other.meta.get("parent"))
+                         for other in map(self.by_source.__getitem__, sources or ()))
+        except KeyError:
+            return None
 
     @functools.cached_property
     def notebook_site_key(self) -> str:
@@ -345,9 +358,10 @@ class Renderer:
         when no page's title, address or parent changed either, as the last build recorded it."""
         # (a page with the lecture's map shows what other pages hold: it is looked up by all of that)
         mapped = "materials" in page.kinds
-        made = (page.digest, self.labs_key(page))
-        record = None if mapped else self.page_phase.reuse(page.source, made)     # (its entry is looked up once)
-        if record is not None and (kept := self.memo.stored(record.entry)) is not None:
+        labs_key = self.labs_key(page)
+        record = None if mapped else self.page_phase.reuse(     # (its entry is looked up once)
+            page.source, lambda read: (page.digest, labs_key, self.faces(read)))
+        if record is not None and (kept := self.memo.file(record.entry)) is not None:
             self.out.add(page.output, kept, page.source)
             return
         art = self.artifacts.get(page.lab) if page.lab else None
@@ -356,6 +370,7 @@ class Renderer:
                {"title": item.title, "href": relative_url(page.output, published[item.page]),
                 "current": published[item.page] == page.output, "external": False} for item in self.cfg.nav]
         by_output = self.by_output
+        read = []               # the pages whose faces it shows, in the order it reads them
         crumbs, parent, seen = [], page.meta.get("parent"), {page.output}
         while parent:
             output, fragment = resolve_target(page, parent, self.sitemap)
@@ -363,6 +378,7 @@ class Renderer:
                 break
             seen.add(output)
             parent_page = by_output[output]
+            read.append(parent_page.source)
             crumbs.insert(0, {"title": parent_page.title, "href": relative_url(page.output, output, fragment)})
             parent = parent_page.meta.get("parent")
         if page.output != "index.html":
@@ -374,13 +390,15 @@ class Renderer:
             for key, index in (("previous", at - 1), ("next", at + 1)):
                 if 0 <= index < len(order):
                     other = by_output[published[order[index]]]
+                    read.append(other.source)
                     neighbours[key] = {"title": other.title, "href": relative_url(page.output, other.output)}
         shown = self.materials(page) if mapped else []
-        key = (site_key, page.source, page.digest, made[1],
+        key = (site_key, page.source, page.digest, labs_key,
                json.dumps([nav, crumbs, neighbours, shown], ensure_ascii=False, sort_keys=True))
         site_key = site_key if page.digest else ""         # (a page not read from its file has no digest)
-        record = self.page_phase.made(page.source, made, key, namespace="page") if site_key else None
-        if record is not None and (kept := self.memo.stored(record.entry)) is not None:
+        record = self.page_phase.made(page.source, (page.digest, labs_key, self.faces(read)), key,
+                                      summary=tuple(read), namespace="page") if site_key else None
+        if record is not None and (kept := self.memo.file(record.entry)) is not None:
             self.out.add(page.output, kept, page.source)
             return
         try:
@@ -402,7 +420,7 @@ class Renderer:
                               words=self.words)
         html_bytes = self.render_template("page.html", ctx=context).encode()
         self.rendered.append(page.source)
-        self.out.add(page.output, self.memo.keep("page", key, html_bytes) if site_key else html_bytes, page.source)
+        self.out.add(page.output, self.memo.file("page", key, lambda: html_bytes) if site_key else html_bytes, page.source)
 
 
 def _flatten(tokens):
@@ -437,16 +455,13 @@ def render_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifac
     assets = publish_assets(cfg, pages, renderer.memo, renderer.out, preview, hashes, solutions)
     scripts = [assets[name] for name in PAGE_SCRIPTS + (PREVIEW_SCRIPTS if preview else ())]
     site_key = renderer.site_key(assets, scripts) if memo else ""
-    # What every page shows of the others (navigation, breadcrumbs, previous/next) follows from these.
-    context = digest(site_key, json.dumps([[p.source, p.output, p.title, p.meta.get("parent")] for p in pages],
-                                          ensure_ascii=False))
-    with Phase(renderer.memo if site_key else None, "pages", context) as renderer.page_phase:
+    # (What a page shows of the others, in its breadcrumbs and previous/next, each page's record holds.)
+    with Phase(renderer.memo if site_key else None, "pages", site_key) as renderer.page_phase:
         for page in pages:
             renderer.page(page, assets, scripts, site_key)
-    by_source = {page.source: page for page in pages}
     with Phase(renderer.memo, "notebooks", renderer.notebook_site_key) as renderer.notebook_phase:
         for art in artifacts.values():
-            renderer.lab_files(art, by_source[f"content/{art.lab.page}"])
+            renderer.lab_files(art, renderer.by_source[f"content/{art.lab.page}"])
     for output, path in sitemap.images.items():
         renderer.out.add(output, read_bytes(path, f"content/{output}", hashes), f"content/{output}")
     offsets: dict[str, tuple[int, int]] = {}
