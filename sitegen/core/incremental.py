@@ -23,16 +23,15 @@ each one concept, defined in docs/glossary.md.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, NamedTuple
 
 if TYPE_CHECKING:
     from .memo import Memo
 
 
-@dataclass(frozen=True)
-class Record:
-    """One item as a build found it (see the module's docstring)."""
+class Record(NamedTuple):
+    """One item as a build found it (see the module's docstring). Kept in the records file as a plain
+    tuple, which pickles in half the time (a large course has tens of thousands)."""
     made: tuple
     entry: str
     summary: object = None
@@ -45,8 +44,8 @@ class Phase:
     def __init__(self, memo: Memo | None, namespace: str, context: str | None = ""):
         self.memo, self.namespace, self.context = memo, namespace, context
         found = memo.recorded(namespace, context) if memo is not None and context is not None else {}
-        self.last: dict[str, Record] = {item: record for item, record in found.items() if isinstance(record, Record)}
-        self.now: dict[str, Record] = {}
+        self.last: dict[str, tuple] = found         # item -> (made, entry, summary)
+        self.now: dict[str, tuple] = {}
         self.reused: list[str] = []         # the entries of the records reused
 
     def __enter__(self) -> Phase:
@@ -63,16 +62,16 @@ class Phase:
         itself decides (the pages its breadcrumbs name), `made` is a function of what it read last
         time (its record's summary) that gives what those parts are now: the record is reused while
         every one of them is as it was."""
-        record = self.last.get(item)
-        if record is None:
+        found = self.last.get(item)
+        if found is None:
             return None
         if callable(made):
-            made = made(record.summary)
-        if record.made != made:
+            made = made(found[2])
+        if found[0] != made:
             return None
-        self.reused.append(record.entry)
-        self.now[item] = record
-        return record
+        self.reused.append(found[1])
+        self.now[item] = found
+        return Record(*found)
 
     def made(self, item: str, made: tuple, key: tuple, summary: object = None, namespace: str | None = None) -> Record | None:
         """Record `item`, made now of `made`, its result in the entry of `key` (in the phase's namespace
@@ -80,9 +79,9 @@ class Phase:
         entry = self.memo.name(namespace or self.namespace, key) if self.memo is not None else None
         if entry is None:
             return None
-        self.now[item] = record = Record(made, entry, summary)
-        return record
+        self.now[item] = (made, entry, summary)
+        return Record(made, entry, summary)
 
     def keep(self, item: str, record: Record) -> None:
         """Record `item` as `record` says (found by its key rather than by reuse)."""
-        self.now[item] = record
+        self.now[item] = tuple(record)

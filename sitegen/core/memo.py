@@ -288,7 +288,8 @@ class Memo:
         """What the last build recorded for `phase`, if it did so in this `context`; else {}."""
         found = self._last_records().get("phases", {}).get(phase)
         context = digest(makers_digest(), context)
-        return found[1] if isinstance(found, tuple) and len(found) == 2 and found[0] == context else {}
+        return found[1] if (isinstance(found, tuple) and len(found) == 2 and found[0] == context
+                            and isinstance(found[1], dict)) else {}
 
     def record(self, phase: str, context: str, items: dict, used: list[str] = ()) -> None:
         """This build's results of `phase` in `context`, item by item, for the next build; `used`: the
