@@ -53,7 +53,7 @@ class Phase:
 
     def __exit__(self, kind, *_) -> None:
         if kind is None and self.memo is not None and self.context is not None:
-            self.memo.record(self.namespace, self.context, dict(sorted(self.now.items())), self.reused)
+            self.memo.record(self.namespace, self.context, self.now, self.reused)
 
     def reuse(self, item: str, made: tuple | Callable[[object], tuple]) -> Record | None:
         """The last build's record of `item` if it was made of `made`, else None. Its entry is counted
