@@ -114,13 +114,13 @@ def _publish(tmp_path, modules: dict[str, str]) -> dict:
     from sitegen.render.assets import publish_assets
     from sitegen.core.memo import Memo
     from sitegen.render.render import Outputs
-    hashes = {}
+    snapshot = {}
     for rel, code in modules.items():
         (tmp_path / "static" / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / "static" / rel).write_text(code, encoding="utf-8")
-        hashes[f"static/{rel}"] = hashlib.sha256(code.encode()).hexdigest()
+        snapshot[f"static/{rel}"] = hashlib.sha256(code.encode()).hexdigest()
     out = Outputs()
-    publish_assets(SimpleNamespace(root=tmp_path), [], Memo(None), out, False, hashes)
+    publish_assets(SimpleNamespace(root=tmp_path), [], Memo(None), out, False, snapshot)
     return {path: data.decode() for path, data in out.items()}
 
 

@@ -66,12 +66,12 @@ def test_a_url_that_is_no_address_is_named(tmp_path):
 
 def test_the_pages_are_the_sources_markdown_files_and_not_a_jupyter_checkpoint_of_one(tmp_path):
     from sitegen.pages.content import load_pages
-    from sitegen.core.sources import snapshot, source_files
+    from sitegen.core.sources import take_snapshot, source_files
     root = tiny_site(tmp_path / "site")
     (root / "content/.ipynb_checkpoints").mkdir()
     (root / "content/.ipynb_checkpoints/index-checkpoint.md").write_text("---\ntitle: 旧\n---\n旧。\n", encoding="utf-8")
     (root / "content/notes").mkdir()
     (root / "content/notes/a.md").write_text("---\ntitle: 甲\n---\n甲。\n", encoding="utf-8")
-    pages = load_pages(root / "content", snapshot(source_files(root))[0])
+    pages = load_pages(root / "content", take_snapshot(source_files(root))[0])
     assert [(p.source, p.output) for p in pages] == [("content/404.md", "404.html"), ("content/index.md", "index.html"),
                                                      ("content/notes/a.md", "notes/a.html")]

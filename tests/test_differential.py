@@ -12,7 +12,7 @@ builds run the generator from a copy, so that its own code can be edited too. Th
 made on builds as serve makes them, in one process whose labs resume from checkpoints (resume.py).
 
 The fast tier runs one short sequence. The slow tier runs DIFFERENTIAL_SEEDS sequences of
-DIFFERENTIAL_STEPS steps (2 x 12 unless set), on a file system with whole-second times where one
+DIFFERENTIAL_STEPS steps (2 x 12 unless set; seeds from DIFFERENTIAL_FIRST_SEED), on a file system with whole-second times where one
 can be mounted (root). A long run: DIFFERENTIAL_SEEDS=40 DIFFERENTIAL_STEPS=25 pytest -m slow -k
 differential -n 2.
 """
@@ -588,12 +588,13 @@ def test_a_short_random_sequence_of_prose_edits_patched_in_keeps_the_build_equal
     assert len(log) >= 4
 
 
-SEEDS = int(os.environ.get("DIFFERENTIAL_SEEDS", "2"))
+FIRST_SEED = int(os.environ.get("DIFFERENTIAL_FIRST_SEED", "0"))     # (a long run's own seeds: seeds not run before)
+SEEDS = range(FIRST_SEED, FIRST_SEED + int(os.environ.get("DIFFERENTIAL_SEEDS", "2")))
 STEPS = int(os.environ.get("DIFFERENTIAL_STEPS", "12"))
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", range(SEEDS))
+@pytest.mark.parametrize("seed", SEEDS)
 def test_long_random_sequences_of_edits_keep_the_incremental_build_equal_to_a_clean_one(tmp_path, seed):
     coarse = coarse_mount(tmp_path) if seed % 2 == 0 else None     # every other one on whole seconds
     try:
@@ -605,14 +606,14 @@ def test_long_random_sequences_of_edits_keep_the_incremental_build_equal_to_a_cl
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", range(SEEDS))
+@pytest.mark.parametrize("seed", SEEDS)
 def test_random_sequences_of_edits_keep_serves_resumed_builds_equal_to_a_clean_one(tmp_path, seed):
     log = run(tmp_path / "seq", seed=100 + seed, steps=STEPS, kind=ServeSequence)
     print(f"seed {100 + seed} under serve: {log}")
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", range(SEEDS))
+@pytest.mark.parametrize("seed", SEEDS)
 def test_random_sequences_of_prose_edits_patched_in_keep_the_build_equal_to_a_clean_one(tmp_path, seed):
     coarse = coarse_mount(tmp_path) if seed % 2 == 1 else None     # every other one on whole seconds
     try:

@@ -27,12 +27,12 @@ def scheduled(root, cache, monkeypatch) -> tuple[object, list[str]]:
     from sitegen.labs import compute, labjobs
     from sitegen.project.config import load_config
     from sitegen.core.memo import Memo
-    from sitegen.core.sources import snapshot, source_files
+    from sitegen.core.sources import take_snapshot, source_files
     worked_out = []
     real = labjobs.source_key
     monkeypatch.setattr(labjobs, "source_key", lambda cfg, lab, *a, **k: worked_out.append(lab.id) or real(cfg, lab, *a, **k))
     memo = Memo(cache / "memo")
-    labs = compute.LabScheduler(load_config(root, memo), cache, memo=memo, hashes=snapshot(source_files(root))[0])
+    labs = compute.LabScheduler(load_config(root, memo), cache, memo=memo, snapshot=take_snapshot(source_files(root))[0])
     memo.prune()
     return labs, worked_out
 

@@ -202,22 +202,22 @@ def test_a_source_is_read_again_only_when_its_state_changed(tmp_path):
     only if that state had settled; a rewrite shows in its ctime even with its mtime set back."""
     import hashlib
 
-    from sitegen.core.sources import snapshot, source_files
+    from sitegen.core.sources import take_snapshot, source_files
     from sitegen.core.stored import SETTLED_NS
     page = tmp_path / "content/a.md"
     page.parent.mkdir()
     page.write_text("---\ntitle: 甲\n---\n一。\n", encoding="utf-8")
     files = source_files(tmp_path)
-    assert "content/a.md" not in snapshot(files)[1]         # just written: no state trusted yet
+    assert "content/a.md" not in take_snapshot(files)[1]         # just written: no state trusted yet
     time.sleep(SETTLED_NS / 1e9)
-    hashes, states = snapshot(files)
+    hashes, states = take_snapshot(files)
     assert hashes["content/a.md"] == hashlib.sha256(page.read_bytes()).hexdigest()
     forged = {"content/a.md": ["f" * 64, *states["content/a.md"][1:]]}
-    assert snapshot(files, forged)[0]["content/a.md"] == "f" * 64           # not read: the state says so
+    assert take_snapshot(files, forged)[0]["content/a.md"] == "f" * 64           # not read: the state says so
     before = os.stat(page)
     page.write_text("---\ntitle: 乙\n---\n二。\n", encoding="utf-8")        # same size, and same mtime:
     os.utime(page, ns=(before.st_atime_ns, before.st_mtime_ns))
-    assert snapshot(files, forged)[0]["content/a.md"] == hashlib.sha256(page.read_bytes()).hexdigest()
+    assert take_snapshot(files, forged)[0]["content/a.md"] == hashlib.sha256(page.read_bytes()).hexdigest()
 
 
 # -- the theme -----------------------------------------------------------------------

@@ -40,7 +40,7 @@ def patch_info(files: Outputs, check_context: str, sitemap, labs: list[str], fro
             **files.made_with}
 
 
-def patch(out: Path, cfg, memo, last: dict, sources: dict[str, str], edited: list[str], solutions: str,
+def patch(out: Path, cfg, memo, last: dict, snapshot: dict[str, str], edited: list[str], solutions: str,
           preview: bool) -> tuple[dict, tuple[str, ...], dict] | None:
     """The site with the pages `edited` patched in: (its files, the pages rendered, the patch info
     for the next build); None when a full build must make it (see the module's docstring). Raises
@@ -48,13 +48,13 @@ def patch(out: Path, cfg, memo, last: dict, sources: dict[str, str], edited: lis
     info, before = last["patch"], last["sources"]
     if info["patches"] >= PATCHES:
         return None
-    if not all(rel.startswith("content/") and rel.endswith(".md") and rel in before and rel in sources
+    if not all(rel.startswith("content/") and rel.endswith(".md") and rel in before and rel in snapshot
                for rel in edited):
         return None
     if any(warning[0] in edited for warning in last.get("warnings", ())):
         return None
     lab_pages = {f"content/{lab.page}" for lab in cfg.labs}
-    pages = load_pages(cfg.content_dir, {rel: sources[rel] for rel in edited}, memo)
+    pages = load_pages(cfg.content_dir, {rel: snapshot[rel] for rel in edited}, memo)
     for page in pages:
         was = memo.value("parsed", (page.source, before[page.source]))
         if (was is None or page.source in lab_pages or page.lab or page.notes or was.meta != page.meta
@@ -68,8 +68,8 @@ def patch(out: Path, cfg, memo, last: dict, sources: dict[str, str], edited: lis
     problems.raise_if_any()
     last_files = {rel: record for rel, record in last["files"].items() if rel != MARK}
     shown = {rel: Stored(f"{out}/{rel}", record[0], record[1]) for rel, record in last_files.items()}
-    renderer = Renderer(cfg, pages, {}, memo, sitemap, sources, solutions)
-    renderer.by_output = _Pages(memo, sitemap, sources, pages)
+    renderer = Renderer(cfg, pages, {}, memo, sitemap, snapshot, solutions)
+    renderer.by_output = _Pages(memo, sitemap, snapshot, pages)
     for page in pages:
         try:
             renderer.page(page, info["assets"], info["scripts"], info["site_key"])
@@ -111,14 +111,14 @@ class _Pages(dict):
     """Output -> Page for the renderer: each page a changed one shows (its parents in the breadcrumbs,
     its neighbours in the sequence) read from the memo when it is first asked for."""
 
-    def __init__(self, memo, sitemap, hashes: dict[str, str], pages: list):
+    def __init__(self, memo, sitemap, snapshot: dict[str, str], pages: list):
         super().__init__((page.output, page) for page in pages)
-        self.memo, self.hashes = memo, hashes
+        self.memo, self.snapshot = memo, snapshot
         self.sources = {output: f"content/{rel}" for rel, output in sitemap.pages.items()}
 
     def __missing__(self, output: str):
         source = self.sources.get(output)
-        found = self.memo.value("parsed", (source, self.hashes.get(source))) if source else None
+        found = self.memo.value("parsed", (source, self.snapshot.get(source))) if source else None
         if found is None:
             raise _Unknown(output)
         self[output] = found

@@ -45,13 +45,13 @@ def build_key(out: Path, preview: bool, strict: bool, base_url: str | None, solu
     return [str(out), preview, strict, base_url, solutions, os.environ.get("SOURCE_DATE_EPOCH", "")]
 
 
-def fingerprint(sources: dict[str, str], key: list) -> str:
-    """A hash of everything a build reads (`sources`: each file's hash; the installed distributions), and
+def fingerprint(snapshot: dict[str, str], key: list) -> str:
+    """A hash of everything a build reads (`snapshot`: each file's hash; the installed distributions), and
     of how it was asked to build (`key`)."""
     import json
     from ..core.memo import digest, environment, installed_digest, makers_digest
     return digest(makers_digest(), json.dumps(environment(), sort_keys=True), installed_digest(), *key,
-                  json.dumps(sources, sort_keys=True))
+                  json.dumps(snapshot, sort_keys=True))
 
 
 def build(root: Path, out: Path | None = None, *, cache: Path | None = None, use_cache: bool = True,
@@ -162,36 +162,36 @@ def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: boo
     `before_labs`: called before the labs' host starts, in a build that may run labs (the CLI's
     starts the build again with string hashing fixed: cli.fix_hashing)."""
     from ..core.memo import Memo, read_pickled
-    from ..core.sources import changed, snapshot, source_files
+    from ..core.sources import changed, take_snapshot, source_files
     from ..labs.labreads import stale
     from ..publish.write import output_intact
     last = read_pickled(cache / STATE)               # ({} as after no build)
     found = source_files(root)
     own.known, own.reads = found, {}        # (a build tried again reads anew)
-    sources, source_states = snapshot(found, last.get("source_states") if use_cache else None)
-    fingerprinted = fingerprint(sources, key)
+    snapshot, source_states = take_snapshot(found, last.get("source_states") if use_cache else None)
+    fingerprinted = fingerprint(snapshot, key)
     if (use_cache and freeze is None and last.get("fingerprint") == fingerprinted
             and (intact := output_intact(out, last.get("files", {}))) is not None
-            and not stale(root, last.get("reads", {}), sources)):
+            and not stale(root, last.get("reads", {}), snapshot)):
         # (touched but not changed: the stamp holds the states now, for the next build to stop sooner)
         _stamp(root, cache, key, found, source_states, last.get("reads", {}), intact,
                (last["count"], last["bytes"], last.get("warnings", [])))
         return BuildReport(out=out, files=last["count"], bytes=last["bytes"], unchanged=True,
                            warnings=tuple(Problem(*w) for w in last.get("warnings", ())))     # said again
 
-    edited = changed(last.get("sources", {}), sources) if last and use_cache else None
+    edited = changed(last.get("sources", {}), snapshot) if last and use_cache else None
     # An edit to pages' prose alone, all else as the last build found it: patched into its site (patch.py).
     if (edited and freeze is None and not verify and "patch" in last
-            and fingerprint({**sources, **{rel: last["sources"].get(rel) for rel in edited}}, key) == last["fingerprint"]
-            and not stale(root, last.get("reads", {}), sources)):
+            and fingerprint({**snapshot, **{rel: last["sources"].get(rel) for rel in edited}}, key) == last["fingerprint"]
+            and not stale(root, last.get("reads", {}), snapshot)):
         from .patch import patch
         memo = Memo(cache / MEMO, whole=False)        # (it reads a few entries: from their files)
-        patched = patch(out, _config(root, memo, sources, base_url), memo, last, sources, edited, solutions, preview)
+        patched = patch(out, _config(root, memo, snapshot, base_url), memo, last, snapshot, edited, solutions, preview)
         if patched is not None:
             files, rendered, info = patched
             warnings = [Problem(*w) for w in last.get("warnings", ())]
             written, total = _publish(files, warnings, out, last, strict=strict, use_cache=use_cache)
-            _record(root, cache, key, found, sources, source_states, fingerprinted, files, total, written,
+            _record(root, cache, key, found, snapshot, source_states, fingerprinted, files, total, written,
                     warnings, {**last.get("reads", {}), **own.reads}, info)
             return BuildReport(out=out, files=len(files), bytes=total, warnings=tuple(warnings), rendered=rendered,
                                cached=tuple(lab for lab in info["labs"] if lab not in info["frozen"]),
@@ -211,11 +211,11 @@ def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: boo
         host = LabHost()
     try:
         memo = Memo(cache / MEMO, verify)
-        cfg = _config(root, memo, sources, base_url)
+        cfg = _config(root, memo, snapshot, base_url)
         to_freeze = _labs_named(cfg, freeze) if freeze is not None else ()
         labs = LabScheduler(cfg, cache, use_cache=use_cache, jobs=jobs, host=host, timeout=timeout,
                             progress=progress, refreeze=frozenset(to_freeze), memo=memo,
-                            hashes=sources, kept=kept, before_labs=before_labs)
+                            snapshot=snapshot, kept=kept, before_labs=before_labs)
     except BaseException:
         if host is not None:
             host.stop()
@@ -229,23 +229,23 @@ def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: boo
         from ..render.render import render_site, while_labs_run
         from ..pages.nbpage import notebook_pages
         try:
-            pages = sorted(load_pages(cfg.content_dir, sources, memo) + notebook_pages(root, sources, memo),
+            pages = sorted(load_pages(cfg.content_dir, snapshot, memo) + notebook_pages(root, snapshot, memo),
                            key=lambda page: page.source.split("/"))
-            while_labs_run(cfg, memo, labs.pending, pages, sources, solutions)
+            while_labs_run(cfg, memo, labs.pending, pages, snapshot, solutions)
         except OSError as exc:
             if disk_full(exc):              # a lab may have filled it: then its failure is what is said
                 labs.finish()
             raise
         artifacts = labs.finish()
-    if labs.computed and (touched := changed(sources, snapshot(source_files(root), source_states)[0])):
+    if labs.computed and (touched := changed(snapshot, take_snapshot(source_files(root), source_states)[0])):
         if not labs.unconfined:             # no lab could write there: the author saved it meanwhile
             raise SourcesChanged(touched)
         ran = ", ".join(labs.unconfined)
         raise BuildError([Problem(rel, 0, f"changed while lab {ran} ran: a lab may write only in its own working "
                                           "folder (if you edited the file meanwhile, build again)")
                           for rel in touched])
-    sitemap = check_site(cfg, pages, artifacts, sources, memo)
-    files = render_site(cfg, pages, artifacts, sitemap, sources, preview=preview, memo=memo, solutions=solutions)
+    sitemap = check_site(cfg, pages, artifacts, snapshot, memo)
+    files = render_site(cfg, pages, artifacts, sitemap, snapshot, preview=preview, memo=memo, solutions=solutions)
     warnings = [Problem(page.source, line, message) for page in pages for line, message in page.notes] \
         + list(check_rendered(cfg, pages, files, memo))
     written, total = _publish(files, warnings, out, last, strict=strict, use_cache=use_cache)
@@ -257,8 +257,8 @@ def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: boo
     frozen = tuple(a.lab.id for a in artifacts.values() if is_frozen(cfg, a))
     # what labs and the build read outside the sources (the fingerprint has the rest): checked as it is
     reads = {**own.reads, **{rel: seen for art in artifacts.values() for rel, seen in (art.reads or {}).items()
-                             if rel not in sources}}
-    _record(root, cache, key, found, sources, source_states, fingerprinted, files, total, written, warnings, reads,
+                             if rel not in snapshot}}
+    _record(root, cache, key, found, snapshot, source_states, fingerprinted, files, total, written, warnings, reads,
             patch_info(files, check_context(cfg, artifacts, sitemap), sitemap, list(artifacts), frozen))
     return BuildReport(out=out, files=len(files), bytes=total,
                        computed=tuple(a.lab.id for a in artifacts.values() if a.recomputed),
@@ -283,11 +283,11 @@ def _confinement_notes(cfg, labs) -> tuple[str, ...]:
                                "what each confines)" if missing else ""]))
 
 
-def _config(root: Path, memo, sources: dict[str, str], base_url: str | None):
+def _config(root: Path, memo, snapshot: dict[str, str], base_url: str | None):
     """site.yaml, with the address given on the command line (--base-url) if one was."""
     import dataclasses
     from ..project.config import load_config
-    cfg = load_config(root, memo, sources)
+    cfg = load_config(root, memo, snapshot)
     return dataclasses.replace(cfg, base_url=base_url.rstrip("/")) if base_url else cfg
 
 
@@ -305,12 +305,12 @@ def _publish(files: dict, warnings: list, out: Path, last: dict, *, strict: bool
     return written, sum(map(size_of, files.values()))
 
 
-def _record(root: Path, cache: Path, key: list, found: dict, sources: dict, source_states: dict, fingerprinted: str,
+def _record(root: Path, cache: Path, key: list, found: dict, snapshot: dict, source_states: dict, fingerprinted: str,
             files: dict, total: int, written: tuple, warnings: list, reads: dict, patch: dict) -> None:
     """The state of a build that succeeded (STATE), for the next build, and its stamp (stamp.py)."""
     import pickle
     state = {"fingerprint": fingerprinted, "bytes": total, "count": len(files), "files": written[0],
-             "spare": written[1], "sources": sources, "source_states": source_states,
+             "spare": written[1], "sources": snapshot, "source_states": source_states,
              "warnings": [tuple(w) for w in warnings], "reads": reads, "patch": patch}
     cache.mkdir(parents=True, exist_ok=True)
     (cache / (STATE + ".tmp")).write_bytes(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
@@ -358,12 +358,12 @@ def promised_outputs(root: Path) -> list[str]:
     from ..project.config import load_config
     from ..pages.content import load_pages
     from ..pages.nbpage import notebook_pages
-    from ..core.sources import snapshot, source_files
+    from ..core.sources import take_snapshot, source_files
     root = Path(root).resolve()
-    sources = snapshot(source_files(root))[0]
-    cfg = load_config(root, None, sources)
+    snapshot = take_snapshot(source_files(root))[0]
+    cfg = load_config(root, None, snapshot)
     published = {page.content_path: page.output for page in
-                 load_pages(cfg.content_dir, sources) + notebook_pages(root, sources)}
+                 load_pages(cfg.content_dir, snapshot) + notebook_pages(root, snapshot)}
     named = [item.page for item in cfg.nav if item.page] + list(cfg.sequence) + [lab.page for lab in cfg.labs]
     outputs = ["index.html", "404.html", "_headers", "search.json"] + [published[page] for page in named]
     outputs += [lab.notebook for lab in cfg.labs if lab.notebook]

@@ -41,8 +41,8 @@ def decode(data: bytes, rel: str) -> str:
                                             "save the file as UTF-8")) from None
 
 
-def read_bytes(path: Path | str, rel: str, hashes: dict[str, str] | None = None) -> bytes:
-    """An author's file; a failure to read it names `rel`. With the build's snapshot (`hashes`),
+def read_bytes(path: Path | str, rel: str, snapshot: dict[str, str] | None = None) -> bytes:
+    """An author's file; a failure to read it names `rel`. With the build's `snapshot`,
     the bytes are what it hashed, or the file changed since the build began (SourcesChanged): a
     phase never renders, nor remembers under the snapshot's hash, text the snapshot did not see."""
     try:
@@ -50,14 +50,14 @@ def read_bytes(path: Path | str, rel: str, hashes: dict[str, str] | None = None)
             data = handle.read()
     except OSError as exc:
         raise BuildError(Problem(rel, 0, f"cannot read: {exc.strerror or exc}")) from None
-    if hashes is not None and rel in hashes and sha256_of(data) != hashes[rel]:
+    if snapshot is not None and rel in snapshot and sha256_of(data) != snapshot[rel]:
         raise SourcesChanged([rel])
     return data
 
 
-def read_text(path: Path | str, rel: str, hashes: dict[str, str] | None = None) -> str:
-    """An author's text file, decoded; any failure names `rel` (`hashes`: see read_bytes)."""
-    return decode(read_bytes(path, rel, hashes), rel)
+def read_text(path: Path | str, rel: str, snapshot: dict[str, str] | None = None) -> str:
+    """An author's text file, decoded; any failure names `rel` (`snapshot`: see read_bytes)."""
+    return decode(read_bytes(path, rel, snapshot), rel)
 
 
 def check_link(path: Path, root: Path, rel: str, problems: Collector) -> bool:
@@ -119,26 +119,26 @@ def source_path(root: Path, rel: str) -> Path:
     return path
 
 
-def snapshot(files: dict[str, str], known: dict[str, list] | None = None) -> tuple[dict[str, str], dict[str, list]]:
+def take_snapshot(files: dict[str, str], known: dict[str, list] | None = None) -> tuple[dict[str, str], dict[str, list]]:
     """Each source's SHA-256, by relative path (`files` as source_files gives them), and each one's
     [SHA-256, *file_state] for the next snapshot (`known`): a file whose state is as recorded there
     is not read again (stored.py says why that is safe; only settled states are recorded)."""
     known, before = known or {}, settled_before()
-    hashes, states = {}, {}
+    snapshot, states = {}, {}
     for rel, path in files.items():
         try:
             state = list(file_state(path))
             record = known.get(rel)
             if record is not None and record[1:] == state:
-                hashes[rel] = record[0]
+                snapshot[rel] = record[0]
             else:
                 with open(path, "rb") as handle:
-                    hashes[rel] = sha256_of(handle.read())
+                    snapshot[rel] = sha256_of(handle.read())
         except OSError as exc:
             raise BuildError(Problem(rel, 0, f"cannot read: {exc.strerror or exc}")) from None
         if settled_since(state[2], before):      # a later write would show
-            states[rel] = [hashes[rel], *state]
-    return hashes, states
+            states[rel] = [snapshot[rel], *state]
+    return snapshot, states
 
 
 def changed(before: dict[str, str], after: dict[str, str]) -> list[str]:

@@ -77,7 +77,7 @@ class LabScheduler:
 
     def __init__(self, cfg: SiteConfig, cache_dir: Path, *, use_cache: bool = True, jobs: int | None = None,
                  host: LabHost | None = None, timeout: float | None = None, progress=None,
-                 refreeze: frozenset[str] = frozenset(), memo: Memo | None = None, hashes: dict[str, str] | None = None,
+                 refreeze: frozenset[str] = frozenset(), memo: Memo | None = None, snapshot: dict[str, str] | None = None,
                  kept: KeptLabs | None = None, before_labs=None):
         # Resolved: each lab runs in its own working folder, so relative paths would point elsewhere.
         self.cfg, self.cache_dir, self.host = cfg, Path(cache_dir).resolve(), host
@@ -97,10 +97,10 @@ class LabScheduler:
         # paths are the teacher's machine's: in the keys, never in what is published).
         self.how = {**self.env, **({"lab_access": cfg.lab_access._asdict()} if any(cfg.lab_access) else {})}
         self.workers = max(1, jobs or os.cpu_count() or 1)
-        self.hashes = hashes or {}               # the build's snapshot of the sources, as it started
+        self.snapshot = snapshot or {}               # the build's snapshot of the sources, as it started
         # What to do for each lab: take its entry (or frozen/'s), wait for the labs it reads, or run it
         # (labjobs.py); `inputs`: lab id -> what labs reading it get (input_bytes).
-        self.artifacts, self.todo, self.inputs = plan_jobs(cfg, self.cache_dir, self.how, memo, hashes,
+        self.artifacts, self.todo, self.inputs = plan_jobs(cfg, self.cache_dir, self.how, memo, snapshot,
                                                            use_cache=use_cache, kept=kept, refreeze=refreeze)
         self.previewed: dict[str, bytes] = {}    # lab id -> the same, from its preview, until the real run's
         self.running: dict[str, Job] = {}        # the host's name for a job -> the job (previews included)
@@ -204,7 +204,7 @@ class LabScheduler:
             watch = (*watch, mirrors)
         laid = {}
         for name, rel in job.lab.data:           # files it declares: copied, to be published with it
-            laid[here / name] = read_bytes(self.cfg.root / rel, rel, self.hashes or None)
+            laid[here / name] = read_bytes(self.cfg.root / rel, rel, self.snapshot or None)
         for name, data in inputs.items():        # what this lab reads: inputs/<lab>/results.json
             laid[work / "inputs" / name / "results.json"] = data
         for path, data in laid.items():
@@ -217,7 +217,7 @@ class LabScheduler:
             job.identity = identity(job.lab.script, job.lab.display, self.cfg.figure_fonts, self.how)
             if self.use_cache:
                 job.resume = self.kept.resume_point(job.lab.id, job.identity, job.cells, job.provided,
-                                                    self.cfg.root, self.hashes)
+                                                    self.cfg.root, self.snapshot)
         budget = self.host.keep if keep else 0
         self.host.run(job.name, LabRun(
             script=str(job.lab.script), cells=job.cells, display=job.lab.display, fonts=self.cfg.figure_fonts,
@@ -364,13 +364,13 @@ class LabScheduler:
         run.reads = {**run.reads, **labreads.installed_reads(run.packages)}
         if labreads.PROJECT in run.reads:        # what it read is not all seen: keyed on every source
             self.unrecorded[job.lab.id] = run.reads[labreads.PROJECT]
-            run.reads[labreads.PROJECT] = labreads.project_digest(self.hashes)
+            run.reads[labreads.PROJECT] = labreads.project_digest(self.snapshot)
         if not run.confined and job.lab.id not in self.unconfined:
             self.unconfined.append(job.lab.id)
         self.not_confined.update(run.unconfined)
         # What it read must be what the build's snapshot held when it started: else it ran on an edit
         # made meanwhile, and what it made must not be stored under a key made of the old text.
-        edited = labreads.stale(self.cfg.root, run.reads, self.hashes)
+        edited = labreads.stale(self.cfg.root, run.reads, self.snapshot)
         if edited and not run.error:
             shutil.rmtree(job.staging, ignore_errors=True)
             self.failures.append(SourcesChanged(edited))

@@ -29,9 +29,9 @@ FROZEN = "frozen"       # the project's folder of frozen labs: frozen/<lab id>/ 
 
 
 def load_frozen(cfg: SiteConfig, lab: Lab, cells: tuple[Cell, ...], source: str, problems: Collector,
-                hashes: dict[str, str]) -> Artifacts | None:
+                snapshot: dict[str, str]) -> Artifacts | None:
     """The lab's frozen artifacts when frozen/<id>/ holds them and they follow from its current
-    source and the files it read as they are now (`hashes`: the build's snapshot); a Problem
+    source and the files it read as they are now (`snapshot`: the build's); a Problem
     (never stale numbers) when it holds them for another; else None."""
     folder = cfg.root / FROZEN / lab.id
     if not (folder / "manifest.json").exists():
@@ -43,7 +43,7 @@ def load_frozen(cfg: SiteConfig, lab: Lab, cells: tuple[Cell, ...], source: str,
     if found is None:
         problems.add(where, 0, f"lab {lab.id} is frozen, but {where} is damaged or its cells differ from the "
                                f"script's: run `python build.py freeze {lab.id}` again")
-    elif found.provenance.get("source_key") != source or (edited := stale(cfg.root, found.reads, hashes)):
+    elif found.provenance.get("source_key") != source or (edited := stale(cfg.root, found.reads, snapshot)):
         what = f"{', '.join(edited)} changed" if found.provenance.get("source_key") == source else \
             "its script (or a module it imports) changed"
         problems.add(where, 0, f"lab {lab.id} is frozen, but {what} since: run `python build.py freeze "

@@ -75,24 +75,24 @@ class Job:
         return Job(self.lab, self.cells, self.key, self.source, self.entry, preview=preview)
 
 
-def plan_jobs(cfg: SiteConfig, cache_dir: Path, how: dict, memo: Memo, hashes: dict[str, str] | None, *,
+def plan_jobs(cfg: SiteConfig, cache_dir: Path, how: dict, memo: Memo, snapshot: dict[str, str] | None, *,
               use_cache: bool, kept: KeptLabs | None, refreeze: frozenset[str]
               ) -> tuple[dict[str, Artifacts], list[Job], dict[str, bytes]]:
     """The labs' entries taken as they are (by id), the jobs left to do, in the labs' dependency order,
     and what the labs read of those taken (input_bytes, by id). `how`: how labs run (their key's);
-    `hashes`: the build's snapshot (None: no plan is remembered); `kept`: serve's (a one-off build
+    `snapshot`: the build's (None: no plan is remembered); `kept`: serve's (a one-off build
     runs what serve resumed); `refreeze`: the labs to compute anew rather than take from frozen/."""
     artifacts: dict[str, Artifacts] = {}
     inputs: dict[str, bytes] = {}
     todo: list[Job] = []
     # With the build's snapshot, what the last build found for every lab is taken as it is when all
     # it was found from is still so (labplan.py).
-    plan = None if hashes is None else (
+    plan = None if snapshot is None else (
         str(cfg.root), str(cache_dir), cfg.digest, repr(cfg.labs), json.dumps(how, sort_keys=True),
-        use_cache, kept is not None, sorted(refreeze), sorted((rel, sha) for rel, sha in hashes.items() if rel.startswith(FROZEN + "/")))
-    if plan is not None and (found := labplan.recall(memo, plan, cfg.root, hashes)) is not None:
+        use_cache, kept is not None, sorted(refreeze), sorted((rel, sha) for rel, sha in snapshot.items() if rel.startswith(FROZEN + "/")))
+    if plan is not None and (found := labplan.recall(memo, plan, cfg.root, snapshot)) is not None:
         return found, todo, inputs
-    snapshot = hashes or {}
+    snapshot = snapshot or {}
 
     def given(lab: Lab) -> dict[str, bytes]:
         for name in lab.inputs:
@@ -132,7 +132,7 @@ def plan_jobs(cfg: SiteConfig, cache_dir: Path, how: dict, memo: Memo, hashes: d
     if missing := missing_packages(cfg.root, [(job.lab, job.cells) for job in todo]):
         raise BuildError(missing)
     if plan is not None and not todo:
-        labplan.remember(memo, plan, cfg.root, hashes, artifacts, imports)
+        labplan.remember(memo, plan, cfg.root, snapshot, artifacts, imports)
     return artifacts, todo, inputs
 
 
@@ -146,12 +146,12 @@ def input_of(art: Artifacts) -> bytes:
     return input_bytes(json.loads(art.files["results.json"].read_bytes()))
 
 
-def lab_cells(cfg: SiteConfig, lab: Lab, memo: Memo | None, hashes: dict[str, str] | None) -> tuple[Cell, ...]:
+def lab_cells(cfg: SiteConfig, lab: Lab, memo: Memo | None, snapshot: dict[str, str] | None) -> tuple[Cell, ...]:
     """A lab's cells: its script's, or a notebook page's code cells (nbsource.py)."""
     if lab.script.suffix == ".ipynb":
         from ..project.nbsource import cells_of, load
-        return cells_of(load(cfg.root, str(lab.script.relative_to(cfg.root)), hashes, memo))
-    return read_cells(lab.script, cfg.root, memo, hashes)
+        return cells_of(load(cfg.root, str(lab.script.relative_to(cfg.root)), snapshot, memo))
+    return read_cells(lab.script, cfg.root, memo, snapshot)
 
 
 def in_dependency_order(labs) -> list[Lab]:

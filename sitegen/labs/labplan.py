@@ -29,18 +29,18 @@ from ..core.stored import file_state, settled, sha256_of
 NAMESPACE = "lab-plan"
 
 
-def _sha(path: Path, root: str, hashes: dict[str, str]) -> str | None:
+def _sha(path: Path, root: str, snapshot: dict[str, str]) -> str | None:
     """A module's SHA-256: as the build's snapshot took it when it is a source, else read now."""
     rel = os.path.relpath(path, root).replace(os.sep, "/")
-    if rel in hashes:
-        return hashes[rel]
+    if rel in snapshot:
+        return snapshot[rel]
     try:
         return sha256_of(path.read_bytes())
     except OSError:
         return None
 
 
-def remember(memo: Memo, key: tuple, root: Path, hashes: dict[str, str], artifacts: dict[str, Artifacts],
+def remember(memo: Memo, key: tuple, root: Path, snapshot: dict[str, str], artifacts: dict[str, Artifacts],
              found: dict) -> None:
     """Remember `artifacts` (every lab's) under `key`, with what finding them read: `found`, the
     probes labkeys.source_key made ((base, name) -> modules), and each entry's files' states."""
@@ -52,10 +52,10 @@ def remember(memo: Memo, key: tuple, root: Path, hashes: dict[str, str], artifac
         return                      # a file written just now could change unseen: not worth a plan
     memo.value(NAMESPACE, key, lambda: {
         "artifacts": artifacts, "probes": found, "states": states,
-        "modules": {str(path): _sha(path, str(root), hashes) for path in sorted(modules)}})
+        "modules": {str(path): _sha(path, str(root), snapshot) for path in sorted(modules)}})
 
 
-def recall(memo: Memo, key: tuple, root: Path, hashes: dict[str, str]) -> dict[str, Artifacts] | None:
+def recall(memo: Memo, key: tuple, root: Path, snapshot: dict[str, str]) -> dict[str, Artifacts] | None:
     """The Artifacts remembered under `key`, if everything they were found from is still so."""
     plan = memo.value(NAMESPACE, key)
     if plan is None:
@@ -63,12 +63,12 @@ def recall(memo: Memo, key: tuple, root: Path, hashes: dict[str, str]) -> dict[s
     try:
         if any(find_module(base, name) != modules for (base, name), modules in plan["probes"].items()):
             return None
-        if any(_sha(Path(path), str(root), hashes) != sha for path, sha in plan["modules"].items()):
+        if any(_sha(Path(path), str(root), snapshot) != sha for path, sha in plan["modules"].items()):
             return None
         if any(file_state(path) != state for path, state in plan["states"]):
             return None
         versions = installed.versions()          # (read once: not once a lab)
-        if any(stale(root, art.reads or {}, hashes, versions) for art in plan["artifacts"].values()):
+        if any(stale(root, art.reads or {}, snapshot, versions) for art in plan["artifacts"].values()):
             return None             # a data file a lab read (labreads.py) is not as it was
     except OSError:
         return None

@@ -66,12 +66,12 @@ def environ_record(value: str | None) -> str:
     return ABSENT if value is None else sha256_of(value.encode("utf-8", "surrogateescape"))
 
 
-def project_digest(hashes: dict[str, str]) -> str:
+def project_digest(snapshot: dict[str, str]) -> str:
     """Every source of the course as the build's snapshot holds it: what a lab whose reading is not
     all seen (PROJECT) is keyed on; "" without a snapshot (nothing then holds it as it was)."""
-    if not hashes:
+    if not snapshot:
         return ""
-    return sha256_of("\0".join(f"{rel}\0{seen}" for rel, seen in sorted(hashes.items())).encode())
+    return sha256_of("\0".join(f"{rel}\0{seen}" for rel, seen in sorted(snapshot.items())).encode())
 
 
 def listing_record(path: str) -> str:
@@ -297,16 +297,16 @@ class recording:
         _RECORDING[0] = None
 
 
-def current(root: str, rel: str, hashes: dict[str, str]) -> str:
-    """What `rel` (a Recorder's key) holds now: as the build's snapshot (`hashes`) took it when it
+def current(root: str, rel: str, snapshot: dict[str, str]) -> str:
+    """What `rel` (a Recorder's key) holds now: as the build's `snapshot` took it when it
     is a source, else read now."""
     if rel.endswith("/"):
         return listing_record(os.path.join(root, rel[:-1]))
-    found = hashes.get(rel)
+    found = snapshot.get(rel)
     return found if found is not None else file_record(os.path.join(root, rel))
 
 
-def stale(root, reads: dict[str, str], hashes: dict[str, str], versions: dict[str, str] | None = None) -> list[str]:
+def stale(root, reads: dict[str, str], snapshot: dict[str, str], versions: dict[str, str] | None = None) -> list[str]:
     """The files and folders among `reads` that no longer hold what the lab read, and the installed
     distributions it imported that are not at the version it ran with (`versions`: as
     installed.versions() gave them, for a caller that asks of many labs; else read here)."""
@@ -319,9 +319,9 @@ def stale(root, reads: dict[str, str], hashes: dict[str, str], versions: dict[st
         elif rel.startswith(ENVIRON):
             now = seen if seen == HIDDEN else environ_record(os.environ.get(rel[len(ENVIRON):]))
         elif rel == PROJECT:
-            now = project_digest(hashes)
+            now = project_digest(snapshot)
         else:
-            now = current(root, rel, hashes)
+            now = current(root, rel, snapshot)
         if now != seen:
             found.append(rel)
     return sorted(found)
@@ -361,17 +361,17 @@ def portable_reads(reads: dict[str, str]) -> dict[str, str]:
     return {rel: seen for rel, seen in reads.items() if not rel.startswith((INSTALLED, ENVIRON, PROJECT))}
 
 
-def archived_reads(art, root, hashes: dict[str, str]) -> list[str]:
+def archived_reads(art, root, snapshot: dict[str, str]) -> list[str]:
     """What a notebook page's archive holds beside the notebook (render/archive.py): the course files its
     run read; none for a script lab, which has no archive. One answer for the page and the files."""
     if art.lab.script.suffix != ".ipynb":
         return []
-    return project_files_read(art.reads or {}, art.lab.script.relative_to(root).as_posix(), hashes)
+    return project_files_read(art.reads or {}, art.lab.script.relative_to(root).as_posix(), snapshot)
 
 
-def project_files_read(reads: dict, besides: str, hashes: dict[str, str]) -> list[str]:
-    """The course's own files (`hashes`: the build's snapshot of its sources) among a run's `reads`,
+def project_files_read(reads: dict, besides: str, snapshot: dict[str, str]) -> list[str]:
+    """The course's own files (`snapshot`: the build's of its sources) among a run's `reads`,
     other than `besides` (the notebook itself), none hidden or under a hidden folder: what a student's
     rerun needs beside the notebook (render/archive.py)."""
-    return sorted(rel for rel in reads if rel in hashes and rel != besides
+    return sorted(rel for rel in reads if rel in snapshot and rel != besides
                   and not any(part.startswith(".") for part in rel.split("/")))

@@ -102,7 +102,7 @@ class KeptLabs:
         return writable, staging
 
     def resume_point(self, lab: str, identity: str, cells: tuple[Cell, ...], provided: dict[str, str],
-                     root: Path, hashes: dict[str, str]) -> int:
+                     root: Path, snapshot: dict[str, str]) -> int:
         """The last cell after which a checkpoint of `lab` stands for a run of `cells` (0: none)."""
         last = self.runs.get(lab)
         if last is None or last.identity != identity:
@@ -113,7 +113,7 @@ class KeptLabs:
         for point in reversed(last.checkpoints):
             if point["after"] > same:
                 continue
-            if labreads.stale(root, point["reads"], hashes):
+            if labreads.stale(root, point["reads"], snapshot):
                 continue                 # and so are the later ones: what they read includes it
             if any(provided.get(path) != last.provided.get(path) for path in point["provided"]):
                 continue

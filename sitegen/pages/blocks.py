@@ -205,7 +205,7 @@ def _render_downloads(r, page: Page, block: Block, art: Artifacts) -> str:
                                 lambda: needed(lab.script.parent, sources))
         items.append({"href": relative_url(page.output, lab.notebook), "name": name,
                       "note": vocabulary.download_note(lab, name, needs), "size": None})
-        if archived_reads(art, r.cfg.root, r.hashes):
+        if archived_reads(art, r.cfg.root, r.snapshot):
             name = lab.archive.rsplit("/", 1)[-1]                         # (render/archive.py writes it)
             items.append({"href": relative_url(page.output, lab.archive), "name": name,
                           "note": vocabulary.download_note(lab, name), "size": None})

@@ -27,17 +27,17 @@ def lab_outputs(art: Artifacts) -> set[str]:
     return paths
 
 
-def site_map(cfg: SiteConfig, pages: list[Page], published: dict[str, set[str]], hashes: dict[str, str]) -> SiteMap:
+def site_map(cfg: SiteConfig, pages: list[Page], published: dict[str, set[str]], snapshot: dict[str, str]) -> SiteMap:
     """Every path a link may point to: the pages, the images beside them, and what the labs publish
-    (`published`: lab id -> its lab_outputs; `hashes`: the build's snapshot of the sources)."""
-    images = content_images(cfg.content_dir, hashes)
+    (`published`: lab id -> its lab_outputs; `snapshot`: the build's of the sources)."""
+    images = content_images(cfg.content_dir, snapshot)
     return SiteMap(set().union(*published.values()) | {page.output for page in pages} | set(images),
                    {page.content_path: page.output for page in pages}, images)
 
 
-def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts], hashes: dict[str, str],
+def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts], snapshot: dict[str, str],
                memo: Memo | None = None) -> SiteMap:
-    """Raises every problem at once; else the site map, for rendering (`hashes`: the build's snapshot)."""
+    """Raises every problem at once; else the site map, for rendering (`snapshot`: the build's)."""
     problems = Collector()
     checking = Checking(cfg, problems)
     for art in artifacts.values():
@@ -47,7 +47,7 @@ def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifact
                              f"{name[: -len(NARROW)]}.png, which it did not save: save both, or name it otherwise")
     problems.raise_if_any()
     published = {lab_id: lab_outputs(art) for lab_id, art in artifacts.items()}
-    sitemap = site_map(cfg, pages, published, hashes)
+    sitemap = site_map(cfg, pages, published, snapshot)
     writers: dict[str, str] = {}
     for page in pages:
         if page.output in writers:

@@ -201,33 +201,33 @@ def media_problem(rel: str, head: bytes) -> str | None:
                             f"sounds are published beside pages; rename or remove it")     # (its bytes unsaid: a secret?)
 
 
-def content_images(content_dir: Path, hashes: dict[str, str]) -> dict[str, Path]:
+def content_images(content_dir: Path, snapshot: dict[str, str]) -> dict[str, Path]:
     """Images (and videos, sounds) kept beside the pages (content/x/images/a.png), published at the same place
     (x/images/a.png), so that a page's relative links to them work as written: among the
-    sources the build's snapshot took (`hashes`), as the pages are."""
-    images = [rel[len("content/"):] for rel in hashes
+    sources the build's snapshot took (`snapshot`), as the pages are."""
+    images = [rel[len("content/"):] for rel in snapshot
               if rel.startswith("content/") and os.path.splitext(rel)[1].lower() in IMAGES]
     return {rel: content_dir / rel for rel in sorted(images, key=lambda rel: rel.split("/"))}
 
 
-def load_pages(content_dir: Path, hashes: dict[str, str], memo: Memo | None = None) -> list[Page]:
-    """Every page (content/**.md among the sources the build's snapshot took: `hashes`, source ->
+def load_pages(content_dir: Path, snapshot: dict[str, str], memo: Memo | None = None) -> list[Page]:
+    """Every page (content/**.md among the sources the build's snapshot took: `snapshot`, source ->
     SHA-256), parsed; with a Memo, a page whose text did not change is neither read nor parsed again."""
     memo = memo or Memo(None)
     problems: list = []
     pages = []
     # (the last build's entry of each page, by its text's hash: its key is not worked out again)
     with Phase(memo, "parsed") as phase:
-        for source in sorted((rel for rel in hashes if rel.startswith("content/") and rel.endswith(".md")),
+        for source in sorted((rel for rel in snapshot if rel.startswith("content/") and rel.endswith(".md")),
                              key=lambda rel: rel.split("/")):
             rel = source[len("content/"):]
             output = rel[: -len(".md")] + ".html"           # content/x/y.md is published as x/y.html
             try:
-                record = phase.reuse(source, (hashes[source],)) or phase.made(source, (hashes[source],),
-                                                                              (source, hashes[source]))
+                record = phase.reuse(source, (snapshot[source],)) or phase.made(source, (snapshot[source],),
+                                                                              (source, snapshot[source]))
                 found = memo.value(record.entry) if record is not None else None
                 if found is None:
-                    data = read_bytes(content_dir / rel, source, hashes)
+                    data = read_bytes(content_dir / rel, source, snapshot)
                     digest = sha256_of(data)     # what was read (it may have changed since)
                     phase.made(source, (digest,), (source, digest))
                     found = memo.value("parsed", (source, digest), lambda: dataclasses.replace(

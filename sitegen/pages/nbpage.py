@@ -144,15 +144,15 @@ def page_of(source: NotebookSource, output: str, memo=None, pages: frozenset = f
                                meta_line=1, notes=tuple(notes))
 
 
-def notebook_pages(root, hashes: dict[str, str], memo=None) -> list:
+def notebook_pages(root, snapshot: dict[str, str], memo=None) -> list:
     """The Page of every notebook in content/ (content/x/y.ipynb is published as x/y.html)."""
     from ..core.memo import Memo
     memo = memo or Memo(None)
     pages, problems = [], []
-    found = notebooks(root, hashes)
+    found = notebooks(root, snapshot)
     if not found:
         return []
-    known = frozenset(rel[len("content/"):] for rel in hashes if rel.startswith("content/") and rel.endswith((".md", SUFFIX)))
+    known = frozenset(rel[len("content/"):] for rel in snapshot if rel.startswith("content/") and rel.endswith((".md", SUFFIX)))
     # (what its notes say follows from what requirements.txt lists, the files it includes followed, and
     # from which installed distribution provides each module its code imports)
     from ..core.memo import installed_digest
@@ -162,8 +162,8 @@ def notebook_pages(root, hashes: dict[str, str], memo=None) -> list:
     for rel in found:
         output = page_output(rel)
         try:
-            pages.append(memo.value("notebook-page", (rel, hashes[rel], site),
-                                       lambda: _page(root, rel, output, hashes, memo, known)))
+            pages.append(memo.value("notebook-page", (rel, snapshot[rel], site),
+                                       lambda: _page(root, rel, output, snapshot, memo, known)))
         except BuildError as exc:
             problems.extend(exc.problems)
     if problems:
@@ -171,11 +171,11 @@ def notebook_pages(root, hashes: dict[str, str], memo=None) -> list:
     return pages
 
 
-def _page(root, rel: str, output: str, hashes, memo, known: frozenset):
+def _page(root, rel: str, output: str, snapshot, memo, known: frozenset):
     import dataclasses
-    source = load(root, rel, hashes, memo)
+    source = load(root, rel, snapshot, memo)
     page = page_of(source, output, memo, known)
-    return dataclasses.replace(page, digest=hashes[rel], notes=page.notes + tuple(_unlisted(root, source)))
+    return dataclasses.replace(page, digest=snapshot[rel], notes=page.notes + tuple(_unlisted(root, source)))
 
 
 def _unlisted(root, source: NotebookSource) -> list[tuple[int, str]]:

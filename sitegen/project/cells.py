@@ -89,11 +89,11 @@ def _tags(meta: str, path: str, number: int, problems: Collector) -> tuple[str, 
 
 
 def read_cells(script: Path, root: Path, memo: Memo | None = None,
-               hashes: dict[str, str] | None = None) -> tuple[Cell, ...]:
+               snapshot: dict[str, str] | None = None) -> tuple[Cell, ...]:
     """A script's cells; with a Memo, an unchanged script's are remembered, not parsed again
-    (`hashes`: the build's snapshot, which the text read must match)."""
+    (`snapshot`: the build's, which the text read must match)."""
     rel = script.relative_to(root).as_posix()
-    data = read_bytes(script, rel, hashes)
+    data = read_bytes(script, rel, snapshot)
     return (memo or Memo(None)).value("cells", (rel, sha256_of(data)),
                                          lambda: parse_cells(decode(data, rel), rel))
 

@@ -163,14 +163,14 @@ def _real_path(path: str) -> str:
     return os.path.realpath(real) if os.path.islink(real) else real
 
 
-def _content_page(content: str, page: str, hashes: dict[str, str] | None) -> bool:
+def _content_page(content: str, page: str, snapshot: dict[str, str] | None) -> bool:
     """A page inside content/, Markdown or a notebook (`content`: its real path; a path that climbs out
-    does not count): with the build's snapshot (`hashes`), one of the pages it took, as the build
+    does not count): with the build's `snapshot`, one of the pages it took, as the build
     reads pages (on a course of thousands, that is a lookup where a path resolved costs 10 µs)."""
     if not page.endswith((".md", ".ipynb")):
         return False
-    if hashes is not None:
-        return f"content/{posixpath.normpath(page)}" in hashes
+    if snapshot is not None:
+        return f"content/{posixpath.normpath(page)}" in snapshot
     path = _real_path(os.path.join(content, page))      # (pathlib's resolve and parents cost more)
     return path.startswith(content + os.sep) and os.path.isfile(path)
 
@@ -186,8 +186,8 @@ def _has_cycle(labs: list[Lab]) -> bool:
     return False
 
 
-def load_config(root: Path, memo=None, hashes: dict[str, str] | None = None) -> SiteConfig:
-    """site.yaml, checked (`memo`: a Memo that remembers what its text parses to; `hashes`: the
+def load_config(root: Path, memo=None, snapshot: dict[str, str] | None = None) -> SiteConfig:
+    """site.yaml, checked (`memo`: a Memo that remembers what its text parses to; `snapshot`: the
     build's snapshot, which the text read must match)."""
     _real_folder.cache_clear()          # (folders may be other links than in the last build of this process)
     root = Path(root).resolve()
@@ -196,7 +196,7 @@ def load_config(root: Path, memo=None, hashes: dict[str, str] | None = None) -> 
     rel = "site.yaml"
     if not path.is_file():
         raise BuildError(Problem(rel, 0, f"no site.yaml in {root}; create it (see README.md)"))
-    raw = read_bytes(path, rel, hashes)
+    raw = read_bytes(path, rel, snapshot)
     data = load_yaml(decode(raw, rel), rel, memo=memo)
     problems = Collector()
     top = _Fields(data, "site.yaml", rel, problems, 1)
@@ -236,13 +236,13 @@ def load_config(root: Path, memo=None, hashes: dict[str, str] | None = None) -> 
             problems.add(rel, f.key_line("url"), f"nav[{i}].url is another site's address, https://host/path, given "
                                                  "instead of a page" if nav[-1].page else
                                                  f"nav[{i}].url must look like https://host/path, not {url!r}")
-        if nav[-1].page and not _content_page(content, nav[-1].page, hashes):
+        if nav[-1].page and not _content_page(content, nav[-1].page, snapshot):
             problems.add(rel, f.key_line("page"), f"nav[{i}].page: no such page content/{nav[-1].page}")
         f.finish()
 
     sequence = top.get("sequence", list, [], required=False)
     for i, item in enumerate(sequence):
-        if not isinstance(item, str) or not _content_page(content, item, hashes):
+        if not isinstance(item, str) or not _content_page(content, item, snapshot):
             problems.add(rel, top.key_line("sequence") + 1 + i, f"sequence[{i}]: no such page content/{item}")
     if len(set(map(str, sequence))) != len(sequence):
         problems.add(rel, top.key_line("sequence"), "sequence lists a page twice")
@@ -300,7 +300,7 @@ def load_config(root: Path, memo=None, hashes: dict[str, str] | None = None) -> 
             # Only compute/ is watched for changes (sources.SOURCES): a script elsewhere would be stale.
             problems.add(rel, f.key_line("script"), f"labs[{i}].script {script!r} is outside compute/: "
                                                     "move it into compute/, where the labs' code lives")
-        if values["page"] and not _content_page(content, values["page"], hashes):
+        if values["page"] and not _content_page(content, values["page"], snapshot):
             problems.add(rel, f.key_line("page"), f"labs[{i}].page: no such page content/{values['page']}")
         for key in ("images", "downloads", "notebook"):
             if values[key] and not (OUT_PATH.match(values[key]) and ".." not in values[key].split("/")):
@@ -309,7 +309,7 @@ def load_config(root: Path, memo=None, hashes: dict[str, str] | None = None) -> 
         labs.append(Lab(id=lab_id, script=script_path, line=f.line, inputs=tuple(map(str, inputs)),
                         timeout=timeout, memory=memory, describe=dict(describe), widget=widget, display=display,
                         **values))
-    labs += _notebook_labs(root, hashes, memo, seen_ids, problems)
+    labs += _notebook_labs(root, snapshot, memo, seen_ids, problems)
     ids = {lab.id for lab in labs}
     for lab in labs:
         for name in lab.inputs:
@@ -344,13 +344,13 @@ def _lab_access(data, rel: str, problems: Collector, line: int) -> LabAccess:
     return LabAccess(tuple(map(str, read)), network, tuple(map(str, environment)))
 
 
-def _notebook_labs(root: Path, hashes, memo, seen_ids: dict, problems: Collector) -> list[Lab]:
+def _notebook_labs(root: Path, snapshot, memo, seen_ids: dict, problems: Collector) -> list[Lab]:
     """The lab of each notebook page (nbsource.py): its code cells, published beside its page."""
     from . import nbsource
     labs = []
-    for rel in nbsource.notebooks(root, hashes):
+    for rel in nbsource.notebooks(root, snapshot):
         try:
-            source = nbsource.load(root, rel, hashes, memo)
+            source = nbsource.load(root, rel, snapshot, memo)
         except BuildError as exc:
             problems.problems.extend(exc.problems)
             continue

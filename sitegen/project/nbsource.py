@@ -317,21 +317,21 @@ def data_sources(source: NotebookSource) -> dict[str, str]:
     return {item: str(folder / item) for item in source.data}
 
 
-def load(root, rel: str, hashes: dict[str, str] | None, memo=None) -> NotebookSource:
+def load(root, rel: str, snapshot: dict[str, str] | None, memo=None) -> NotebookSource:
     """content/….ipynb read (as the build's snapshot holds it) and checked; remembered by its hash."""
     from ..core.memo import Memo
     from ..core.sources import read_bytes
     memo = memo or Memo(None)
-    if hashes and rel in hashes and (found := memo.value("notebook-source", (rel, hashes[rel]))) is not None:
+    if snapshot and rel in snapshot and (found := memo.value("notebook-source", (rel, snapshot[rel]))) is not None:
         return found
-    data = read_bytes(root / rel, rel, hashes)
+    data = read_bytes(root / rel, rel, snapshot)
     return memo.value("notebook-source", (rel, sha256_of(data)), lambda: read(data, rel))
 
 
-def notebooks(root, hashes: dict[str, str] | None) -> list[str]:
+def notebooks(root, snapshot: dict[str, str] | None) -> list[str]:
     """The notebook pages of the project: content/**.ipynb (among the snapshot's sources, if given)."""
     from ..core.sources import source_files
-    found = hashes if hashes is not None else source_files(root)
+    found = snapshot if snapshot is not None else source_files(root)
     return sorted((rel for rel in found if is_notebook(rel)), key=lambda rel: rel.split("/"))
 
 

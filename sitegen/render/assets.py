@@ -50,14 +50,14 @@ def _imports(rel: str, code: str) -> dict[str, str]:
 
 
 def publish_assets(cfg: SiteConfig, pages: list[Page], memo: Memo, out, preview: bool,
-                   hashes: dict[str, str], solutions: str = "folded") -> dict[str, str]:
+                   snapshot: dict[str, str], solutions: str = "folded") -> dict[str, str]:
     """static/ into `out` under assets/, with the math font the formulas need; every file named by
     its hash, since _headers caches all of assets/ for a year as immutable (an un-hashed
     syllabus.pdf would stay stale that long).
     CSS is minified; scripts are served as written: rjsmin, which does not parse
     JavaScript, dropped a space inside a nested template literal, and Pages compresses
     with Brotli anyway. Returns each static file's published path. The files are static/'s in the
-    build's snapshot (`hashes`), read as it hashed them."""
+    build's `snapshot`, read as it hashed them."""
     import rcssmin
     published, pending = {}, {}
     font_css = ""
@@ -66,11 +66,11 @@ def publish_assets(cfg: SiteConfig, pages: list[Page], memo: Memo, out, preview:
         name = hashed_name("math.woff", font)
         out.add("assets/" + name, font, "sitegen/render/fonts/stix-two-math.woff")
         font_css = font_face_css(name)
-    for source in sorted(rel for rel in hashes if rel.startswith("static/")):
+    for source in sorted(rel for rel in snapshot if rel.startswith("static/")):
         rel = source[len("static/"):]
         if rel in PREVIEW_SCRIPTS and not preview:
             continue
-        data = read_bytes(source_path(cfg.root, source), source, hashes)
+        data = read_bytes(source_path(cfg.root, source), source, snapshot)
         if rel.endswith(".js"):
             pending[rel] = decode(data, f"static/{rel}")
             continue

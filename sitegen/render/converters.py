@@ -59,7 +59,7 @@ def slugify(value: str, separator: str) -> str:
 
 
 class _TemplateFiles(jinja2.BaseLoader):
-    """templates/ as the author's files (or the theme's: sources.source_path), as the build's snapshot (`hashes`, set for each build) saw
+    """templates/ as the author's files (or the theme's: sources.source_path), as the build's `snapshot` (set for each build) saw
     them: read and checked against it (sources.read_bytes), and up to date while the snapshot's hash
     is the one read, whatever the file's time says (a copy that keeps times, `cp -p`, `rsync -a`, is
     still an edit). A byte-order mark is dropped; text that is not UTF-8 is reported naming the
@@ -67,27 +67,27 @@ class _TemplateFiles(jinja2.BaseLoader):
 
     def __init__(self, root: Path):
         self.root = root
-        self.hashes: dict[str, str] = {}
+        self.snapshot: dict[str, str] = {}
 
     def get_source(self, environment, template):
         rel = "templates/" + "/".join(jinja2.loaders.split_template_path(template))
-        sha = self.hashes.get(rel)
+        sha = self.snapshot.get(rel)
         if sha is None:
             raise jinja2.TemplateNotFound(template)
         path = source_path(self.root, rel)
-        return decode(read_bytes(path, rel, self.hashes), rel), str(path), lambda: self.hashes.get(rel) == sha
+        return decode(read_bytes(path, rel, self.snapshot), rel), str(path), lambda: self.snapshot.get(rel) == sha
 
     def list_templates(self):
-        return sorted(rel[len("templates/"):] for rel in self.hashes if rel.startswith("templates/"))
+        return sorted(rel[len("templates/"):] for rel in self.snapshot if rel.startswith("templates/"))
 
 
-def template_environment(root: Path, memo_folder: Path | None, hashes: dict[str, str]) -> jinja2.Environment:
-    """The templates as the build's snapshot (`hashes`) has them, compiled once per process (and as
+def template_environment(root: Path, memo_folder: Path | None, snapshot: dict[str, str]) -> jinja2.Environment:
+    """The templates as the build's `snapshot` has them, compiled once per process (and as
     bytecode in the memo) and again when their text changed."""
     if memo_folder:                 # (each build: the memo may have been dropped since, by hand or by the build)
         (memo_folder / "jinja").mkdir(parents=True, exist_ok=True)
     env = _environment(root, memo_folder)
-    env.loader.hashes = hashes
+    env.loader.snapshot = snapshot
     return env
 
 

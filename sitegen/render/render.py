@@ -86,7 +86,7 @@ def provenance_note(words: dict, provenance: dict) -> Markup:
                       python=provenance["python"], numpy=provenance["numpy"], matplotlib=provenance["matplotlib"])
 
 
-def while_labs_run(cfg: SiteConfig, memo: Memo, pending, pages: list[Page], hashes: dict[str, str],
+def while_labs_run(cfg: SiteConfig, memo: Memo, pending, pages: list[Page], snapshot: dict[str, str],
                    solutions: str = "folded") -> None:
     """What rendering can do before the labs' results exist, done while they compute: Pygments'
     CSS, and for the labs being computed (`pending`: (lab, cells) pairs) their highlighted code,
@@ -102,7 +102,7 @@ def while_labs_run(cfg: SiteConfig, memo: Memo, pending, pages: list[Page], hash
             subset(chars, memo)
     except Unresolved:
         pass            # a formula that is not LaTeX: the check reports it, with its line
-    env = template_environment(cfg.root, memo.folder, hashes)
+    env = template_environment(cfg.root, memo.folder, snapshot)
     for name in env.list_templates():
         try:
             env.get_template(name)
@@ -116,12 +116,12 @@ def while_labs_run(cfg: SiteConfig, memo: Memo, pending, pages: list[Page], hash
 
 class Renderer:
     def __init__(self, cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts], memo: Memo,
-                 sitemap: SiteMap, hashes: dict[str, str], solutions: str = "folded"):
+                 sitemap: SiteMap, snapshot: dict[str, str], solutions: str = "folded"):
         self.cfg, self.pages, self.artifacts, self.memo = cfg, pages, artifacts, memo
-        self.hashes = hashes                # the build's snapshot of the sources (templates/ among them)
+        self.snapshot = snapshot                # the build's snapshot of the sources (templates/ among them)
         self.solutions = solutions          # exercises' solutions: folded, shown or omitted
         self.sitemap = sitemap
-        self.env = template_environment(cfg.root, memo.folder, hashes)
+        self.env = template_environment(cfg.root, memo.folder, snapshot)
         self.out = Outputs()
         self.words, self.axes = cfg.vocabulary.words, cfg.vocabulary.axes
         self.markdown = markdown_converter(self.words)
@@ -172,11 +172,11 @@ class Renderer:
                 if page.digest:
                     self.notebook_phase.made(art.lab.id, made, key, namespace="notebook")
             self.out.add(art.lab.notebook, notebook, page.source)
-            if archived_reads(art, self.cfg.root, self.hashes):
+            if archived_reads(art, self.cfg.root, self.snapshot):
                 # The notebook with the files its run read, for a student's rerun (archive.py).
                 key = (script, sha256_of(notebook), json.dumps(art.reads, sort_keys=True))
                 self.out.add(art.lab.archive, self.memo.file("archive", key, lambda: notebook_archive(
-                    self.cfg.root, script, bytes_of(notebook), art.reads, self.hashes)), page.source)
+                    self.cfg.root, script, bytes_of(notebook), art.reads, self.snapshot)), page.source)
 
     @functools.cached_property
     def withheld_cells(self) -> dict[str, frozenset[str]]:
@@ -195,7 +195,7 @@ class Renderer:
         from .notebook import build_notebook, computed_notebook
         if art.lab.script.suffix == ".ipynb":
             rel = page.source
-            return computed_notebook(self.cfg, page, art, self.sitemap, read_bytes(self.cfg.root / rel, rel, self.hashes),
+            return computed_notebook(self.cfg, page, art, self.sitemap, read_bytes(self.cfg.root / rel, rel, self.snapshot),
                                      self.solutions)
         return build_notebook(self.cfg, page, art, self.sitemap, self.solutions)
 
@@ -337,7 +337,7 @@ class Renderer:
         """What any page may show besides its own source, neighbours and labs (the generator and the
         packages' versions are in every memo key): the templates, site.yaml, what is published where,
         and the assets' hashed names. A page is rendered again only when this or its own part changed."""
-        templates = sorted((rel, sha) for rel, sha in self.hashes.items() if rel.startswith("templates/"))
+        templates = sorted((rel, sha) for rel, sha in self.snapshot.items() if rel.startswith("templates/"))
         return digest(self.cfg.digest, self.cfg.base_url, self.solutions, json.dumps(templates), self.sitemap.digest,
                       json.dumps(assets, sort_keys=True), json.dumps(scripts))
 
@@ -447,12 +447,12 @@ def reading_minutes(page: Page) -> int:
 
 
 def render_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts], sitemap: SiteMap,
-                hashes: dict[str, str], preview: bool = False, memo: Memo | None = None,
+                snapshot: dict[str, str], preview: bool = False, memo: Memo | None = None,
                 solutions: str = "folded") -> Outputs:
-    """Every file of the site; `sitemap` is what the check resolved links against, `hashes` the
+    """Every file of the site; `sitemap` is what the check resolved links against, `snapshot` the
     build's snapshot of the sources."""
-    renderer = Renderer(cfg, pages, artifacts, memo or Memo(None), sitemap, hashes, solutions)
-    assets = publish_assets(cfg, pages, renderer.memo, renderer.out, preview, hashes, solutions)
+    renderer = Renderer(cfg, pages, artifacts, memo or Memo(None), sitemap, snapshot, solutions)
+    assets = publish_assets(cfg, pages, renderer.memo, renderer.out, preview, snapshot, solutions)
     scripts = [assets[name] for name in PAGE_SCRIPTS + (PREVIEW_SCRIPTS if preview else ())]
     site_key = renderer.site_key(assets, scripts) if memo else ""
     # (What a page shows of the others, in its breadcrumbs and previous/next, each page's record holds.)
@@ -463,7 +463,7 @@ def render_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifac
         for art in artifacts.values():
             renderer.lab_files(art, renderer.by_source[f"content/{art.lab.page}"])
     for output, path in sitemap.images.items():
-        renderer.out.add(output, read_bytes(path, f"content/{output}", hashes), f"content/{output}")
+        renderer.out.add(output, read_bytes(path, f"content/{output}", snapshot), f"content/{output}")
     offsets: dict[str, tuple[int, int]] = {}
     renderer.out.add(INDEX, search_index({page.output: (page.title, renderer.out[page.output])
                                           for page in pages if page.output != "404.html"}, renderer.memo, offsets),
