@@ -62,3 +62,25 @@ def test_without_a_memo_folder_or_a_context_nothing_is_reused_or_recorded(tmp_pa
     with Phase(memo, "pages", None) as phase:               # (names its entries, records nothing)
         assert phase.made("a.html", ("sha a",), ("a",), namespace="page").entry == memo.name("page", ("a",))
     assert memo.records == {}
+
+
+def test_an_item_whose_inputs_it_chose_is_reused_while_what_it_read_of_them_is_as_it_was(tmp_path):
+    """A page's breadcrumbs name the pages it reads: its record's summary says which, and `made` is
+    worked out from that, so that only the pages it read decide whether it is reused."""
+    titles = {"a.md": "A", "b.md": "B", "c.md": "C"}
+    memo = Memo(tmp_path / "memo")
+    with Phase(memo, "pages", "context") as phase:
+        phase.made("c.md", ("sha c", ("A",)), ("c",), summary=("a.md",))      # c.md showed a.md's title
+    memo.prune()
+    asked = []
+
+    def made(read):
+        asked.append(read)
+        return "sha c", tuple(titles[rel] for rel in read)
+    titles["b.md"] = "B, retitled"                          # a page c.md did not read
+    with Phase(Memo(tmp_path / "memo"), "pages", "context") as phase:
+        assert phase.reuse("c.md", made) == Record(("sha c", ("A",)), memo.name("pages", ("c",)), ("a.md",))
+    assert asked == [("a.md",)]
+    titles["a.md"] = "A, retitled"                          # the page it read
+    with Phase(Memo(tmp_path / "memo"), "pages", "context") as phase:
+        assert phase.reuse("c.md", made) is None
