@@ -4,6 +4,8 @@
     python bench/ab.py f5fb642 --labs 40       and a prose edit of a synthetic course (bench.py's)
     python bench/ab.py f5fb642 --labs 200 --notes   ... whose labs have a notes page each (402 pages)
     python bench/ab.py f5fb642 --pages 3000    and a course of 3,000 prose pages: no change, a prose edit
+    python bench/ab.py f5fb642 --serve 30      and `serve`: save -> reloaded page in Chromium (serveloop.py),
+                                               the median and p95 of 30 saves a side, in alternating rounds
 
 The other commit is checked out in a temporary worktree. Each side builds its
 own copies of the courses (their caches are kept apart: two generators may key
@@ -34,6 +36,8 @@ def main() -> int:
     parser.add_argument("--labs", type=int, default=0, help="also a synthetic course of this many labs")
     parser.add_argument("--notes", action="store_true", help="each of its labs with a notes page too")
     parser.add_argument("--pages", type=int, default=0, help="also a course of this many prose pages")
+    parser.add_argument("--serve", type=int, default=0, metavar="SAVES",
+                        help="also serve's save -> reloaded page, this many saves a side (serveloop.py)")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench-ab-"))
     atexit.register(shutil.rmtree, tmp, True)
@@ -77,7 +81,30 @@ def main() -> int:
         ratio = statistics.median(a / b for b, a in zip(times["before"], times["after"]))
         print(f"| {name:<50} | {statistics.median(times['before']):>6.3f} s | "
               f"{statistics.median(times['after']):>6.3f} s | {ratio:>11.2f}× |")
+    if args.serve:
+        serve_rows(tmp, trees, args.serve)
     return 0
+
+
+def serve_rows(tmp: Path, trees: dict[str, Path], saves: int, rounds: int = 3) -> None:
+    """serve's save -> reloaded page on the course's guide, each side `saves` times in all, in
+    `rounds` alternating rounds (a fresh serve each); the median and p95 of each side's latencies."""
+    import serveloop
+    if reason := serveloop.missing():
+        print(f"(serve rows left out: they need {reason})")
+        return
+    latencies: dict[str, list[float]] = {"before": [], "after": []}
+    for n in range(rounds):
+        for side in ("before", "after") if n % 2 == 0 else ("after", "before"):
+            root = copy_repo(tmp / f"serve-{side}-{n}", trees[side])
+            (root / "tools").mkdir(exist_ok=True)       # (serve runs the project's pinned emulator)
+            (root / "tools/node_modules").symlink_to(REPO / "tools/node_modules")
+            found = serveloop.measure(root, "content/course/guide.md", "course/guide", saves // rounds, tree=trees[side])
+            latencies[side] += found["latencies"]
+    for label, measure in (("median", statistics.median), ("p95", lambda values: serveloop.percentile(values, 0.95))):
+        before, after = measure(latencies["before"]), measure(latencies["after"])
+        name = f"serve: save -> reloaded guide, {label} of {len(latencies['after'])}"
+        print(f"| {name:<50} | {before:>6.3f} s | {after:>6.3f} s | {after / before:>11.2f}× |")
 
 
 if __name__ == "__main__":

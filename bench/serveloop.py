@@ -73,14 +73,14 @@ def add_sentence(source: Path, i: int) -> str:
 
 
 def measure(root: Path, page_source: str, url_path: str, saves: int, env: dict | None = None,
-            save=add_sentence, serve_args: tuple[str, ...] = ()) -> dict:
-    """Run serve on the project at `root`; edit `page_source` `saves` times (`save(path, i)` edits it and
-    says what the page then shows); latencies in seconds."""
+            save=add_sentence, serve_args: tuple[str, ...] = (), tree: Path = REPO) -> dict:
+    """Run serve (the generator in `tree`) on the project at `root`; edit `page_source` `saves` times
+    (`save(path, i)` edits it and says what the page then shows); latencies in seconds."""
     from playwright.sync_api import sync_playwright
     port = free_port()
     log_path = root / ".serve.log"
     with log_path.open("w") as log:
-        server = subprocess.Popen([sys.executable, str(REPO / "build.py"), "serve", "--root", str(root),
+        server = subprocess.Popen([sys.executable, str(tree / "build.py"), "serve", "--root", str(root),
                                    "--port", str(port), *serve_args], stdout=log, stderr=subprocess.STDOUT, env=env)
     latencies = []
     try:
