@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
               f"in {time.perf_counter() - start:.2f} s" + (f" [{labs}]" if labs else ""))
         for note in report.notes:
             print(f"note: {note}", file=sys.stderr)
-        for folder in report.stored:
+        for folder in report.froze:
             print(f"froze {folder}: commit it, and builds elsewhere reuse it while the lab's code is unchanged")
         if kept is not None:
             for note in [*kept.notes, kept.evict()]:

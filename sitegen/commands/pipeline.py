@@ -29,14 +29,14 @@ LAB_SOURCES = ("site.yaml", "compute/", "frozen/")      # what labs' keys are ma
 
 
 # What a build did: its output folder, files and bytes; the labs run this time (`computed`), read
-# from the cache (`cached`) or from the project's frozen/ (`frozen`); what `freeze` stored (frozen/<id>
+# from the cache (`cached`) or from the project's frozen/ (`frozen`); what `freeze` froze (`froze`: frozen/<id>
 # folders); whether it found nothing to do (`unchanged`: inputs and output as last time); the
 # Problems that --strict would make errors (`warnings`); the pages rendered anew (`rendered`: the
 # others were unchanged); (lab, cell) of the labs computed from a checkpoint after that cell; and
 # (lab, seconds until its results.json was final, seconds until its process ended) of those computed;
 # whether the pages rendered were patched into the last site (`patched`: patch.py).
 BuildReport = collections.namedtuple(
-    "BuildReport", "out files bytes computed cached frozen stored unchanged warnings rendered resumed timings patched "
+    "BuildReport", "out files bytes computed cached frozen froze unchanged warnings rendered resumed timings patched "
     "notes", defaults=((), (), (), (), False, (), (), (), (), False, ()))
 
 
@@ -191,7 +191,7 @@ def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: boo
             files, rendered, info = patched
             warnings = [Problem(*w) for w in last.get("warnings", ())]
             written, total = _publish(files, warnings, out, last, strict=strict, use_cache=use_cache)
-            _record(root, cache, key, found, snapshot, source_states, fingerprinted, files, total, written,
+            _save_state(root, cache, key, found, snapshot, source_states, fingerprinted, files, total, written,
                     warnings, {**last.get("reads", {}), **own.reads}, info)
             return BuildReport(out=out, files=len(files), bytes=total, warnings=tuple(warnings), rendered=rendered,
                                cached=tuple(lab for lab in info["labs"] if lab not in info["frozen"]),
@@ -253,17 +253,17 @@ def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: boo
     from ..labs.freeze import freeze as store_frozen, is_frozen
     from ..pages.check import check_context
     from .patch import patch_info
-    stored = store_frozen(cfg, artifacts, to_freeze)
+    froze = store_frozen(cfg, artifacts, to_freeze)
     frozen = tuple(a.lab.id for a in artifacts.values() if is_frozen(cfg, a))
     # what labs and the build read outside the sources (the fingerprint has the rest): checked as it is
     reads = {**own.reads, **{rel: seen for art in artifacts.values() for rel, seen in (art.reads or {}).items()
                              if rel not in snapshot}}
-    _record(root, cache, key, found, snapshot, source_states, fingerprinted, files, total, written, warnings, reads,
+    _save_state(root, cache, key, found, snapshot, source_states, fingerprinted, files, total, written, warnings, reads,
             patch_info(files, check_context(cfg, artifacts, sitemap), sitemap, list(artifacts), frozen))
     return BuildReport(out=out, files=len(files), bytes=total,
                        computed=tuple(a.lab.id for a in artifacts.values() if a.recomputed),
                        cached=tuple(a.lab.id for a in artifacts.values() if not a.recomputed and a.lab.id not in frozen),
-                       frozen=frozen, stored=tuple(stored), warnings=tuple(warnings), rendered=files.rendered,
+                       frozen=frozen, froze=tuple(froze), warnings=tuple(warnings), rendered=files.rendered,
                        resumed=tuple(kept.resumed.items()) if kept is not None else (),
                        timings=tuple((lab, *seconds) for lab, seconds in labs.timings.items()),
                        notes=_confinement_notes(cfg, labs) if labs.computed else ())
@@ -305,7 +305,7 @@ def _publish(files: dict, warnings: list, out: Path, last: dict, *, strict: bool
     return written, sum(map(size_of, files.values()))
 
 
-def _record(root: Path, cache: Path, key: list, found: dict, snapshot: dict, source_states: dict, fingerprinted: str,
+def _save_state(root: Path, cache: Path, key: list, found: dict, snapshot: dict, source_states: dict, fingerprinted: str,
             files: dict, total: int, written: tuple, warnings: list, reads: dict, patch: dict) -> None:
     """The state of a build that succeeded (STATE), for the next build, and its stamp (stamp.py)."""
     import pickle

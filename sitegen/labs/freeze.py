@@ -68,7 +68,7 @@ def is_frozen(cfg: SiteConfig, art: Artifacts) -> bool:
 
 def freeze(cfg: SiteConfig, artifacts: dict[str, Artifacts], ids) -> list[str]:
     """Store these labs' artifacts in frozen/<id>/ (replacing only a folder frozen before); their paths."""
-    stored = []
+    froze = []
     for lab_id in ids:
         art = artifacts[lab_id]
         folder = cfg.root / FROZEN / lab_id
@@ -84,5 +84,5 @@ def freeze(cfg: SiteConfig, artifacts: dict[str, Artifacts], ids) -> list[str]:
             os.replace(staging / "entry", folder)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
-        stored.append(f"{FROZEN}/{lab_id}")
-    return stored
+        froze.append(f"{FROZEN}/{lab_id}")
+    return froze
