@@ -1,8 +1,8 @@
 """An edit to pages' prose, patched into the last site: what it changes, and nothing else.
 
 When the only sources changed since the last build are prose pages (content/**.md) that were
-there, and each keeps its front matter, its blocks' kinds, its formulas, its #anchors, its
-reading time (what the lecture's map says of it) and its lack of warnings, shows no lab, holds
+there, and each keeps its front matter, its face (face.py: all that other pages and the files
+made of every page can see of it), its #anchors and its lack of warnings, shows no lab, holds
 no map and is no lab's page, then every other file of the site is the one the last build
 published: the other pages are not loaded, checked, rendered, read or indexed again. The changed
 pages are parsed, checked, rendered and read by the functions a full build uses, under the same
@@ -27,8 +27,8 @@ from ..pages.content import load_pages
 from ..publish.htmlcheck import source_line, file_problems, read_html
 from ..publish.write import MARK, last_output
 from ..render.assets import build_id
-from ..render.mathfont import page_formulas
-from ..render.render import Outputs, Renderer, reading_minutes
+from ..render.face import page_face
+from ..render.render import Outputs, Renderer
 from ..render.search import INDEX, entry_start, page_sections_json
 
 PATCHES = 50        # patched builds in a row, at most: then a full build prunes what they left
@@ -58,9 +58,8 @@ def patch(out: Path, cfg, memo, last: dict, snapshot: dict[str, str], edited: li
     for page in pages:
         was = memo.value("parsed", (page.source, before[page.source]))
         if (was is None or page.source in lab_pages or page.lab or page.notes or was.meta != page.meta
-                or was.output != page.output or was.kinds != page.kinds
                 or "materials" in page.kinds or any(kind != "prose" and KINDS[kind].needs_lab for kind in page.kinds)
-                or page_formulas(was) != page_formulas(page) or reading_minutes(was) != reading_minutes(page)):
+                or page_face(was, solutions) != page_face(page, solutions)):
             return None
     sitemap, problems = info["sitemap"], Collector()
     for page in pages:

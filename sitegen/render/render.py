@@ -20,11 +20,12 @@ from .converters import markdown_converter, template_environment, template_line
 from ..labs.artifacts import NARROW, Artifacts, artifacts_digest
 from ..project.config import SiteConfig
 from ..pages.page import Page
-from ..pages.prose import (LINK, SiteMap, Unresolved, is_external, math_spans, pretty_url, relative_url, resolve_target, to_mathml,
+from ..pages.prose import (SiteMap, Unresolved, is_external, math_spans, pretty_url, relative_url, resolve_target, to_mathml,
                     transform_prose)
 from ..core.errors import BuildError, Problem
 from ..core.incremental import Phase
 from .deploy import add_deploy_files
+from .face import page_face
 from ..pages.highlight import highlighted, pygments_css
 from .assets import PAGE_SCRIPTS, PREVIEW_SCRIPTS, publish_assets
 from .mathfont import formula_characters, subset
@@ -208,6 +209,7 @@ class Renderer:
         """The lecture's map as `page` shows it (blocks.py, ::: materials)."""
         items = []
         for other, art in self.sequence_items:
+            face = page_face(other, self.solutions)
             withheld = self.withheld.get(art.lab.id, ()) if art else ()
             figure = next((f for f in art.figures if not f.endswith(NARROW) and f not in withheld), None) if art else None
             thumbnail = None
@@ -215,12 +217,12 @@ class Renderer:
                 width, height = png_size(art.files[figure].read_bytes())
                 thumbnail = {"src": relative_url(page.output, art.figure_path(figure)),
                              "width": (width + 1) // 2, "height": (height + 1) // 2,
-                             "alt": _figure_alt(other, figure) or self.words["material_thumb"].format(title=other.title)}
-            items.append({"title": other.title, "description": other.meta.get("description", ""),
-                          "href": relative_url(page.output, other.output), "path": "/" + pretty_url(other.output),
+                             "alt": dict(face.figure_words).get(figure) or self.words["material_thumb"].format(title=face.title)}
+            items.append({"title": face.title, "description": face.description,
+                          "href": relative_url(page.output, face.output), "path": "/" + pretty_url(face.output),
                           "kind": self.words["material_lab" if art and art.lab.notebook else
                                              "material_figures" if art else "material_reading"],
-                          "minutes": other.meta.get("minutes") or reading_minutes(other), "thumbnail": thumbnail})
+                          "minutes": face.minutes, "thumbnail": thumbnail})
         return items
 
     @functools.cached_property
@@ -232,10 +234,10 @@ class Renderer:
         return {p.source: p for p in self.pages}
 
     def faces(self, sources) -> tuple | None:
-        """What a page shows of each of these pages (breadcrumbs, previous and next): its address,
-        title and parent; None when one of them is gone."""
+        """What a page shows of each of these pages (breadcrumbs, previous and next): the address,
+        title and parent of their faces (face.py); None when one of them is gone."""
         try:
-            return tuple((other.output, other.title, other.meta.get("parent"))
+            return tuple((other.output, other.title, other.meta.get("parent"))      # (Face's first three)
                          for other in map(self.by_source.__getitem__, sources or ()))
         except KeyError:
             return None
@@ -427,23 +429,6 @@ def _flatten(tokens):
     for token in tokens:
         yield token
         yield from _flatten(token.get("children", []))
-
-
-def _figure_alt(page: Page, figure: str) -> str | None:
-    """The words a page gives a lab's figure where it shows it (![what it shows](figure:NAME))."""
-    for block in page.blocks:
-        if block.kind == "prose":
-            for match in LINK.finditer(block.text):
-                if match["bang"] and match["target"] == f"figure:{figure}" and match["text"].strip():
-                    return match["text"].strip()
-    return None
-
-
-def reading_minutes(page: Page) -> int:
-    """The minutes a page's prose takes to read, at 400 characters a minute (a Chinese reader's pace;
-    a Latin word counts as its letters), at least one."""
-    text = "".join(block.text for block in page.blocks if block.kind == "prose")
-    return max(1, round(len(re.sub(r"[\s#*_`>\[\]()|:-]", "", text)) / 400))
 
 
 def render_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts], sitemap: SiteMap,
