@@ -183,10 +183,14 @@ class Memo:
         """The name of the key's entry (None without a memo folder)."""
         return None if self.folder is None else f"{namespace}/{digest(namespace, makers_digest(), *key_parts)}"
 
+    def _lookup(self, namespace: str, key_parts: tuple | None) -> tuple[str | None, bytes | None]:
+        """The entry's name (see above) and its bytes, if there is one."""
+        name = namespace if key_parts is None else self.name(namespace, key_parts)
+        return name, None if name is None else self._read(name)
+
     def data(self, namespace: str, key_parts: tuple | None = None, make: Callable[[], bytes] | None = None) -> bytes | None:
         """The bytes of the entry (see above); counted as used by this build."""
-        name = namespace if key_parts is None else self.name(namespace, key_parts)
-        found = None if name is None else self._read(name)
+        name, found = self._lookup(namespace, key_parts)
         if found is None and make is not None:
             found = make()
             self._put(name, found)
@@ -199,8 +203,7 @@ class Memo:
         again. The entry holds the bytes' hash and size; the bytes are kept once, under their
         hash (blobs/), written even when a blob of that hash is there (it may have been changed).
         Not looked at unless `verify`: then handed out only if whole."""
-        name = namespace if key_parts is None else self.name(namespace, key_parts)
-        entry = None if name is None else self._read(name)
+        name, entry = self._lookup(namespace, key_parts)
         if entry is not None:
             sha, _, size = entry.decode().partition(" ")
             try:
@@ -225,8 +228,7 @@ class Memo:
         """The object pickled in the entry (the cache is the author's own folder, as trusted as the lab
         scripts the build runs): parsed pages and YAML, whose parsers cost more than unpickling. A
         lookup without `make` returns None when there is none (such values are never None)."""
-        name = namespace if key_parts is None else self.name(namespace, key_parts)
-        data = None if name is None else self._read(name)
+        name, data = self._lookup(namespace, key_parts)
         if data is not None:
             try:
                 return pickle.loads(data)[0]
@@ -260,7 +262,8 @@ class Memo:
     def _put(self, name: str | None, data: bytes) -> None:
         if name is None:
             return
-        self.used.setdefault(name.partition("/")[0], set()).add(name.partition("/")[2])
+        namespace, _, key = name.partition("/")
+        self.used.setdefault(namespace, set()).add(key)
         self._write(f"{self.folder}/{name}", data + _check(data))
         self.written += 1
         self.looked_up[name] = data

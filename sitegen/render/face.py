@@ -33,9 +33,18 @@ class Face(NamedTuple):
 
 def page_face(page: Page, solutions: str) -> Face:
     """`page`'s face in a build with `solutions` (folded, shown or omitted: what formulas show)."""
-    return Face(page.output, page.title, page.meta.get("parent"), page.meta.get("description", ""),
-                page.meta.get("minutes") or reading_minutes(page), figure_words(page), tuple(page.aliases),
-                tuple(page.kinds), tuple(page_formulas(page, solutions)))
+    return Face(*linked(page), *mapped(page), tuple(page.aliases), tuple(page.kinds),
+                tuple(page_formulas(page, solutions)))
+
+
+def linked(page: Page) -> tuple[str, str, str | None]:
+    """The part of the face another page's breadcrumbs and previous/next show: output, title, parent."""
+    return page.output, page.title, page.meta.get("parent")
+
+
+def mapped(page: Page) -> tuple[str, int, tuple]:
+    """The part the lecture's map shows besides those: description, minutes, figure words."""
+    return page.meta.get("description", ""), page.meta.get("minutes") or reading_minutes(page), figure_words(page)
 
 
 def figure_words(page: Page) -> tuple[tuple[str, str], ...]:

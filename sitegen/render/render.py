@@ -25,7 +25,7 @@ from ..pages.prose import (SiteMap, Unresolved, is_external, math_spans, pretty_
 from ..core.errors import BuildError, Problem
 from ..core.incremental import Phase
 from .deploy import add_deploy_files
-from .face import page_face
+from .face import linked, mapped
 from ..pages.highlight import highlighted, pygments_css
 from .assets import PAGE_SCRIPTS, PREVIEW_SCRIPTS, publish_assets
 from .mathfont import formula_characters, subset
@@ -119,7 +119,7 @@ class Renderer:
     def __init__(self, cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts], memo: Memo,
                  sitemap: SiteMap, snapshot: dict[str, str], solutions: str = "folded"):
         self.cfg, self.pages, self.artifacts, self.memo = cfg, pages, artifacts, memo
-        self.snapshot = snapshot                # the build's snapshot of the sources (templates/ among them)
+        self.snapshot = snapshot            # the build's snapshot of the sources (templates/ among them)
         self.solutions = solutions          # exercises' solutions: folded, shown or omitted
         self.sitemap = sitemap
         self.env = template_environment(cfg.root, memo.folder, snapshot)
@@ -209,7 +209,7 @@ class Renderer:
         """The lecture's map as `page` shows it (blocks.py, ::: materials)."""
         items = []
         for other, art in self.sequence_items:
-            face = page_face(other, self.solutions)
+            (output, title, _), (description, minutes, words) = linked(other), mapped(other)
             withheld = self.withheld.get(art.lab.id, ()) if art else ()
             figure = next((f for f in art.figures if not f.endswith(NARROW) and f not in withheld), None) if art else None
             thumbnail = None
@@ -217,12 +217,12 @@ class Renderer:
                 width, height = png_size(art.files[figure].read_bytes())
                 thumbnail = {"src": relative_url(page.output, art.figure_path(figure)),
                              "width": (width + 1) // 2, "height": (height + 1) // 2,
-                             "alt": dict(face.figure_words).get(figure) or self.words["material_thumb"].format(title=face.title)}
-            items.append({"title": face.title, "description": face.description,
-                          "href": relative_url(page.output, face.output), "path": "/" + pretty_url(face.output),
+                             "alt": dict(words).get(figure) or self.words["material_thumb"].format(title=title)}
+            items.append({"title": title, "description": description,
+                          "href": relative_url(page.output, output), "path": "/" + pretty_url(output),
                           "kind": self.words["material_lab" if art and art.lab.notebook else
                                              "material_figures" if art else "material_reading"],
-                          "minutes": face.minutes, "thumbnail": thumbnail})
+                          "minutes": minutes, "thumbnail": thumbnail})
         return items
 
     @functools.cached_property
@@ -237,8 +237,7 @@ class Renderer:
         """What a page shows of each of these pages (breadcrumbs, previous and next): the address,
         title and parent of their faces (face.py); None when one of them is gone."""
         try:
-            return tuple((other.output, other.title, other.meta.get("parent"))      # (Face's first three)
-                         for other in map(self.by_source.__getitem__, sources or ()))
+            return tuple(linked(self.by_source[source]) for source in sources or ())
         except KeyError:
             return None
 
