@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-PHASES = [("sitegen.core.sources", "snapshot"), ("sitegen.commands.pipeline", "fingerprint"), ("sitegen.project.config", "load_config"),
+PHASES = [("sitegen.core.sources", "take_snapshot"), ("sitegen.commands.pipeline", "fingerprint"), ("sitegen.project.config", "load_config"),
           ("sitegen.labs.compute", "LabScheduler"), ("sitegen.labs.compute", "LabScheduler.finish"),
           ("sitegen.pages.content", "load_pages"), ("sitegen.pages.check", "check_site"),
           ("sitegen.render.render", "render_site"), ("sitegen.publish.htmlcheck", "check_rendered"), ("sitegen.publish.write", "write_site"),
@@ -46,8 +46,8 @@ MODULES = ["sitegen.commands.pipeline", "sitegen.project.config", "sitegen.labs.
            "markdown.extensions.fenced_code", "markdown.extensions.sane_lists", "sitegen.commands.patch"]
 
 
-def child(root: str) -> None:
-    """One build, timed by part; prints a JSON object of milliseconds."""
+def child(root: str, whole: bool = False) -> None:
+    """One build, timed by part (`whole`: patch.py declining the edit); prints a JSON object of milliseconds."""
     import importlib
     started = time.perf_counter()
     sys.path.insert(0, str(REPO))
@@ -67,6 +67,8 @@ def child(root: str) -> None:
             finally:
                 times[_name] = times.get(_name, 0.0) + time.perf_counter() - begun
         setattr(module, name.split(".")[-1], timed)
+    if whole:
+        importlib.import_module("sitegen.commands.patch").patch = lambda *args, **kwargs: None
     begun = time.perf_counter()
     sys.modules["sitegen.commands.pipeline"].build(Path(root))
     times["build"] = time.perf_counter() - begun
@@ -102,10 +104,11 @@ def main() -> int:
     parser.add_argument("--pages", type=int, default=0, help="a course of this many prose pages (bench.py's)")
     parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("--paths", action="store_true", help="time the edit patched in and built whole, alternately")
+    parser.add_argument("--whole", action="store_true", help="time the parts with patch.py declining the edit")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(args.child)
+        child(args.child, args.whole)
         return 0
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import bench
@@ -133,19 +136,19 @@ def main() -> int:
                 if mode == "plain":
                     wall.append(bench.run_once(bench.build_command(root)) * 1000)
                 else:
-                    done = subprocess.run([sys.executable, __file__, "--child", str(root)], env=env, check=True,
+                    done = subprocess.run([sys.executable, __file__, "--child", str(root), *(["--whole"] if args.whole else [])], env=env, check=True,
                                           capture_output=True, text=True)
                     parts.append(json.loads(done.stdout.strip().splitlines()[-1]))
             start.append(bench.run_once([sys.executable, "-c", "pass"]) * 1000)
     median = {key: statistics.median(p.get(key, 0.0) for p in parts) for key in parts[0]}
-    phases = sum(median.get(name, 0.0) for _, name in PHASES if name not in ("snapshot", "fingerprint"))
+    phases = sum(median.get(name, 0.0) for _, name in PHASES if name not in ("take_snapshot", "fingerprint"))
     print(f"edit of {page.relative_to(root)}, median of {args.runs}: {statistics.median(wall):.0f} ms "
           f"wall (python build.py)\n")
     print(f"  {statistics.median(start):6.1f} ms  the interpreter starting (python -c pass)")
     print(f"  {median['imports']:6.1f} ms  importing the build's modules, Jinja2 and Markdown")
     for _, name in PHASES:
         print(f"  {median.get(name, 0.0):6.1f} ms  {name}")
-    rest = median["build"] - phases - median.get("snapshot", 0.0) - median.get("fingerprint", 0.0)
+    rest = median["build"] - phases - median.get("take_snapshot", 0.0) - median.get("fingerprint", 0.0)
     print(f"  {rest:6.1f} ms  the rest of build(): locks, the lab host, state and memo upkeep, of which")
     for _, name in UPKEEP:
         print(f"  {median.get(name, 0.0):13.1f} ms  {name}")
