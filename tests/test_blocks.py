@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from support import edit, tiny_site
+from support import edit, empty_course, run_build, tiny_site
 
 from sitegen.pages import blocks
 from sitegen.core.errors import BuildError
@@ -162,3 +162,94 @@ def test_the_map_marks_what_this_reader_opened_and_offers_where_they_left_off(tm
         assert page.locator(".materials-resume a").get_attribute("href") == "guide"
         assert page.evaluate("document.cookie") == "" and page.evaluate("document.documentElement.scrollWidth") <= 1280
         page.close()
+
+
+# -- callouts: this site's ::: note ... ::: end, and the same boxes in MyST's, Quarto's and GitHub's syntax --
+
+BOXES = """---
+title: 框
+---
+::: note title="本站的"
+本站语法的框。
+::: end
+
+```{tip} MyST 的
+MyST 的框。
+```
+
+::: {.callout-warning collapse="true"}
+## Quarto 的
+Quarto 的框。
+:::
+
+> [!CAUTION]
+> GitHub 的框。
+
+::: exercise
+题。
+::: solution
+::: important
+解答里的框。
+::: end
+答。
+::: end
+"""
+
+
+def test_a_callout_in_each_syntax_is_a_box_labelled_by_its_kind_and_title(tmp_path):
+    from sitegen.commands.pipeline import build
+    from helpers import Elements
+    root = empty_course(tmp_path / "site")
+    (root / "content/boxes.md").write_text(BOXES, encoding="utf-8")
+    build(root, tmp_path / "dist", cache=tmp_path / "cache", strict=True, solutions="shown")
+    page = Elements((tmp_path / "dist/boxes.html").read_text(encoding="utf-8"))
+    boxes = {attrs["class"]: attrs for tag, attrs, text in page.find("aside", role="note")}
+    assert sorted(boxes) == sorted(f"callout callout-{kind}" for kind in ("note", "tip", "warning", "caution", "important"))
+    labels = {}
+    for attrs in boxes.values():
+        [(tag, _, text)] = [e for e in page.elements if e[1].get("id") == attrs["aria-labelledby"]]
+        labels[attrs["class"].split("-")[-1]] = (tag, text)
+    assert labels == {"note": ("p", "注意 本站的"), "tip": ("p", "提示 MyST 的"), "warning": ("summary", "警告 Quarto 的"),
+                      "caution": ("p", "小心"), "important": ("p", "重要")}
+    [folded] = page.find("details", **{"class": "callout-fold"})
+    assert "open" not in folded[1] and "Quarto 的框。" in folded[2]
+    [exercise] = page.find("section", **{"class": "exercise"})
+    assert "解答里的框。" in exercise[2] and "答。" in exercise[2]        # the callout's end closed it alone
+
+
+def test_markup_of_other_tools_this_site_does_not_support_is_a_warning_naming_its_line(tmp_path):
+    root = empty_course(tmp_path / "site")
+    page = root / "content/index.md"
+    page.write_text(page.read_text(encoding="utf-8") + "\n(intro)=\n见 {ref}`intro`。\n\n```{figure} a.png\n图。\n```\n",
+                    encoding="utf-8")
+    lines = page.read_text(encoding="utf-8").splitlines()
+    result = run_build(root, tmp_path / "dist", tmp_path / "cache")
+    assert result.returncode == 0, result.stderr
+    for marker, said in (("(intro)=", "the MyST target (intro)= is not supported here"),
+                         ("见 {ref}", "the MyST role {ref} is not supported here"),
+                         ("```{figure}", "the MyST directive {figure} is not supported here")):
+        line = next(n for n, text in enumerate(lines, 1) if text.startswith(marker))
+        assert f"warning: content/index.md:{line}: {said}" in result.stderr
+    shown = (tmp_path / "dist/index.html").read_text(encoding="utf-8")
+    assert "(intro)=" not in shown and "{ref}" not in shown and "{figure}" not in shown
+    strict = run_build(root, tmp_path / "strict", tmp_path / "cache", "--strict")
+    assert strict.returncode == 1 and "Traceback" not in strict.stderr
+    assert "the MyST role {ref} is not supported here" in strict.stderr and "--strict makes it an error" in strict.stderr
+    assert not (tmp_path / "strict").exists()
+
+
+def test_a_notebook_s_markdown_cells_hold_callouts_and_their_notes_name_the_notebook_s_lines(tmp_path):
+    import json
+    root = empty_course(tmp_path / "site")
+    notebook = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
+        {"cell_type": "markdown", "id": "a", "metadata": {}, "source": "# 笔记本\n\n:::{note} 记住\n要点。\n:::\n"},
+        {"cell_type": "markdown", "id": "b", "metadata": {}, "source": "见 {eq}`e1`。"}]}
+    text = json.dumps(notebook, ensure_ascii=False, indent=1)
+    (root / "content/nb.ipynb").write_text(text, encoding="utf-8")
+    result = run_build(root, tmp_path / "dist", tmp_path / "cache")
+    assert result.returncode == 0, result.stderr
+    line = next(n for n, text in enumerate(text.splitlines(), 1) if "{eq}" in text)
+    assert (f"warning: content/nb.ipynb:{line}: cell 2 (markdown), line 1: the MyST role {{eq}} is not supported here"
+            in result.stderr)
+    page = (tmp_path / "dist/nb.html").read_text(encoding="utf-8")
+    assert '<aside class="callout callout-note"' in page and "要点。" in page and ":::" not in page

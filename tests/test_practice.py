@@ -18,6 +18,10 @@ PRACTICE = """
 SOLUTION-FREE-HINT 逐个相加。
 ::: solution
 SECRET-ANSWER 总和是 {{ total }}。
+::: note
+SECRET-NOTE 一个解答里的注意框：它的 end 不结束练习。
+::: end
+SECRET-AFTER-NOTE 解答的最后一句。
 ::: end
 
 ::: check total tolerance=0.001 prompt="五个 y 的总和是多少？"
@@ -28,14 +32,16 @@ SECRET-ANSWER 总和是 {{ total }}。
 DRILL = {"nbformat": 4, "nbformat_minor": 5, "metadata": {"kernelspec": {
     "name": "python3", "display_name": "Python 3", "language": "python"}}, "cells": [
     {"cell_type": "markdown", "id": "a", "metadata": {}, "source":
-     "# 练习页\n\n::: exercise title=\"求和\"\n\n求 1 到 10 的和。\n\n::: solution\n\nNB-SECRET-TEXT 用公式。"},
+     "# 练习页\n\n::: exercise title=\"求和\"\n\n求 1 到 10 的和。\n\n::: solution\n\nNB-SECRET-TEXT 用公式。\n\n"
+     "::: tip\nNB-SECRET-TIP 它的 end 不结束练习。\n::: end\n\nNB-SECRET-AFTER-TIP 还在解答里。"},
     {"cell_type": "code", "id": "b", "metadata": {}, "execution_count": None, "outputs": [], "source":
      "import matplotlib.pyplot as plt\nnb_secret_value = sum(range(11))\nprint('NB-SECRET-OUT', nb_secret_value)\n"
      "plt.plot([5, 1, 4])"},
     {"cell_type": "markdown", "id": "c", "metadata": {}, "source": "NB-SECRET-TAIL 就是这样。\n\n::: end\n\n下一题。"},
     {"cell_type": "code", "id": "d", "metadata": {}, "execution_count": None, "outputs": [], "source":
      "shown_value = 3\nprint('NB-SHOWN-OUT', shown_value)"}]}
-SECRETS = [b"SECRET-ANSWER", b"NB-SECRET-TEXT", b"NB-SECRET-TAIL", b"NB-SECRET-OUT", b"nb_secret_value"]
+SECRETS = [b"SECRET-ANSWER", b"SECRET-NOTE", b"SECRET-AFTER-NOTE", b"NB-SECRET-TEXT", b"NB-SECRET-TIP",
+           b"NB-SECRET-AFTER-TIP", b"NB-SECRET-TAIL", b"NB-SECRET-OUT", b"nb_secret_value"]
 
 
 @pytest.fixture(scope="module")
@@ -121,6 +127,13 @@ def test_a_check_carries_the_computed_answer_its_tolerance_and_its_words(builds)
     ("::: exercise\n::: solution\n解\n::: hint\n提示\n::: end\n",
      "content/index.md:LINE+3: '::: hint' after the solution at the exercise's end: put it before"),
     ("::: end\n", "content/index.md:LINE: '::: end' closes nothing"),
+    ("::: note\n::: exercise\n题\n::: end\n::: end\n",
+     "content/index.md:LINE+1: '::: exercise' inside the note opened at line LINE: close that one with '::: end' first"),
+    ("::: exercise\n::: tip\n::: hint\n提示\n::: end\n::: end\n",
+     "content/index.md:LINE+2: '::: hint' belongs inside an exercise: open one with '::: exercise' above it (the tip "
+     "opened at line LINE+1 is open"),
+    ("::: warning\n注意\n", "content/index.md:LINE: '::: warning' is never closed: add a line '::: end' after it"),
+    ("::: note fold=yes\n注意\n::: end\n", "content/index.md:LINE: note option fold= must be 'open' or 'closed'"),
     ("::: check total prompt=\"多少？\"\n", "content/index.md:LINE: check total needs tolerance=NUMBER > 0"),
     ("::: check totl tolerance=0.1 prompt=\"多少？\"\n", "content/index.md:LINE: check totl: no 'totl' in results.json"),
     ("::: check x tolerance=0.1 prompt=\"多少？\"\n", "content/index.md:LINE: check x: the answer must be a number, not list"),
@@ -133,5 +146,5 @@ def test_a_practice_mistake_names_its_line(tmp_path, text, expected):
     page.write_text(before + "\n" + text, encoding="utf-8")
     result = run_build(root, tmp_path / "dist", tmp_path / "cache")
     assert result.returncode == 1 and "Traceback" not in result.stderr
-    expected = expected.replace("LINE+3", str(line + 3)).replace("LINE", str(line))
+    expected = re.sub(r"LINE(\+\d)?", lambda found: str(line + int(found[1] or 0)), expected)
     assert expected in result.stderr, result.stderr

@@ -42,11 +42,15 @@ class Kind(NamedTuple):
     names_lab: bool = False     # its name is the lab it shows (else: the page's lab)
     needs_lab: bool = True      # False: it shows no lab's results (an exercise's frame)
     container: bool = False     # it opens a part of the page that `::: end` closes
+    nests: bool = False         # (a container) it may stand inside another container
     within: str | None = None   # it may only stand inside this container kind
     last: bool = False          # nothing of its container may follow it
 
     def lab(self, page: Page, block: Block) -> str | None:
         return block.args[0] if self.names_lab else page.lab
+
+
+CALLOUTS = ("note", "tip", "important", "warning", "caution")      # the kinds of callout, as GitHub's alerts name them
 
 
 # -- words as HTML ---------------------------------------------------------------
@@ -247,28 +251,49 @@ def _nothing_to_check(checking, page, block, art) -> None:
 # `--solutions` shows them all (an instructor's build), `--no-solutions` leaves solutions out of the
 # site entirely (a student's build). A solution's text is never in the search index.
 
+def position(page: Page, block: Block) -> int:
+    """Where `block` stands among its page's blocks: found as itself, not as an equal (two `::: end`
+    of a notebook written on one line are equal tuples)."""
+    return next(index for index, other in enumerate(page.blocks) if other is block)
+
+
+def closers(blocks) -> dict[int, Block]:
+    """Index of each `::: end` -> the container it closes (the innermost open one: content.py checked
+    that every container closes)."""
+    found, opened = {}, []
+    for index, block in enumerate(blocks):
+        if block.kind == "end" and opened:
+            found[index] = opened.pop()
+        elif block.kind in KINDS and KINDS[block.kind].container:
+            opened.append(block)
+    return found
+
+
 def _parts(page: Page, block: Block) -> tuple[int, str | None, int]:
     """Where `block` stands: the number of the exercise before it, the kind of the part open just
     before it (hint, solution or None), and how many hints that exercise had so far."""
     number, open_part, hints = 0, None, 0
-    for other in page.blocks:
+    closing = closers(page.blocks)
+    for index, other in enumerate(page.blocks):
         if other is block:
             return number, open_part, hints
         if other.kind == "exercise":
             number, open_part, hints = number + 1, None, 0
         elif other.kind in ("hint", "solution"):
             open_part, hints = other.kind, hints + (other.kind == "hint")
-        elif other.kind == "end":
+        elif other.kind == "end" and closing[index].kind == "exercise":
             open_part = None
     raise ValueError("block not on its page")
 
 
 def hidden_blocks(page: Page, solutions: str) -> set[int]:
     """Indices of the page's blocks a build with `solutions` leaves out: with "omitted", what
-    follows each `::: solution` up to its exercise's end (the marker itself closes the hint before)."""
+    follows each `::: solution` up to its exercise's end (the marker itself closes the hint before),
+    callouts inside it too."""
     hidden, inside = set(), False
+    closing = closers(page.blocks)
     for index, block in enumerate(page.blocks):
-        if block.kind == "end":
+        if block.kind == "end" and closing[index].kind == "exercise":
             inside = False
         if inside:
             hidden.add(index)
@@ -285,8 +310,29 @@ def _render_practice(r, page: Page, block: Block, art) -> str:
                              title=block.options.get("title", ""), words=r.words, solutions=r.solutions)
 
 
+# -- ::: note|tip|important|warning|caution [title="..."] [fold=open|closed] ... ::: end ------
+# A callout: prose in a box that says its kind (the vocabulary's callout_<kind>) and its title;
+# with fold= a reader folds it (closed: folded at first). MyST's admonitions, Quarto's callouts and
+# GitHub's alerts are read as these (dialects.py). It may stand in an exercise, or in another callout.
+
+def _render_callout(r, page: Page, block: Block, art) -> str:
+    number = 1 + sum(1 for other in page.blocks[:position(page, block)] if other.kind in CALLOUTS)
+    return r.render_template("partials/callout.html", part="open", kind=block.kind, id=f"callout-{number}",
+                             word=r.words[f"callout_{block.kind}"], title=block.options.get("title", ""),
+                             fold=block.options.get("fold"))
+
+
+def _render_end(r, page: Page, block: Block, art) -> str:
+    opener = closers(page.blocks)[position(page, block)]
+    if opener.kind == "exercise":
+        return _render_practice(r, page, block, art)
+    return r.render_template("partials/callout.html", part="end", fold=opener.options.get("fold"))
+
+
 def practice_markdown(page: Page, block: Block, words: dict, solutions: str) -> str:
-    """A practice marker as Markdown (in the notebook download): the label it shows."""
+    """A practice marker or a callout's opening as Markdown (in the notebook download): the label it shows."""
+    if block.kind in CALLOUTS:
+        return f"**{words['callout_' + block.kind]}** {block.options.get('title', '')}".rstrip()
     number, _, hints = _parts(page, block)
     if block.kind == "exercise":
         return f"**{words['exercise'].format(n=number + 1)}** {block.options.get('title', '')}".rstrip()
@@ -325,7 +371,7 @@ def _check_check(checking: Checking, page: Page, block: Block, art: Artifacts) -
 
 def _render_check(r, page: Page, block: Block, art: Artifacts) -> str:
     value, tolerance = lookup(art.results, block.args[0]), block.options["tolerance"]
-    number = 1 + sum(1 for other in page.blocks[:page.blocks.index(block)] if other.kind == "check")
+    number = 1 + sum(1 for other in page.blocks[:position(page, block)] if other.kind == "check")
     return r.render_template("partials/check.html", id=f"check-{number}", prompt=block.options["prompt"],
                              answer=repr(float(value)), tolerance=tolerance, shown=format_value(value),
                              words=r.words, reveal=r.solutions != "omitted")
@@ -351,7 +397,9 @@ KINDS = {
     "exercise": Kind(0, {"title": None}, _nothing_to_check, _render_practice, needs_lab=False, container=True),
     "hint": Kind(0, {}, _nothing_to_check, _render_practice, needs_lab=False, within="exercise"),
     "solution": Kind(0, {}, _nothing_to_check, _render_practice, needs_lab=False, within="exercise", last=True),
-    "end": Kind(0, {}, _nothing_to_check, _render_practice, needs_lab=False),
+    "end": Kind(0, {}, _nothing_to_check, _render_end, needs_lab=False),
+    **{kind: Kind(0, {"title": None, "fold": ("open", "closed")}, _nothing_to_check, _render_callout,
+                  needs_lab=False, container=True, nests=True) for kind in CALLOUTS},
     "check": Kind(1, {"tolerance": None, "prompt": None}, _check_check, _render_check,
                   scripts=lambda art: ("check.js",)),
     "materials": Kind(0, {}, _nothing_to_check, _render_materials, needs_lab=False),

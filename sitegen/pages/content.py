@@ -22,6 +22,7 @@ import shlex
 from pathlib import Path
 
 from .blocks import KINDS
+from .dialects import translate
 from ..core.errors import BuildError, Collector, Problem
 from ..core.incremental import Phase
 from ..core.memo import Memo
@@ -94,8 +95,9 @@ def parse_page(text: str, source: str, output: str, memo=None) -> Page:
     prose: list[str] = []
     prose_line = body_start + 1
     fence = None
-    for index in range(body_start, len(lines)):
-        line, number = lines[index], index + 1
+    notes: list[tuple[int, str]] = []       # other tools' markup this site reads otherwise, or not at all
+    body, numbers = translate(lines[body_start:], body_start, notes)
+    for line, number in zip(body, numbers):
         stripped = line.lstrip()
         if stripped.startswith(("```", "~~~")):
             marker = stripped[:3]
@@ -116,36 +118,43 @@ def parse_page(text: str, source: str, output: str, memo=None) -> Page:
         blocks.append(Block("prose", prose_line, "\n".join(prose)))
     _check_nesting(blocks, source, problems)
     problems.raise_if_any()
-    return Page(source, output, meta, tuple(blocks), meta_line, kinds=tuple(sorted({block.kind for block in blocks})))
+    return Page(source, output, meta, tuple(blocks), meta_line, notes=tuple(notes),
+                kinds=tuple(sorted({block.kind for block in blocks})))
 
 
 def _check_nesting(blocks: list[Block], source: str, problems: Collector) -> None:
-    """Containers (`::: exercise` ... `::: end`) close, and what belongs inside one is inside it."""
-    opened: Block | None = None
-    parts: list[str] = []
+    """Containers (`::: exercise`, `::: note`, ... `::: end`) close, one that may not nest stands in
+    none, and what belongs inside one (a hint, a solution) stands right inside it."""
+    opened: list[tuple[Block, list[str]]] = []      # the open containers, innermost last, with their parts
     for block in blocks:
         kind = KINDS.get(block.kind)
         if kind is None:
             continue
         if block.kind == "end":
-            if opened is None:
-                problems.add(source, block.line, "'::: end' closes nothing: it ends an exercise opened with '::: exercise'")
-            opened = None
+            if not opened:
+                problems.add(source, block.line, "'::: end' closes nothing: it ends an exercise or a callout "
+                                                 "opened above it ('::: exercise', '::: note', ...)")
+            else:
+                opened.pop()
         elif kind.container:
-            if opened is not None:
-                problems.add(source, block.line, f"'::: {block.kind}' inside the {opened.kind} opened at line "
-                                                 f"{opened.line}: close that one with '::: end' first")
-            opened, parts = block, []
+            if opened and not kind.nests:
+                outer = opened[-1][0]
+                problems.add(source, block.line, f"'::: {block.kind}' inside the {outer.kind} opened at line "
+                                                 f"{outer.line}: close that one with '::: end' first")
+            opened.append((block, []))
         elif kind.within:
-            if opened is None or opened.kind != kind.within:
+            inner, parts = opened[-1] if opened else (None, [])
+            if inner is None or inner.kind != kind.within:
                 problems.add(source, block.line, f"'::: {block.kind}' belongs inside an {kind.within}: open one "
-                                                 f"with '::: {kind.within}' above it")
+                                                 f"with '::: {kind.within}' above it"
+                             + (f" (the {inner.kind} opened at line {inner.line} is open: close it with "
+                                "'::: end' first)" if inner is not None else ""))
             elif parts and KINDS[parts[-1]].last:
                 problems.add(source, block.line, f"'::: {block.kind}' after the {parts[-1]} at the {kind.within}'s "
                                                  f"end: put it before, so that the {parts[-1]} comes last")
             parts.append(block.kind)
-    if opened is not None:
-        problems.add(source, opened.line, f"'::: {opened.kind}' is never closed: add a line '::: end' after it")
+    for block, _ in opened:
+        problems.add(source, block.line, f"'::: {block.kind}' is never closed: add a line '::: end' after it")
 
 
 def _directive(match, source, number, problems) -> Block | None:

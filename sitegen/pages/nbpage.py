@@ -141,7 +141,7 @@ def page_of(source: NotebookSource, output: str, memo=None, pages: frozenset = f
                           for p in exc.problems]) from None
     import dataclasses
     return dataclasses.replace(page, blocks=tuple(b._replace(line=line(b.line)) for b in page.blocks),
-                               meta_line=1, notes=tuple(notes))
+                               meta_line=1, notes=tuple(sorted([*notes, *((line(n), message) for n, message in page.notes)])))
 
 
 def notebook_pages(root, snapshot: dict[str, str], memo=None) -> list:

@@ -133,7 +133,7 @@ def computed_notebook(cfg: SiteConfig, page: Page, art: Artifacts, sitemap: Site
         except Unresolved:          # a notebook the site lacks (the page shows the link's text): as written
             return target
         return f"{cfg.base_url}/{pretty_url(output)}" + (f"#{fragment}" if fragment else "")
-    cells, ran, count, inside = [], iter(art.cells), 0, False
+    cells, ran, count, inside = [], iter(art.cells), 0, 0
     for number, cell in enumerate(notebook.get("cells", [])):
         source = "".join(cell.get("source") or "") if isinstance(cell.get("source"), list) else cell.get("source") or ""
         cell = {**cell, "source": source, "id": cell.get("id") or f"cell-{number:02d}"}

@@ -13,7 +13,7 @@ import ast
 import json
 
 from ..labs.artifacts import Artifacts
-from ..pages.blocks import hidden_blocks
+from ..pages.blocks import CALLOUTS, hidden_blocks
 from ..pages.content import DIRECTIVE
 from ..pages.page import Page
 
@@ -69,17 +69,23 @@ def results_without(art: Artifacts, cells: frozenset[str]) -> bytes | None:
     return json.dumps({**kept, **({"provenance": provenance} if provenance else {})}, indent=2).encode()
 
 
-def without_solutions(source: str, inside: bool) -> tuple[str, bool]:
-    """A notebook Markdown cell's text without what stands inside solutions (`inside`: whether a
-    solution is open as the cell starts), and whether one is open at its end."""
+def without_solutions(source: str, inside: int) -> tuple[str, int]:
+    """A notebook Markdown cell's text without what stands inside solutions, and where the cell ends:
+    `inside` is 0 outside a solution, else 1 + the callouts opened within it (their `::: end` closes
+    them, not the exercise); as the cell starts, and what is returned, as it ends."""
     kept = []
     for line in source.split("\n"):
         marker = DIRECTIVE.match(line.strip())
         kind = marker["kind"] if marker else None
+        if inside and kind == "end" and inside > 1:
+            inside -= 1
+            continue
         if kind in ("end", "exercise"):
-            inside = False
+            inside = 0
         if kind == "solution":
-            inside = True
-        elif not inside:
+            inside = 1
+        elif inside:
+            inside += kind in CALLOUTS
+        else:
             kept.append(line)
     return "\n".join(kept), inside

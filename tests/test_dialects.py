@@ -1,0 +1,81 @@
+"""Other tools' block markup read as this site's (dialects.translate), without a build: each syntax
+of a callout becomes `::: KIND` ... `::: end` with its lines' numbers kept, and what is not supported
+is named with its line and never left on the page as raw markup."""
+from __future__ import annotations
+
+import shlex
+
+import pytest
+
+from sitegen.pages.dialects import translate
+
+
+def read(text: str, start: int = 0) -> tuple[list[str], list[int], list[tuple[int, str]]]:
+    notes: list = []
+    lines, numbers = translate(text.split("\n"), start, notes)
+    return lines, numbers, notes
+
+
+@pytest.mark.parametrize("text, opening", [
+    ("```{note} 标题\n正文\n```", '::: note title=标题'),                           # MyST, backticks
+    ("~~~{warning}\n正文\n~~~", "::: warning"),                                     # MyST, tildes
+    (":::{tip} 标题\n正文\n:::", "::: tip title=标题"),                              # MyST, colons
+    ("```{admonition} 看这里\n:class: warning\n正文\n```", "::: warning title=看这里"),  # its :class: says the kind
+    ("```{dropdown} 展开\n正文\n```", "::: note title=展开 fold=closed"),
+    ("```{hint}\n正文\n```", "::: tip"),                                            # docutils' kin of a tip
+    ("::: {.callout-important title=\"要点 一\"}\n正文\n:::", "::: important title='要点 一'"),   # Quarto
+    ("::: {.callout-caution collapse=\"false\"}\n## 标题\n正文\n:::", "::: caution title=标题 fold=open"),
+    ("> [!WARNING]\n> 正文\n", "::: warning"),                                      # GitHub
+])
+def test_each_syntax_of_a_callout_is_this_site_s_line_for_line(text, opening):
+    lines, numbers, notes = read(text, start=10)
+    assert shlex.split(lines[0]) == shlex.split(opening) and "::: end" in lines and "正文" in lines
+    assert not notes
+    assert numbers[:len(text.split("\n"))] == list(range(11, 11 + len(text.split("\n"))))
+
+
+def test_a_github_alert_that_a_line_follows_at_once_ends_before_it_with_that_line_s_number():
+    lines, numbers, notes = read("前文\n> [!NOTE] 标题\n> 第一行\n> 第二行\n后文", start=4)
+    assert lines == ["前文", "::: note title='标题'", "第一行", "第二行", "::: end", "后文"]
+    assert numbers == [5, 6, 7, 8, 9, 9]
+
+
+def test_callouts_nest_by_their_fences():
+    lines, _, notes = read("::::{note} 外\n:::{tip} 内\n正文\n:::\n::::")
+    assert lines == ["::: note title='外'", "::: tip title='内'", "正文", "::: end", "::: end"] and not notes
+
+
+def test_markup_inside_a_code_block_is_left_as_it_is():
+    text = "```markdown\n```{note}\n(label)=\n> [!NOTE]\n{ref}`x`\n```"
+    lines, _, notes = read(text)
+    assert lines[1:5] == text.split("\n")[1:5] and not notes
+
+
+@pytest.mark.parametrize("text, shown, said", [
+    ("```{figure} a.png\n说明\n```", ["```", "说明", "```"], "2: the MyST directive {figure} is not supported here"),
+    ("```{code-cell} ipython3\n:tags: [hide-input]\nx = 1\n```", ["```python", "", "x = 1", "```"],
+     "2: the MyST directive {code-cell} is not supported here"),
+    (":::{glossary}\n术语\n:::", ["", "术语", ""], "2: the MyST directive {glossary} is not supported here: its content shows as prose"),
+    ("::: {.column-margin}\n边注\n:::", ["", "边注", ""], "2: the div ::: {.column-margin} is not supported here"),
+    ("> [!TODO]\n> 待办", ["> [!TODO]", "> 待办"], "2: [!TODO] is not a GitHub alert this site knows"),
+    ("(sec-one)=\n## 一节", ["", "## 一节"], "2: the MyST target (sec-one)= is not supported here"),
+    ("见 {ref}`sec-one`。", ["见 `sec-one`。"], "2: the MyST role {ref} is not supported here"),
+    ("见 {numref}`图 %s <fig-a>`。", ["见 图 %s。"], "2: the MyST role {numref} is not supported here"),
+    (":::\n", ["", ""], "2: ':::' closes nothing"),
+])
+def test_what_is_not_supported_is_named_with_its_line_and_not_shown_raw(text, shown, said):
+    lines, _, notes = read(text, start=1)
+    assert lines == shown
+    assert [f"{line}: {message}" for line, message in notes][0].startswith(said)
+    assert not any("{" + name + "}" in line for line in lines for name in ("figure", "ref", "numref", "glossary"))
+
+
+def test_an_option_of_a_callout_this_site_has_no_use_for_is_named():
+    lines, _, notes = read("```{note}\n:name: n1\n:width: 50%\n正文\n```")
+    assert lines[:3] == ["::: note", "", ""]
+    assert notes == [(1, "{note}: option :width: not supported here (left out)")]
+
+
+def test_the_math_role_is_this_site_s_inline_math():
+    lines, _, notes = read("面积 {math}`\\pi r^2`。")
+    assert lines == ["面积 $\\pi r^2$。"] and not notes
