@@ -12,7 +12,8 @@ from sitegen.pages.dialects import translate
 
 def read(text: str, start: int = 0) -> tuple[list[str], list[int], list[tuple[int, str]]]:
     notes: list = []
-    lines, numbers = translate(text.split("\n"), start, notes)
+    lines, numbers, codes = translate(text.split("\n"), start, notes)
+    assert len(codes) == len(lines) == len(numbers)
     return lines, numbers, notes
 
 
@@ -52,7 +53,8 @@ def test_markup_inside_a_code_block_is_left_as_it_is():
 
 
 @pytest.mark.parametrize("text, shown, said", [
-    ("```{figure} a.png\n说明\n```", ["```", "说明", "```"], "2: the MyST directive {figure} is not supported here"),
+    ("```{figure} a.png\n说明\n```", ["", "说明", ""], "2: the MyST directive {figure} is not supported here: its content shows as prose"),
+    ("```{math}\n:label: e1\nx^2\n```", ["```", "", "x^2", "```"], "2: the MyST directive {math} is not supported here: it shows as a block of code"),
     ("```{code-cell} ipython3\n:tags: [hide-input]\nx = 1\n```", ["```python", "", "x = 1", "```"],
      "2: the MyST directive {code-cell} is not supported here"),
     (":::{glossary}\n术语\n:::", ["", "术语", ""], "2: the MyST directive {glossary} is not supported here: its content shows as prose"),
@@ -79,3 +81,17 @@ def test_an_option_of_a_callout_this_site_has_no_use_for_is_named():
 def test_the_math_role_is_this_site_s_inline_math():
     lines, _, notes = read("面积 {math}`\\pi r^2`。")
     assert lines == ["面积 $\\pi r^2$。"] and not notes
+
+
+def test_a_directive_that_holds_markdown_shows_its_content_and_the_callouts_in_it():
+    text = "````{exercise}\n:label: ex1\n题目。\n```{seealso}\n另见。\n```\n````"
+    lines, _, notes = read(text)
+    assert lines == ["", "", "题目。", "::: note", "另见。", "::: end", ""]
+    assert [message.split(":")[0] for _, message in notes] == ["the MyST directive {exercise} is not supported here"]
+
+
+def test_which_lines_are_code_is_read_as_commonmark_reads_fences():
+    notes: list = []
+    text = "````markdown\n```python\n:::{note}\n```\n::: note\n````\n::: note\n::: end"
+    lines, _, codes = translate(text.split("\n"), 0, notes)
+    assert codes == [True] * 6 + [False, False] and lines == text.split("\n") and not notes

@@ -94,15 +94,10 @@ def parse_page(text: str, source: str, output: str, memo=None) -> Page:
     blocks: list[Block] = []
     prose: list[str] = []
     prose_line = body_start + 1
-    fence = None
     notes: list[tuple[int, str]] = []       # other tools' markup this site reads otherwise, or not at all
-    body, numbers = translate(lines[body_start:], body_start, notes)
-    for line, number in zip(body, numbers):
-        stripped = line.lstrip()
-        if stripped.startswith(("```", "~~~")):
-            marker = stripped[:3]
-            fence = None if fence == marker else (fence or marker)
-        match = DIRECTIVE.match(line) if fence is None else None
+    body, numbers, codes = translate(lines[body_start:], body_start, notes)
+    for line, number, code in zip(body, numbers, codes):
+        match = DIRECTIVE.match(line) if not code else None
         if not match:
             if not prose:
                 prose_line = number

@@ -29,6 +29,8 @@ from .blocks import CALLOUTS
 # MyST's admonitions (docutils' names) as the kind of callout they look most like.
 MYST_KINDS = {**{kind: kind for kind in CALLOUTS}, "hint": "tip", "seealso": "note", "attention": "important",
               "danger": "caution", "error": "caution", "admonition": "note", "dropdown": "note"}
+# MyST's directives whose content is code, not Markdown: shown as a block of code when not supported.
+CODE = {"code-cell", "code-block", "code", "sourcecode", "literalinclude", "ipython", "raw", "math", "mermaid", "graphviz"}
 MYST_OPTIONS = {"class", "open", "name"}     # what a callout's options may say; `name`: kept for references
 
 FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
@@ -51,13 +53,15 @@ def directive(kind: str, title: str = "", fold: str | None = None) -> str:
     return " ".join(words)
 
 
-def translate(lines: list[str], start: int, notes: list) -> tuple[list[str], list[int]]:
+def translate(lines: list[str], start: int, notes: list) -> tuple[list[str], list[int], list[bool]]:
     """`lines` (a page's body, its first at file line `start` + 1) with other tools' callouts written in
-    this site's syntax, and the file's line number of each line (a GitHub alert's end is a line of its
-    own, which the file lacks: it takes the number of the line after it); what is not supported is
-    said in `notes` as (line, message)."""
+    this site's syntax; the file's line number of each line (a GitHub alert's end is a line of its
+    own, which the file lacks: it takes the number of the line after it); and whether each is code
+    (a fenced block's, its fences included: read here once, as CommonMark reads fences, for
+    content.py too). What is not supported is said in `notes` as (line, message)."""
     out = list(lines)
     numbers = list(range(start + 1, start + 1 + len(lines)))
+    codes = [False] * len(lines)
     closers: list[tuple[str, int, bool]] = []   # open fenced callouts: (fence char, its length, a callout?)
     code: tuple[str, int] | None = None         # an open code fence: what closes it
     alert = False
@@ -73,6 +77,7 @@ def translate(lines: list[str], start: int, notes: list) -> tuple[list[str], lis
             if line.strip():        # (a line that is no quote's right after it: the end goes between)
                 out.insert(index, "::: end")
                 numbers.insert(index, number)
+                codes.insert(index, False)
             else:
                 out[index] = "::: end"
             index += 1
@@ -81,6 +86,7 @@ def translate(lines: list[str], start: int, notes: list) -> tuple[list[str], lis
         if code is not None:
             if fence and fence["fence"][0] == code[0] and len(fence["fence"]) >= code[1] and not fence["info"].strip():
                 code = None
+            codes[index] = True
             index += 1
             continue
         if fence:
@@ -93,16 +99,21 @@ def translate(lines: list[str], start: int, notes: list) -> tuple[list[str], lis
             if myst and myst["name"] in MYST_KINDS:
                 index = _myst(out, index, number, myst, (char, length), closers, notes)
                 continue
-            if myst:                # a code cell of a MyST notebook, a figure, a math block: shown as code
+            if myst and myst["name"] in CODE:   # a code cell of a MyST notebook, a math block: shown as code
                 notes.append((number, f"the MyST directive {{{myst['name']}}} is not supported here: it shows as "
-                                      f"a block of code (callouts are {', '.join('{' + k + '}' for k in CALLOUTS)})"))
+                                      "a block of code"))
                 language = "python" if myst["name"] in ("code-cell", "code-block", "code") else ""
                 out[index] = f"{fence['indent']}{fence['fence']}{language}"
                 _, after = _options(out, index + 1)
                 code = (char, length)
+                codes[index:after] = [True] * (after - index)
                 index = after
                 continue
+            if myst:                # another directive (an exercise, tabs, a margin, a figure): its content is prose
+                index = _myst(out, index, number, myst, (char, length), closers, notes)
+                continue
             code = (char, length)
+            codes[index] = True
             index += 1
             continue
         colons = COLONS.match(line)
@@ -137,7 +148,7 @@ def translate(lines: list[str], start: int, notes: list) -> tuple[list[str], lis
     if alert:
         out.append("::: end")
         numbers.append(numbers[-1] + 1 if numbers else start + 1)
-    return out, numbers
+    return out, numbers, codes
 
 
 def _options(out: list[str], index: int) -> tuple[dict, int]:

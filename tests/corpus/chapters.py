@@ -1,0 +1,117 @@
+"""Real Jupyter Book chapters, none written here, each built as a page of a course of its own: how
+much of their callout markup the page shows as callouts, and whether any of their markup reaches
+the page raw.
+
+    python tests/corpus/chapters.py lay       # copy them out of the fetched snapshots (corpus.py's MIRROR)
+    python tests/corpus/chapters.py report    # build each, print the table
+
+The chapters are not committed: this file says which they are (`fetch github:OWNER/NAME` for each
+repository). A chapter's front matter (a jupytext header, MyST's settings) is replaced by a title,
+its first heading's: what this measures is the body's markup, read as received.
+
+Per chapter: whether it built; its callouts (counted in the source by their opening lines: MyST's
+admonitions in any fence, Quarto's .callout- divs, GitHub's alerts) and the boxes the page shows;
+the warnings the build gave; and raw markup in the page's text outside code (a directive's fence,
+a role's {name}, a (label)= target, an alert's [!KIND]), which must be none.
+"""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import tempfile
+from html.parser import HTMLParser
+from pathlib import Path
+
+from corpus import LAID, MIRROR
+
+REPO = Path(__file__).resolve().parents[2]
+CHAPTERS = [
+    ("executablebooks/jupyter-book", "docs/reference/cheatsheet.md"),
+    ("executablebooks/jupyter-book", "docs/content/content-blocks.md"),
+    ("executablebooks/jupyter-book", "docs/content/myst.md"),
+    ("executablebooks/jupyter-book", "docs/content/layout.md"),
+    ("executablebooks/jupyter-book", "docs/content/components.md"),
+    ("QuantEcon/lecture-python-intro", "lectures/inflation_history.md"),
+    ("QuantEcon/lecture-python-intro", "lectures/intro_supply_demand.md"),
+    ("QuantEcon/lecture-python-intro", "lectures/fitting_distributions.md"),
+    ("QuantEcon/lecture-python-intro", "lectures/linear_equations.md"),
+]
+KINDS = "note|tip|warning|important|caution|admonition|dropdown|hint|seealso|attention|danger|error"
+CALLOUT = re.compile(rf"^ {{0,3}}(?:(?:`{{3,}}|~{{3,}}|:{{3,}})\{{(?:{KINDS})\}}|:{{3,}} *\{{[^}}]*\.callout-(?:note|tip|warning|important|caution)|> ?\[!(?:NOTE|TIP|WARNING|IMPORTANT|CAUTION)\])")
+RAW = re.compile(r"(?:`{3}|:{3})\{[a-z-]+\}|\{[a-z][\w:-]*\}`|^\([^()\s]+\)=$|\[!(?:NOTE|TIP|WARNING|IMPORTANT|CAUTION)\]", re.M)
+SITE = "site:\n  title: Chapters\n  base_url: https://example.invalid\n  language: en\n"
+
+
+def chapter_dir(repo: str, path: str) -> Path:
+    return LAID / "chapters" / f"{repo.replace('/', '+')}+{Path(path).stem}"
+
+
+def lay() -> None:
+    for repo, path in CHAPTERS:
+        git = MIRROR / repo.replace("/", "+") / "repo"
+        text = subprocess.run(["git", f"--git-dir={git}", "show", f"HEAD:{path}"], capture_output=True, text=True,
+                              check=True).stdout
+        body = re.sub(r"\A---\n.*?\n---\n", "", text, flags=re.S)
+        title = next((m[1] for m in re.finditer(r"^# +(.+)$", body, re.M)), Path(path).stem).replace('"', "'")
+        root = chapter_dir(repo, path)
+        (root / "content").mkdir(parents=True, exist_ok=True)
+        (root / "site.yaml").write_text(SITE, encoding="utf-8")
+        (root / "content/index.md").write_text(f'---\ntitle: "{title}"\n---\n{body}', encoding="utf-8")
+        (root / "content/404.md").write_text("---\ntitle: Not found\n---\nBack to [the start](/).\n", encoding="utf-8")
+    print(f"laid {len(CHAPTERS)} chapters in {LAID / 'chapters'}")
+
+
+class Text(HTMLParser):
+    """The page's text outside <pre> and <code>, and its callouts' count."""
+
+    def __init__(self, html: str):
+        super().__init__(convert_charrefs=True)
+        self.depth, self.parts, self.callouts = 0, [], 0
+        self.feed(html)
+
+    def handle_starttag(self, tag, attrs):
+        self.depth += tag in ("pre", "code", "script")
+        self.callouts += tag == "aside" and "callout" in (dict(attrs).get("class") or "").split()
+
+    def handle_endtag(self, tag):
+        self.depth -= tag in ("pre", "code", "script")
+
+    def handle_data(self, data):
+        if not self.depth:
+            self.parts.append(data)
+
+
+def report() -> int:
+    print("| chapter | built | callouts in source | shown as callouts | warnings | raw markup on the page |")
+    print("|---|---|---|---|---|---|")
+    bad = 0
+    for repo, path in CHAPTERS:
+        root = chapter_dir(repo, path)
+        source = (root / "content/index.md").read_text(encoding="utf-8")
+        fenced = sum(1 for line in source.splitlines() if CALLOUT.match(line))
+        with tempfile.TemporaryDirectory() as tmp:
+            result = subprocess.run([sys.executable, str(REPO / "build.py"), "--root", str(root), "--out", f"{tmp}/dist",
+                                     "--cache", f"{tmp}/cache"], capture_output=True, text=True)
+            warnings = result.stderr.count("warning: ")
+            if result.returncode != 0:
+                first = next((line for line in result.stderr.splitlines() if line.startswith("error")), result.stderr[-200:])
+                print(f"| {repo}:{path} | no: {first[:160]} | {fenced} | – | {warnings} | – |")
+                bad += 1
+                continue
+            page = Text((Path(tmp) / "dist/index.html").read_text(encoding="utf-8"))
+        raw = RAW.findall("".join(page.parts))
+        bad += bool(raw) or page.callouts < fenced
+        print(f"| {repo}:{path} | yes | {fenced} | {page.callouts} | {warnings} | {len(raw)}"
+              f"{': ' + ', '.join(sorted(set(raw))[:4]) if raw else ''} |")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    if sys.argv[1:] == ["lay"]:
+        lay()
+        sys.exit(0)
+    if sys.argv[1:] == ["report"]:
+        sys.exit(report())
+    sys.exit(__doc__)
