@@ -95,3 +95,17 @@ def test_which_lines_are_code_is_read_as_commonmark_reads_fences():
     text = "````markdown\n```python\n:::{note}\n```\n::: note\n````\n::: note\n::: end"
     lines, _, codes = translate(text.split("\n"), 0, notes)
     assert codes == [True] * 6 + [False, False] and lines == text.split("\n") and not notes
+
+
+@pytest.mark.parametrize("text, close", [("```{note}\n没有闭合", "```"), (":::{tip}\n没有闭合", ":::"),
+                                         ("::: {.callout-warning}\n没有闭合", ":::")])
+def test_a_fence_never_closed_runs_to_the_page_s_end_and_is_said_in_the_author_s_syntax(text, close):
+    lines, numbers, notes = read(text, start=3)
+    assert lines[-1] == "::: end" and numbers[-1] == 6
+    assert notes == [(4, f"the fence opened here is never closed: it runs to the page's end (close it with a line {close})")]
+
+
+def test_a_role_in_a_callout_s_title_is_read_as_in_prose():
+    lines, _, notes = read("```{note} 见 {ref}`sec-a` 与 {math}`x`\n正文\n```")
+    assert shlex.split(lines[0]) == [":::", "note", "title=见 `sec-a` 与 $x$"]
+    assert [message.split(":")[0] for _, message in notes] == ["the MyST role {ref} is not supported here"]

@@ -47,8 +47,9 @@ ROLE = re.compile(r"(?<![\w`{])\{(?P<name>[a-z][\w:-]*)\}`(?P<text>[^`]+)`")
 EXPLICIT = re.compile(r"^(?P<text>.*?)\s*<[^<>]+>$")       # {ref}`the text shown <label>`
 
 
-def directive(kind: str, title: str = "", fold: str | None = None) -> str:
-    """This site's line opening a callout."""
+def directive(kind: str, title: str, fold: str | None, line: int, notes: list) -> str:
+    """This site's line opening a callout (a role in its title read as in prose)."""
+    title = ROLE.sub(lambda role: _role(role, line, notes), title)
     words = [f"::: {kind}"] + ([f"title={shlex.quote(title)}"] if title else []) + ([f"fold={fold}"] if fold else [])
     return " ".join(words)
 
@@ -62,7 +63,7 @@ def translate(lines: list[str], start: int, notes: list) -> tuple[list[str], lis
     out = list(lines)
     numbers = list(range(start + 1, start + 1 + len(lines)))
     codes = [False] * len(lines)
-    closers: list[tuple[str, int, bool]] = []   # open fenced callouts: (fence char, its length, a callout?)
+    closers: list[tuple[str, int, bool, int]] = []  # open fences of directives: (char, length, a callout?, line)
     code: tuple[str, int] | None = None         # an open code fence: what closes it
     alert = False
     index = 0
@@ -132,7 +133,7 @@ def translate(lines: list[str], start: int, notes: list) -> tuple[list[str], lis
         if found:
             kind = found["kind"].lower()
             if kind in CALLOUTS:
-                out[index], alert = directive(kind, found["title"].strip()), True
+                out[index], alert = directive(kind, found["title"].strip(), None, number, notes), True
             else:
                 notes.append((number, f"[!{found['kind']}] is not a GitHub alert this site knows: it shows as a quote "
                                       f"(the alerts are {', '.join('[!' + k.upper() + ']' for k in CALLOUTS)})"))
@@ -146,8 +147,15 @@ def translate(lines: list[str], start: int, notes: list) -> tuple[list[str], lis
             out[index] = ROLE.sub(lambda role: _role(role, number, notes), line)
         index += 1
     if alert:
-        out.append("::: end")
-        numbers.append(numbers[-1] + 1 if numbers else start + 1)
+        closers.append(("", 0, True, 0))
+    for char, length, callout, line in reversed(closers):     # as CommonMark runs a fence to the end
+        if line:
+            notes.append((line, f"the fence opened here is never closed: it runs to the page's end (close it with a "
+                                f"line {char * length})"))
+        if callout:
+            out.append("::: end")
+            numbers.append(numbers[-1] + 1 if numbers else start + 1)
+            codes.append(False)
     return out, numbers, codes
 
 
@@ -180,10 +188,10 @@ def _myst(out, index, number, myst, fence, closers, notes) -> int:
         notes.append((number, f"the MyST directive {{{name}}} is not supported here: its content shows as prose "
                               f"(callouts are {', '.join('{' + k + '}' for k in CALLOUTS)})"))
         out[index] = ""
-        closers.append((*fence, False))
+        closers.append((*fence, False, number))
         return after
     out[index] = _callout(name, kind, myst["title"].strip(), options, number, notes)
-    closers.append((*fence, True))
+    closers.append((*fence, True, number))
     return after
 
 
@@ -201,7 +209,7 @@ def _colon_fence(out, index, number, colons, closers, notes) -> int:
                               + (" (Quarto's callouts are .callout-" + ", .callout-".join(CALLOUTS) + ")"
                                  if callout else "")))
         out[index] = ""
-        closers.append((*fence, False))
+        closers.append((*fence, False, number))
         return index + 1
     title = attrs.get("title", "")
     if not title:                   # Quarto's other way: a heading as the callout's first line
@@ -210,8 +218,8 @@ def _colon_fence(out, index, number, colons, closers, notes) -> int:
         if heading:
             title, out[first] = heading["title"], ""
     collapse = attrs.get("collapse")
-    out[index] = directive(callout["kind"], title, {"true": "closed", "false": "open"}.get(collapse))
-    closers.append((*fence, True))
+    out[index] = directive(callout["kind"], title, {"true": "closed", "false": "open"}.get(collapse), number, notes)
+    closers.append((*fence, True, number))
     return index + 1
 
 
@@ -226,7 +234,7 @@ def _callout(name: str, kind: str, title: str, options: dict, line: int, notes: 
     if unknown:
         notes.append((line, f"{{{name}}}: option{'s' if len(unknown) > 1 else ''} {', '.join(':' + k + ':' for k in unknown)} "
                             f"not supported here (left out)"))
-    return directive(kind, title, fold)
+    return directive(kind, title, fold, line, notes)
 
 
 def _attributes(text: str) -> dict[str, str]:
