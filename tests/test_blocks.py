@@ -253,3 +253,37 @@ def test_a_notebook_s_markdown_cells_hold_callouts_and_their_notes_name_the_note
             in result.stderr)
     page = (tmp_path / "dist/nb.html").read_text(encoding="utf-8")
     assert '<aside class="callout callout-note"' in page and "要点。" in page and ":::" not in page
+
+
+def test_callouts_are_valid_html_and_accessible_light_and_dark_with_every_box_open(tmp_path, browser, vnu):
+    import functools
+    import http.server
+    import subprocess
+    import threading
+    from support import REPO
+    from sitegen.commands.pipeline import build
+    root = empty_course(tmp_path / "site")
+    (root / "content/boxes.md").write_text(BOXES, encoding="utf-8")
+    build(root, tmp_path / "dist", cache=tmp_path / "cache", strict=True)
+    checked = subprocess.run([*vnu, "--errors-only", str(tmp_path / "dist/boxes.html")], capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stderr
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(tmp_path / "dist")))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        for scheme in ("light", "dark"):
+            context = browser.new_context(viewport={"width": 360, "height": 800}, color_scheme=scheme, bypass_csp=True)
+            page = context.new_page()
+            page.goto(f"http://127.0.0.1:{server.server_address[1]}/boxes.html")
+            page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+            page.add_script_tag(path=str(REPO / "tools/node_modules/axe-core/axe.min.js"))
+            violations = page.evaluate("""async () => (await axe.run(document, {runOnly: {type: "tag",
+                values: ["wcag2a", "wcag2aa", "wcag21aa", "best-practice"]}})).violations.map(v => v.id)""")
+            assert violations == [], (scheme, violations)
+            assert page.evaluate("document.documentElement.scrollWidth") <= 360
+            context.close()
+    finally:
+        server.shutdown()
