@@ -49,7 +49,7 @@ def test_a_kind_checks_its_names_options_and_values(tmp_path, with_value_kind):
         build(root, tmp_path / "dist", cache=tmp_path / "cache")
     assert [str(p) for p in caught.value.problems] == [
         f"content/index.md:{colour}: '::: value' has no option 'colour' (expected: label)",
-        f"content/index.md:{folded}: cell option output= must be 'shown' or 'collapsed'"]
+        f"content/index.md:{folded}: cell option output= must be 'shown' or 'collapsed' or 'hidden'"]
 
 
 def widget_site(tmp_path, needs="[x, total]"):

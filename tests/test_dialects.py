@@ -109,3 +109,30 @@ def test_a_role_in_a_callout_s_title_is_read_as_in_prose():
     lines, _, notes = read("```{note} 见 {ref}`sec-a` 与 {math}`x`\n正文\n```")
     assert shlex.split(lines[0]) == [":::", "note", "title=见 `sec-a` 与 $x$"]
     assert [message.split(":")[0] for _, message in notes] == ["the MyST role {ref} is not supported here"]
+
+
+def test_a_cell_s_quarto_options_are_its_leading_comment_lines_only():
+    from sitegen.pages.dialects import cell_options
+    assert cell_options("#| echo: false\n#| label: 'fig-a'\nx = 1\n#| not: an option") == (
+        [("echo", "false"), ("label", "fig-a")], "x = 1\n#| not: an option")
+
+
+@pytest.mark.parametrize("tags, text, shown", [
+    (("hide-input", "hide-output"), "x", {"code": "folded", "output": "collapsed"}),
+    (("remove-input", "remove-output"), "x", None),                  # nothing to show: no block
+    ((), "#| echo: false\n#| output: false\nx", None),
+    (("thebe-init", "raises-exception"), "x", {}),                  # tags of other meaning: shown
+    ((), "#| echo: true\n#| code-fold: show\nx", {}),
+])
+def test_what_a_cell_shows_follows_its_tags_and_options(tags, text, shown):
+    from sitegen.pages.dialects import cell_visibility
+    notes: list = []
+    assert cell_visibility(tags, text, 7, notes) == shown and not notes
+
+
+def test_a_cell_option_this_site_does_not_support_is_named():
+    from sitegen.pages.dialects import cell_visibility
+    notes: list = []
+    assert cell_visibility((), "#| eval: false\nx", 7, notes) == {}
+    assert notes == [(7, "the cell option #| eval: false is not supported here: left out (supported: echo, output, "
+                         "include, code-fold)")]

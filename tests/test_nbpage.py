@@ -438,3 +438,57 @@ def test_another_distribution_providing_a_module_is_said_after_the_swap(tmp_path
     provided_by("fakecv-python-headless")
     again = run_build(root, root / "dist", root / ".cache")
     assert again.returncode == 0 and "add `fakecv-python-headless`" in again.stderr, (again.stdout, again.stderr)
+
+
+# Each way Jupyter Book (cell tags) and Quarto (#| options) say what a cell shows of itself.
+SHOWN = [  # (tags, source): its code and output on the page: shown, folded/collapsed, or absent
+    ((), "#| echo: false\nprint('OUT-ECHO')", ("absent", "shown")),
+    (("remove-input",), "print('OUT-REMOVE-INPUT')", ("absent", "shown")),
+    (("hide-input",), "print('OUT-HIDE-INPUT')", ("folded", "shown")),
+    ((), "#| code-fold: true\nprint('OUT-FOLD')", ("folded", "shown")),
+    ((), "#| output: false\nprint('OUT-OUTPUT-FALSE')", ("shown", "absent")),
+    (("remove-output",), "print('OUT-REMOVE-OUTPUT')", ("shown", "absent")),
+    (("hide-output",), "print('OUT-HIDE-OUTPUT')", ("shown", "collapsed")),
+    (("hide-cell",), "print('OUT-HIDE-CELL')", ("folded", "collapsed")),
+    (("remove-cell",), "removed = 41\nprint('OUT-REMOVE-CELL')", ("absent", "absent")),
+    ((), "#| include: false\nincluded = 1\nprint('OUT-INCLUDE')", ("absent", "absent")),
+    ((), "print('OUT-PLAIN', removed + included)", ("shown", "shown")),
+]
+
+
+def test_a_cell_shows_what_its_tags_or_quarto_options_say_and_still_runs(tmp_path):
+    import re
+    root = tiny_site(tmp_path / "site")
+    cells = [nbformat.v4.new_markdown_cell("# 可见性")]
+    for tags, source, _ in SHOWN:
+        cells.append(nbformat.v4.new_code_cell(source, metadata={"tags": list(tags)} if tags else {}))
+    write(root / "content/shown.ipynb", cells)
+    result = run_build(root, tmp_path / "dist", tmp_path / "cache", "--strict")
+    assert result.returncode == 0, result.stderr
+    html = (tmp_path / "dist/shown.html").read_text(encoding="utf-8")
+    sections = re.findall(r'<section class="cell".*?</section>', html, re.S)
+    assert "#|" not in html
+    assert "OUT-PLAIN 42" in html                      # the removed cells ran: their names are there
+    found = []
+    for tags, source, expected in SHOWN:
+        marker = re.search(r"OUT-[A-Z-]+", source)[0]
+        [section] = [s for s in sections if marker in s] or [""]
+        code = ("absent" if "print" not in section else
+                "folded" if re.search(r'<details class="cell-code">\s*<summary>显示代码</summary>.*print', section, re.S)
+                else "shown")
+        output = ("absent" if f"{marker}\n" not in section and f"{marker} 42" not in section else
+                  "collapsed" if '<details class="cell-output">' in section else "shown")
+        found.append((code, output))
+    assert found == [expected for _, _, expected in SHOWN]
+
+
+def test_a_quarto_option_this_site_does_not_support_is_named_at_its_line(tmp_path):
+    root = tiny_site(tmp_path / "site")
+    write(root / "content/caps.ipynb", [nbformat.v4.new_markdown_cell("# 图"),
+                                        nbformat.v4.new_code_cell("#| fig-cap: 一张图\nprint(1)")])
+    result = run_build(root, tmp_path / "dist", tmp_path / "cache")
+    assert result.returncode == 0, result.stderr
+    text = (root / "content/caps.ipynb").read_text(encoding="utf-8").splitlines()
+    line = next(n for n, t in enumerate(text, 1) if "fig-cap" in t)
+    assert f"content/caps.ipynb:{line}:" in result.stderr
+    assert "the cell option #| fig-cap: 一张图 is not supported here" in result.stderr

@@ -14,6 +14,7 @@ from typing import Callable, NamedTuple, TYPE_CHECKING
 from markupsafe import Markup
 
 from ..labs.labreads import archived_reads
+from .dialects import CALLOUTS, cell_options
 from .highlight import highlighted
 from .prose import Unresolved, format_value, lookup, relative_url
 
@@ -48,9 +49,6 @@ class Kind(NamedTuple):
 
     def lab(self, page: Page, block: Block) -> str | None:
         return block.args[0] if self.names_lab else page.lab
-
-
-CALLOUTS = ("note", "tip", "important", "warning", "caution")      # the kinds of callout, as GitHub's alerts name them
 
 
 # -- words as HTML ---------------------------------------------------------------
@@ -91,8 +89,11 @@ def _render_cell(r, page: Page, block: Block, art: Artifacts) -> str:
                             number=number, name=code(cell.name))
     output = art.outputs[cell.name]
     shown = _rich_outputs(r, page, block, art, cell, number) if output.outputs else None
+    code_shown = block.options.get("code", "shown")
     return r.render_template(
-        "partials/cell.html", name=cell.name, code=highlighted(r.memo, cell.source), source_line=source_line,
+        "partials/cell.html", name=cell.name, source_line=source_line, code_shown=code_shown, show_code=r.words["show_code"],
+        code=highlighted(r.memo, cell_options(cell.source)[1]) if code_shown != "hidden" else "",
+        output_shown=block.options.get("output") != "hidden",
         label=r.words["code_cell"].format(name=number if jupyter_id else cell.name), stdout=output.stdout, value=output.value,
         error=output.error, value_label=r.words["cell_value"], error_label=r.words["cell_error"],
         stamp=stamp(r.words, art.provenance), show_output=r.words["show_output"], outputs=shown,
@@ -388,7 +389,8 @@ def _render_materials(r, page: Page, block: Block, art) -> str:
 
 
 KINDS = {
-    "cell": Kind(1, {"output": ("shown", "collapsed"), "figures": ("shown",)}, _check_cell, _render_cell),
+    "cell": Kind(1, {"output": ("shown", "collapsed", "hidden"), "code": ("shown", "folded", "hidden"),
+                     "figures": ("shown",)}, _check_cell, _render_cell),
     "table": Kind(1, {"axes": None, "caption": None, "columns": None}, _check_table, _render_table),
     "downloads": Kind(0, {}, _nothing_to_check, _render_downloads),
     "widget": Kind(1, {"view": None}, _check_widget, _render_widget,

@@ -18,6 +18,7 @@ from pathlib import PurePosixPath
 
 from ..core.errors import BuildError, Problem
 from ..project.nbsource import SUFFIX, NotebookSource, load, notebooks, page_output, source_line
+from .dialects import cell_visibility
 from .jupytermath import site_math
 from .prose import LINK, is_external
 from ..core.stored import sha256_of
@@ -93,8 +94,11 @@ def page_text(source: NotebookSource, pages: frozenset = frozenset()) -> tuple[s
             where += numbers + [numbers[-1] + 1]
             has_downloads = has_downloads or any(line.strip() == "::: downloads" for line in body)
         elif cell.kind == "code" and cell.text.strip():
-            lines += [f"::: cell {cell.name} figures=shown", ""]
-            where += [cell.lines[0] if cell.lines else 0] * 2
+            shown = cell_visibility(cell.tags, cell.text, cell.lines[0] if cell.lines else 0, notes)
+            if shown is not None:           # (a cell that shows nothing runs all the same)
+                options = "".join(f" {key}={value}" for key, value in sorted(shown.items()))
+                lines += [f"::: cell {cell.name} figures=shown{options}", ""]
+                where += [cell.lines[0] if cell.lines else 0] * 2
     if not has_downloads and "lab" in source.meta:
         lines.append("::: downloads")
         where.append(where[-1])

@@ -13,7 +13,8 @@ import ast
 import json
 
 from ..labs.artifacts import Artifacts
-from ..pages.blocks import CALLOUTS, hidden_blocks
+from ..pages.blocks import hidden_blocks
+from ..pages.dialects import CALLOUTS
 from ..pages.content import DIRECTIVE
 from ..pages.page import Page
 
