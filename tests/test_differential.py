@@ -92,6 +92,27 @@ def _store(path: Path, n: int) -> None:
     db.close()
 
 
+# A MyST Markdown notebook (sitegen/project/textnb.py), as Jupyter Book courses keep chapters.
+MYST = """---
+jupytext:
+  text_representation:
+    format_name: myst
+kernelspec:
+  name: python3
+  display_name: Python 3
+---
+# 第一周
+
+第 {n} 句，值 {{{{ week }}}}。
+
+```{{code-cell}} ipython3
+:tags: [hide-input]
+week = {n} * 2
+print(week)
+```
+"""
+
+
 class Sequence:
     """One random sequence of edits on a site of its own, built by a generator of its own."""
 
@@ -401,8 +422,14 @@ class Sequence:
             return self.week_notebook("content/week.ipynb", code=False)
         stem, suffix = rel.rsplit(".", 1)
         has_code = suffix == "ipynb" and '"code"' in self.text(rel)
-        choice = self.rng.choice(["code", "rename", "format"])
+        choice = self.rng.choice(["code", "rename", "format", "myst"])
         self.history.setdefault(rel, []).append((self.root / rel).read_bytes())
+        if choice == "myst":            # a Markdown page's front matter names a kernel, or no longer does
+            was = suffix == "md" and "kernelspec" in self.text(rel)
+            if suffix == "ipynb":
+                (self.root / rel).unlink()
+            self.log[-1] += f" ({rel} -> {stem}.md, {'prose' if was else 'a MyST notebook'})"
+            return self.write(f"{stem}.md", f"---\ntitle: 第一周\n---\n第 {self.n} 句。\n" if was else MYST.format(n=self.n))
         if choice == "code" and suffix == "ipynb":       # gains its first code cell, or loses its last
             self.log[-1] += " (loses its code)" if has_code else " (gains code)"
             return self.week_notebook(rel, code=not has_code)
@@ -562,12 +589,13 @@ def test_a_short_random_sequence_of_edits_keeps_the_incremental_build_equal_to_a
 
 def test_every_transition_of_a_notebook_page_keeps_the_incremental_build_equal_to_a_clean_one(tmp_path):
     """A prose-only notebook gains its first code cell (once an internal error, KeyError, in every build
-    after it), loses it, becomes a Markdown page and a notebook again, is renamed: each step equal to a
-    clean build."""
+    after it), loses it, becomes a Markdown page and a notebook again, is renamed, becomes a MyST Markdown
+    notebook by its front matter alone and a page again: each step equal to a clean build."""
     sequence = Sequence(tmp_path, seed=35)
     sequence.build()
     steps = [("week.ipynb", "prose"), ("week.ipynb", "code"), ("week.ipynb", "prose"), ("week.md", "md"),
              ("week.ipynb", "code"), ("week2.ipynb", "code"), ("week2.md", "md"), ("week.md", "md"),
+             ("week.md", "myst"), ("week.md", "myst"), ("week.md", "md"), ("week.md", "myst"),
              ("week.ipynb", "prose")]
     for name, kind in steps:
         sequence.n += 1
@@ -576,6 +604,8 @@ def test_every_transition_of_a_notebook_page_keeps_the_incremental_build_equal_t
         sequence.log.append(f"{rel} -> content/{name} ({kind})")
         if kind == "md":
             sequence.write(f"content/{name}", f"---\ntitle: 第一周\n---\n第 {sequence.n} 句。\n")
+        elif kind == "myst":        # the same file's front matter names a kernel: a notebook page (textnb.py)
+            sequence.write(f"content/{name}", MYST.format(n=sequence.n))
         else:
             sequence.week_notebook(f"content/{name}", code=kind == "code")
         sequence.build()

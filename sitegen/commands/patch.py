@@ -24,6 +24,7 @@ from ..core.stored import Stored, sha256_of
 from ..pages.blocks import KINDS, Checking
 from ..pages.check import check_page
 from ..pages.content import load_pages
+from ..project.nbsource import edits_notebook
 from ..publish.htmlcheck import source_line, file_problems, read_html
 from ..publish.write import MARK, last_output
 from ..render.assets import build_id
@@ -51,8 +52,9 @@ def patch(out: Path, cfg, memo, last: dict, snapshot: dict[str, str], edited: li
     if not all(rel.startswith("content/") and rel.endswith(".md") and rel in before and rel in snapshot
                for rel in edited):
         return None
-    if any(warning[0] in edited for warning in last.get("warnings", ())):
-        return None
+    if any(warning[0] in edited for warning in last.get("warnings", ())) or edits_notebook(cfg.root, edited):
+        return None                 # (a MyST Markdown notebook's edit may run its lab; a page that was one is
+                                    # not among the last build's parsed pages, below)
     lab_pages = {f"content/{lab.page}" for lab in cfg.labs}
     pages = load_pages(cfg.content_dir, {rel: snapshot[rel] for rel in edited}, memo)
     for page in pages:

@@ -198,13 +198,14 @@ def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: boo
                                frozen=info["frozen"], patched=True)
 
     from ..labs.compute import LabScheduler
+    from ..project.nbsource import edits_notebook, text_notebooks
     # When what labs are made of changed since the last build, labs may have to run: their host
     # starts importing NumPy and Matplotlib now, while this process reads the configuration and
     # works out which must. After an edit elsewhere (a page, a template), only if one must.
     host = None
     if kept is not None:
         host = kept.lab_host()
-    elif edited is None or any(rel.startswith(LAB_SOURCES) or rel.endswith(".ipynb") for rel in edited):
+    elif edited is None or any(rel.startswith(LAB_SOURCES) for rel in edited) or edits_notebook(root, edited):
         from ..labs.labhost import LabHost
         if before_labs is not None:
             before_labs()
@@ -229,7 +230,8 @@ def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: boo
         from ..render.render import render_site, while_labs_run
         from ..pages.nbpage import notebook_pages
         try:
-            pages = sorted(load_pages(cfg.content_dir, snapshot, memo) + notebook_pages(root, snapshot, memo),
+            pages = sorted(load_pages(cfg.content_dir, snapshot, memo, text_notebooks(root, snapshot, memo))
+                           + notebook_pages(root, snapshot, memo),
                            key=lambda page: page.source.split("/"))
             while_labs_run(cfg, memo, labs.pending, pages, snapshot, solutions)
         except OSError as exc:
@@ -358,12 +360,14 @@ def promised_outputs(root: Path) -> list[str]:
     from ..project.config import load_config
     from ..pages.content import load_pages
     from ..pages.nbpage import notebook_pages
+    from ..project.nbsource import text_notebooks
     from ..core.sources import take_snapshot, source_files
     root = Path(root).resolve()
     snapshot = take_snapshot(source_files(root))[0]
     cfg = load_config(root, None, snapshot)
     published = {page.content_path: page.output for page in
-                 load_pages(cfg.content_dir, snapshot) + notebook_pages(root, snapshot)}
+                 load_pages(cfg.content_dir, snapshot, None, text_notebooks(root, snapshot))
+                 + notebook_pages(root, snapshot)}
     named = [item.page for item in cfg.nav if item.page] + list(cfg.sequence) + [lab.page for lab in cfg.labs]
     outputs = ["index.html", "404.html", "_headers", "search.json"] + [published[page] for page in named]
     outputs += [lab.notebook for lab in cfg.labs if lab.notebook]

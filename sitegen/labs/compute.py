@@ -33,6 +33,7 @@ from ..core.cachedir import MEMO
 from ..core.memo import TEMPORARY, Memo, environment
 from ..core.sources import read_bytes
 from ..core.stored import sha256_of
+from ..project.nbsource import runs_as_notebook
 
 if TYPE_CHECKING:
     from ..project.config import Lab, SiteConfig
@@ -198,7 +199,7 @@ class LabScheduler:
         work.mkdir()
         job.read = {name: sha256_of(data) for name, data in inputs.items()}
         here, watch = work, (str(self.cfg.root), str(self.cache_dir))
-        if job.lab.script.suffix == ".ipynb":    # a notebook page runs beside its neighbours (nbsource.py)
+        if runs_as_notebook(job.lab.script):    # a notebook page runs beside its neighbours (nbsource.py)
             from ..project.nbsource import lay_folder
             here, job.links, mirrors = lay_folder(self.cfg.root, str(job.lab.script.relative_to(self.cfg.root)), work)
             watch = (*watch, mirrors)
@@ -353,7 +354,7 @@ class LabScheduler:
                        f"stopped after {self.limit(job.lab):g} s, its timeout, with everything it had "
                        f"started: make it faster, or raise its `timeout:` (seconds) in "
                        + ("the notebook's front matter (a raw cell at its top: ---, timeout: 1200, ---)"
-                          if job.lab.script.suffix == ".ipynb" else "site.yaml"))
+                          if runs_as_notebook(job.lab.script) else "site.yaml"))
             run = LabResult.failed(message)
             if self.kept is not None:
                 self.kept.forget(job.lab.id, job.resume)

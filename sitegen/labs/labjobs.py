@@ -26,6 +26,7 @@ from ..core.memo import Memo
 from ..core.stored import sha256_of
 from ..project.cells import Cell, read_cells
 from ..project.needs import missing_packages
+from ..project.nbsource import runs_as_notebook
 
 if TYPE_CHECKING:
     from ..project.config import Lab, SiteConfig
@@ -148,7 +149,7 @@ def input_of(art: Artifacts) -> bytes:
 
 def lab_cells(cfg: SiteConfig, lab: Lab, memo: Memo | None, snapshot: dict[str, str] | None) -> tuple[Cell, ...]:
     """A lab's cells: its script's, or a notebook page's code cells (nbsource.py)."""
-    if lab.script.suffix == ".ipynb":
+    if runs_as_notebook(lab.script):
         from ..project.nbsource import cells_of, load
         return cells_of(load(cfg.root, str(lab.script.relative_to(cfg.root)), snapshot, memo))
     return read_cells(lab.script, cfg.root, memo, snapshot)

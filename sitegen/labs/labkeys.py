@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from ..core.stored import sha256_of
 from ..project.figurefonts import locate
 from ..core.memo import GENERATOR, Memo, environment
+from ..project.nbsource import runs_as_notebook
 
 if TYPE_CHECKING:
     from ..project.config import Lab, SiteConfig
@@ -105,7 +106,7 @@ def source_key(cfg: SiteConfig, lab: Lab, memo: Memo | None = None, found: dict 
 def _code(path: Path, root: Path, memo: Memo | None, python: bool = False) -> bytes:
     """What of a lab's file its artifacts follow from: a script's bytes, or a notebook page's code
     cells (its prose and saved outputs are not the lab's); with `python`, the code to find imports in."""
-    if path.suffix != ".ipynb":
+    if not runs_as_notebook(path):
         return path.read_bytes()
     from ..project.nbsource import load, python_of
     source = load(root, str(path.relative_to(root)), None, memo)

@@ -23,6 +23,7 @@ from pathlib import Path
 from ..core.errors import DISK_FULL, disk_full
 from ..project.cells import RAISES, Cell, cell_code
 from .labipython import InlineNotebook, figure_outputs
+from ..project.nbsource import runs_as_notebook
 from ..project.figurefonts import MISSING_GLYPH, NO_GLYPH, use
 from .svg import inert_svg
 from .labreads import Recorder, imported_packages, unrecorded
@@ -175,9 +176,9 @@ def _failure(script: str, exc: BaseException, confined: bool = False, cell: Cell
         message += f" ({DISK_FULL})"
     if isinstance(exc, MemoryError) and MEMORY[0]:
         message += (f" (the lab used more than {MEMORY[0] // 2**20} MiB, its memory bound: raise `memory:` (MiB) in "
-                    + ("the notebook's front matter" if script.endswith(".ipynb") else "its site.yaml entry")
+                    + ("the notebook's front matter" if runs_as_notebook(script) else "its site.yaml entry")
                     + " if this machine has it)")
-    if isinstance(exc, FileNotFoundError) and script.endswith(".ipynb") and isinstance(exc.filename, str):
+    if isinstance(exc, FileNotFoundError) and runs_as_notebook(script) and isinstance(exc.filename, str):
         where = os.path.normpath(os.path.join(os.path.dirname(script), exc.filename))
         message += f" (it runs in its own folder, as in Jupyter: there is no {where})"
     if confined and isinstance(exc, PermissionError):
@@ -222,7 +223,7 @@ class _NotebookCells:
     its value and everything it showed."""
 
     def __init__(self, folder: Path, script: str):
-        self.script, self.notebook = script, InlineNotebook(folder, script)
+        self.script, self.notebook = script, InlineNotebook(folder, script, runs_as_notebook(script))
 
     @property
     def namespace(self) -> dict:

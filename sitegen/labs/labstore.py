@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ..core.stored import sha256_of
 from ..core.errors import BuildError, LabFailure, Problem
+from ..project.nbsource import runs_as_notebook
 
 
 def _non_finite(value, path="") -> list[str]:
@@ -82,7 +83,7 @@ def store(lab, key, source, env, rel_script, run, work, staging) -> None:
         if name != "results.json":
             shutil.move(path, out / name)
     provenance = {"lab": lab.id, "script": rel_script,
-                  "script_sha256": sha256_of(lab.script.read_bytes()) if lab.script.suffix != ".ipynb" else None,
+                  "script_sha256": sha256_of(lab.script.read_bytes()) if not runs_as_notebook(lab.script) else None,
                   "seed": results.get("seed"), **env, "computed_at": computed_at(),
                   "cache_key": key, "source_key": source,
                   "artifacts": {name: sha256_of((out / name).read_bytes())

@@ -14,6 +14,7 @@ from typing import Callable, NamedTuple, TYPE_CHECKING
 from markupsafe import Markup
 
 from ..labs.labreads import archived_reads
+from ..project.nbsource import runs_as_notebook
 from .dialects import CALLOUTS, cell_options
 from .highlight import highlighted
 from .prose import Unresolved, format_value, lookup, relative_url
@@ -84,7 +85,7 @@ def _render_cell(r, page: Page, block: Block, art: Artifacts) -> str:
                                                                art.lab.notebook.rsplit("/", 1)[-1])
                 if art.lab.notebook else art.lab.title)
     # A notebook page's cell is named by its Jupyter id (a hex string to a reader): it is said by its number.
-    jupyter_id = art.lab.script.suffix == ".ipynb"
+    jupyter_id = runs_as_notebook(art.lab.script)
     source_line = word_html(r.words["notebook_cell_source" if jupyter_id else "cell_source"], notebook=notebook,
                             number=number, name=code(cell.name))
     output = art.outputs[cell.name]

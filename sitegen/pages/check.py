@@ -16,6 +16,7 @@ from .prose import (LINK, NOTEBOOK_NAMES, VALUE, SiteMap, Unresolved, block_form
                     resolve_target, to_mathml)
 from ..core.errors import Collector
 from ..core.incremental import Phase
+from ..project.nbsource import runs_as_notebook
 
 
 def lab_outputs(art: Artifacts) -> set[str]:
@@ -156,7 +157,7 @@ def _prose(page, block, art, results, sitemap, problems, memo):
         number = block.line + offset
         for match in VALUE.finditer(line):
             try:
-                format_value(lookup(results, match["path"], NOTEBOOK_NAMES if page.source.endswith(".ipynb")
+                format_value(lookup(results, match["path"], NOTEBOOK_NAMES if runs_as_notebook(art.lab.script)
                                     else "results.json"), match["spec"])
             except Unresolved as exc:
                 problems.add(page.source, number, f"value {{{{ {match['path']} }}}}: {exc}")

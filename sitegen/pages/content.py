@@ -22,7 +22,7 @@ import shlex
 from pathlib import Path
 
 from .blocks import KINDS
-from .dialects import translate
+from .dialects import FOREIGN_FRONT_MATTER, translate
 from ..core.errors import BuildError, Collector, Problem
 from ..core.incremental import Phase
 from ..core.memo import Memo
@@ -55,6 +55,7 @@ def parse_page(text: str, source: str, output: str, memo=None) -> Page:
     problems = Collector()
     lines = text.splitlines()
     meta, body_start, meta_line = {}, 0, 1
+    notes: list[tuple[int, str]] = []       # other tools' markup this site reads otherwise, or not at all
     if lines and lines[0].strip() == "---":
         try:
             end = next(i for i in range(1, len(lines)) if lines[i].strip() == "---")
@@ -68,9 +69,13 @@ def parse_page(text: str, source: str, output: str, memo=None) -> Page:
         if not isinstance(loaded, dict):
             raise BuildError(Problem(source, 2, "front matter must be a mapping (key: value lines)"))
         key_lines = getattr(loaded, "key_lines", {})
-        for key, value in loaded.items():
+        for key, value in list(loaded.items()):
             line = key_lines.get(key, 0) + 1
-            if key not in FRONT_MATTER:
+            if key not in FRONT_MATTER and key in FOREIGN_FRONT_MATTER:
+                notes.append((line, f"front matter '{key}' is {FOREIGN_FRONT_MATTER[key]}'s; this site does not "
+                                    "read it: left out (delete it, or keep it for that tool)"))
+                del loaded[key]
+            elif key not in FRONT_MATTER:
                 # (a notebook's front matter is a raw cell at its top: its lab is itself, and it may say how it runs)
                 keys = (FRONT_MATTER.keys() - {"lab"}) | LAB_KEYS.keys() if source.endswith(".ipynb") else FRONT_MATTER
                 problems.add(source, line, f"unknown front matter key '{key}' "
@@ -94,7 +99,6 @@ def parse_page(text: str, source: str, output: str, memo=None) -> Page:
     blocks: list[Block] = []
     prose: list[str] = []
     prose_line = body_start + 1
-    notes: list[tuple[int, str]] = []       # other tools' markup this site reads otherwise, or not at all
     body, numbers, codes = translate(lines[body_start:], body_start, notes)
     for line, number, code in zip(body, numbers, codes):
         match = DIRECTIVE.match(line) if not code else None
@@ -214,15 +218,18 @@ def content_images(content_dir: Path, snapshot: dict[str, str]) -> dict[str, Pat
     return {rel: content_dir / rel for rel in sorted(images, key=lambda rel: rel.split("/"))}
 
 
-def load_pages(content_dir: Path, snapshot: dict[str, str], memo: Memo | None = None) -> list[Page]:
+def load_pages(content_dir: Path, snapshot: dict[str, str], memo: Memo | None = None,
+               notebooks: frozenset[str] = frozenset()) -> list[Page]:
     """Every page (content/**.md among the sources the build's snapshot took: `snapshot`, source ->
-    SHA-256), parsed; with a Memo, a page whose text did not change is neither read nor parsed again."""
+    SHA-256, but the MyST Markdown `notebooks`, which are notebook pages: nbpage.py), parsed; with a
+    Memo, a page whose text did not change is neither read nor parsed again."""
     memo = memo or Memo(None)
     problems: list = []
     pages = []
     # (the last build's entry of each page, by its text's hash: its key is not worked out again)
     with Phase(memo, "parsed") as phase:
-        for source in sorted((rel for rel in snapshot if rel.startswith("content/") and rel.endswith(".md")),
+        for source in sorted((rel for rel in snapshot if rel.startswith("content/") and rel.endswith(".md")
+                              and rel not in notebooks),
                              key=lambda rel: rel.split("/")):
             rel = source[len("content/"):]
             output = rel[: -len(".md")] + ".html"           # content/x/y.md is published as x/y.html

@@ -31,6 +31,16 @@ MYST_KINDS = {**{kind: kind for kind in CALLOUTS}, "hint": "tip", "seealso": "no
               "danger": "caution", "error": "caution", "admonition": "note", "dropdown": "note"}
 # MyST's directives whose content is code, not Markdown: shown as a block of code when not supported.
 CODE = {"code-cell", "code-block", "code", "sourcecode", "literalinclude", "ipython", "raw", "math", "mermaid", "graphviz"}
+# Front matter keys of other tools' pages that this site's pages do not read: left out with a note.
+FOREIGN_FRONT_MATTER = {
+    **dict.fromkeys(("subtitle", "short_title", "authors", "date", "doi", "license", "github", "binder",
+                     "keywords", "tags", "thumbnail", "banner", "numbering", "math", "abbreviations", "exports",
+                     "downloads", "bibliography", "myst", "substitutions", "html_meta", "orphan", "file_format",
+                     "jupytext", "kernelspec", "label", "site", "venue", "subject", "affiliations"), "MyST"),
+    **dict.fromkeys(("author", "format", "execute", "jupyter", "editor", "lang", "number-sections", "crossref",
+                     "toc-title", "abstract", "categories", "image", "engine", "filters", "csl", "citation",
+                     "reference-location", "title-block-banner", "freeze", "echo", "code-fold"), "Quarto"),
+}
 MYST_OPTIONS = {"class", "open", "name"}     # what a callout's options may say; `name`: kept for references
 
 FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>.*)$")

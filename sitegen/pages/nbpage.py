@@ -153,7 +153,7 @@ def notebook_pages(root, snapshot: dict[str, str], memo=None) -> list:
     from ..core.memo import Memo
     memo = memo or Memo(None)
     pages, problems = [], []
-    found = notebooks(root, snapshot)
+    found = notebooks(root, snapshot, memo)
     if not found:
         return []
     known = frozenset(rel[len("content/"):] for rel in snapshot if rel.startswith("content/") and rel.endswith((".md", SUFFIX)))
@@ -185,12 +185,18 @@ def _page(root, rel: str, output: str, snapshot, memo, known: frozenset):
 def _unlisted(root, source: NotebookSource) -> list[tuple[int, str]]:
     """Notes for what its code imports that requirements.txt does not list (needs.py): at its line (a
     project without a requirements.txt is not one Pages builds: nothing to say)."""
-    from ..project.needs import unlisted
+    from ..project.needs import canonical, listed, pip_installs, unlisted
     notes, seen = [], set()
     if not (root / "requirements.txt").is_file():
         return notes
+    names = listed(root)
     for cell in source.cells:
         if cell.kind == "code":
+            for line, installs in pip_installs(cell.text):        # (skipped as it runs: labipython.py)
+                if missing := [name for name in installs if canonical(name) not in names]:
+                    notes.append((source_line(cell.lines, line), f"installs {', '.join(missing)} with pip, which the "
+                                  "build never does (it skips the line), and requirements.txt does not list "
+                                  f"{'it' if len(missing) == 1 else 'them'}: add `{missing[0]}` to requirements.txt"))
             for line, module, dist in unlisted(root, root / source.rel, cell.text):
                 if dist not in seen:
                     seen.add(dist)

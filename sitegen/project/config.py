@@ -348,7 +348,7 @@ def _notebook_labs(root: Path, snapshot, memo, seen_ids: dict, problems: Collect
     """The lab of each notebook page (nbsource.py): its code cells, published beside its page."""
     from . import nbsource
     labs = []
-    for rel in nbsource.notebooks(root, snapshot):
+    for rel in nbsource.notebooks(root, snapshot, memo):
         try:
             source = nbsource.load(root, rel, snapshot, memo)
         except BuildError as exc:

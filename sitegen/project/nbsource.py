@@ -26,6 +26,7 @@ from typing import NamedTuple
 
 from .cells import NAME, Cell
 from ..core.errors import BuildError, Collector
+from . import textnb
 from .nbfile import parse_notebook
 from ..core.stored import sha256_of
 
@@ -80,7 +81,19 @@ class NotebookSource(NamedTuple):
 
 
 def is_notebook(rel: str) -> bool:
+    """Whether content/… is a notebook by its name (an .md file may be one too: text_notebooks)."""
     return rel.startswith("content/") and rel.endswith(SUFFIX)
+
+
+def runs_as_notebook(script) -> bool:
+    """Whether a lab's script is a notebook page's notebook (.ipynb, or a MyST Markdown notebook:
+    a script lab's script is Python)."""
+    return str(script).endswith((SUFFIX, textnb.SUFFIX))
+
+
+def _stem(rel: str) -> str:
+    """content/x/name.ipynb (or name.md): x/name."""
+    return rel[len("content/"):].rsplit(".", 1)[0]
 
 
 def slug(name: str) -> str:
@@ -90,13 +103,13 @@ def slug(name: str) -> str:
 
 def lab_id(rel: str) -> str:
     """The lab of content/x/name.ipynb: x-name."""
-    return slug(rel[len("content/"): -len(SUFFIX)])
+    return slug(_stem(rel))
 
 
 def output_folder(rel: str) -> str:
     """Where its figures, downloads and notebook are published: x/name/ beside x/name.html (a name
     that is not plain ASCII, as "Widget List" or 线性回归, as its slug: widget-list)."""
-    path = PurePosixPath(rel[len("content/"): -len(SUFFIX)])
+    path = PurePosixPath(_stem(rel))
     name = path.name if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", path.name) else slug(path.name)
     return str(path.parent / name) if str(path.parent) != "." else name
 
@@ -189,9 +202,13 @@ def _source_lines(text: str) -> list[list[int]]:
 def read(data: bytes, rel: str) -> NotebookSource:
     """A notebook page's source, checked: its front matter, cells and where each lies."""
     from ..core.yamlfile import load_yaml
-    notebook = parse_notebook(data, rel)
-    text = data.decode("utf-8-sig")
-    where = _source_lines(text)
+    text_notebook = rel.endswith(textnb.SUFFIX)
+    if text_notebook:           # a MyST Markdown notebook (textnb.py): its front matter is the file's own
+        notebook = textnb.notebook_of(data, rel)
+        where = textnb.cell_lines(data, notebook)
+    else:
+        notebook = parse_notebook(data, rel)
+        where = _source_lines(data.decode("utf-8-sig"))
     problems = Collector()
     cells, names = [], set()
     raw_cells = notebook.get("cells") or []
@@ -210,7 +227,16 @@ def read(data: bytes, rel: str) -> NotebookSource:
             names.add(name)
         cells.append(NotebookCell(kind, source, number, lines, name, tags, _attachments(raw)))
     meta, meta_lines = {}, {}
-    if cells and cells[0].kind == "raw" and FRONT_RAW.match(cells[0].text.split("\n", 1)[0]):
+    if text_notebook:
+        yaml_text, first = textnb.front_matter(data.decode("utf-8-sig"))
+        loaded = load_yaml(yaml_text, rel, line_offset=first - 1) or {}        # (its lines are the file's)
+        if not isinstance(loaded, dict):
+            problems.add(rel, first, "front matter must be a mapping (key: value lines)")
+            loaded = {}
+        key_lines = getattr(loaded, "key_lines", {})
+        meta = {key: value for key, value in loaded.items() if key not in textnb.HEADER_KEYS}
+        meta_lines = {key: key_lines.get(key, 0) + 1 for key in meta}
+    elif cells and cells[0].kind == "raw" and FRONT_RAW.match(cells[0].text.split("\n", 1)[0]):
         front = cells[0]
         body = front.text.split("\n")
         end = next((k for k in range(1, len(body)) if FRONT_RAW.match(body[k])), None)
@@ -328,16 +354,53 @@ def load(root, rel: str, snapshot: dict[str, str] | None, memo=None) -> Notebook
     return memo.value("notebook-source", (rel, sha256_of(data)), lambda: read(data, rel))
 
 
-def notebooks(root, snapshot: dict[str, str] | None) -> list[str]:
-    """The notebook pages of the project: content/**.ipynb (among the snapshot's sources, if given)."""
+def notebooks(root, snapshot: dict[str, str] | None, memo=None) -> list[str]:
+    """The notebook pages of the project: content/**.ipynb and the MyST Markdown notebooks among
+    content/**.md (among the snapshot's sources, if given)."""
     from ..core.sources import source_files
     found = snapshot if snapshot is not None else source_files(root)
-    return sorted((rel for rel in found if is_notebook(rel)), key=lambda rel: rel.split("/"))
+    return sorted([rel for rel in found if is_notebook(rel)] + list(text_notebooks(root, snapshot, memo)),
+                  key=lambda rel: rel.split("/"))
+
+
+def edits_notebook(root, edited) -> bool:
+    """Whether any of the sources `edited` is a notebook page as it is now (or was an .ipynb)."""
+    for rel in edited:
+        if is_notebook(rel):
+            return True
+        if rel.startswith("content/") and rel.endswith(textnb.SUFFIX):
+            try:
+                if textnb.is_text_notebook((Path(root) / rel).read_bytes()):
+                    return True
+            except OSError:
+                continue            # (deleted: a build finds what that means)
+    return False
+
+
+def text_notebooks(root, snapshot: dict[str, str] | None, memo=None) -> frozenset[str]:
+    """Which content/**.md files are MyST Markdown notebooks (textnb.py): their front matter says so.
+    With the snapshot and a memo, a file whose text the last build saw is not read again."""
+    from ..core.incremental import Phase
+    from ..core.sources import read_bytes, source_files
+    found = snapshot if snapshot is not None else source_files(root)
+    texts = [rel for rel in found if rel.startswith("content/") and rel.endswith(textnb.SUFFIX)]
+    kinds = []
+    with Phase(memo if snapshot is not None else None, "notebook-kind") as phase:
+        for rel in texts:
+            made = (snapshot[rel],) if snapshot is not None else ()
+            record = phase.reuse(rel, made) if made else None
+            if record is None:
+                is_one = textnb.is_text_notebook(read_bytes(root / rel, rel, snapshot))
+                record = phase.made(rel, made, ("notebook-kind", rel) + made, is_one) if made else None
+                kinds.append((rel, is_one))
+            else:
+                kinds.append((rel, record.summary))
+    return frozenset(rel for rel, is_one in kinds if is_one)
 
 
 def download_name(rel: str) -> str:
     """The download's file name: the notebook's own, where it is a plain ASCII name."""
-    name = PurePosixPath(rel).name
+    name = PurePosixPath(rel).stem + SUFFIX             # (a MyST Markdown notebook's is an .ipynb too)
     return name if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*\.ipynb", name) else f"{slug(PurePosixPath(rel).stem)}.ipynb"
 
 

@@ -21,7 +21,7 @@ from ..core.installed import providers
 REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 
-def _canonical(name: str) -> str:
+def canonical(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
@@ -39,7 +39,7 @@ def listed(root: Path) -> set[str]:
             if line.startswith(("-r ", "--requirement ")) and depth < 5:
                 read(path.parent / line.split(None, 1)[1], depth + 1)
             elif (match := REQUIREMENT.match(line)) and not line.startswith("-"):
-                names.add(_canonical(match[1]))
+                names.add(canonical(match[1]))
     read(root / "requirements.txt")
     return names | _installed_with(names)
 
@@ -58,9 +58,31 @@ def _installed_with(names: set[str]) -> set[str]:
         for requirement in requires:
             if re.search(r"\bextra\s*==", requirement):
                 continue                    # (an optional extra: not installed with it)
-            if (match := REQUIREMENT.match(requirement)) and (name := _canonical(match[1])) not in found | names:
+            if (match := REQUIREMENT.match(requirement)) and (name := canonical(match[1])) not in found | names:
                 found.add(name)
                 todo.append(name)
+    return found
+
+
+# A cell's line that installs with pip as Colab's notebooks do (!pip, %pip, !python -m pip,
+# !{sys.executable} -m pip): the build never runs it (labs/labipython.py).
+PIP_LINE = re.compile(r"^\s*[!%]\s*(?:\S*pip3?|\S*python[\d.]*\s+-m\s+pip|\{sys\.executable\}\s+-m\s+pip)\s+install\s+(?P<args>.*)$")
+PIP_VALUED = {"-r", "--requirement", "-c", "--constraint", "-i", "--index-url", "--extra-index-url", "-f",
+              "--find-links", "-t", "--target"}
+
+
+def pip_installs(source: str) -> list[tuple[int, list[str]]]:
+    """(line, the distributions named) of each line of a cell that installs with pip."""
+    found = []
+    for number, line in enumerate(source.split("\n"), 1):
+        if match := PIP_LINE.match(line):
+            words, names = match["args"].split("#")[0].split(), []
+            for k, word in enumerate(words):
+                if word.startswith("-") or (k and words[k - 1] in PIP_VALUED):
+                    continue
+                if name := REQUIREMENT.match(word.strip("'\"")):
+                    names.append(name[1])
+            found.append((number, names))
     return found
 
 
@@ -112,7 +134,7 @@ def unlisted(root: Path, script: Path, source: str) -> list[tuple[int, str, str]
     requirements.txt does not list."""
     names = listed(root)
     return [(line, module, dist) for line, module, dist in installed_imports(script.parent, source)
-            if _canonical(dist) not in names]
+            if canonical(dist) not in names]
 
 
 def needed(folder: Path, sources) -> list[str]:
@@ -183,7 +205,7 @@ def missing_packages(root: Path, labs) -> list:
                                         f"{where}imports {module}, which is not installed here"))
                 wanted.setdefault(dist, None)
     if wanted:
-        unlisted = [dist for dist in wanted if _canonical(dist) not in listed(root)]
+        unlisted = [dist for dist in wanted if canonical(dist) not in listed(root)]
         problems.append(Problem("requirements.txt", 0, f"install what the labs import: pip install {' '.join(wanted)}"
                                 + (f"; and add to requirements.txt, for Cloudflare Pages to install them too, the "
                                    f"lines: {', '.join(unlisted)}" if unlisted else "")))

@@ -36,6 +36,8 @@ from .archive import notebook_archive
 from ..core.stored import bytes_of, sha256_of
 from ..labs.labreads import archived_reads
 from ..core.sources import read_bytes
+from ..project import textnb
+from ..project.nbsource import runs_as_notebook
 
 
 class Outputs(dict):
@@ -157,7 +159,7 @@ class Renderer:
         for name in art.hashes:
             if not name.endswith(".png"):
                 data = None             # a notebook's results are its names: those only solutions bind go
-                if name == "results.json" and art.lab.script.suffix == ".ipynb":
+                if name == "results.json" and runs_as_notebook(art.lab.script):
                     data = results_without(art, self.withheld_cells.get(art.lab.id, frozenset()))
                 self.out.add(f"{art.lab.downloads}/{name}", data or art.stored(name), script)
         if art.lab.notebook:
@@ -194,10 +196,12 @@ class Renderer:
         """A lab's notebook download: a notebook page's own notebook with this build's outputs, or one
         made of its page's prose and its cells (notebook.py)."""
         from .notebook import build_notebook, computed_notebook
-        if art.lab.script.suffix == ".ipynb":
+        if runs_as_notebook(art.lab.script):
             rel = page.source
-            return computed_notebook(self.cfg, page, art, self.sitemap, read_bytes(self.cfg.root / rel, rel, self.snapshot),
-                                     self.solutions)
+            data = read_bytes(self.cfg.root / rel, rel, self.snapshot)
+            if rel.endswith(textnb.SUFFIX):           # a MyST Markdown notebook is downloaded as an .ipynb
+                data = textnb.as_ipynb(data, rel)
+            return computed_notebook(self.cfg, page, art, self.sitemap, data, self.solutions)
         return build_notebook(self.cfg, page, art, self.sitemap, self.solutions)
 
     @functools.cached_property

@@ -1,0 +1,135 @@
+"""A MyST Markdown notebook (sitegen/project/textnb.py) is a notebook page, as Jupyter Book courses keep
+their chapters: `content/x.md` whose front matter names a kernel, read by jupytext, its cells run by the
+build, its problems at the .md file's own lines, its download an .ipynb with this build's outputs."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from helpers import Elements
+from support import run_build, tiny_site
+
+nbformat = pytest.importorskip("nbformat")
+
+HEADER = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+    format_version: 0.13
+kernelspec:
+  display_name: Python 3 (ipykernel)
+  language: python
+  name: python3
+authors:
+  - name: A. Teacher
+---
+"""
+CHAPTER = HEADER + """
+# Linear equations
+
+The determinant is {{ det | .1f }}.
+
+```{note}
+Solve, do not invert.
+```
+
+```{code-cell} ipython3
+:tags: [remove-cell]
+!pip install --quiet numpy
+```
+
+```{code-cell} ipython3
+import numpy as np
+A = np.array([[2.0, 1.0], [1.0, 3.0]])
+det = float(np.linalg.det(A))
+print("solved")
+```
+
++++
+
+```{code-cell} ipython3
+---
+tags: [hide-input]
+---
+A.sum()
+```
+"""
+
+
+def build(tmp_path, text: str, name: str = "chapter.md", *args: str):
+    root = tiny_site(tmp_path / "site")
+    (root / "requirements.txt").write_text("numpy\nmatplotlib\n", encoding="utf-8")
+    (root / f"content/{name}").write_text(text, encoding="utf-8")
+    return root, run_build(root, root / "dist", root / ".cache", *args)
+
+
+def test_a_myst_markdown_notebook_is_a_notebook_page_whose_cells_run_and_whose_download_is_an_ipynb(tmp_path):
+    root, result = build(tmp_path, CHAPTER)
+    assert result.returncode == 0, result.stderr
+    page = Elements((root / "dist/chapter.html").read_text(encoding="utf-8"))
+    text = page.find("main")[0][2]
+    assert "The determinant is 5.0." in text                  # a value its code computed
+    assert "solved" in text and "np.float64(7.0)" in text     # what its cells printed and showed
+    assert [e[2] for e in page.find("aside", **{"class": "callout"})] and "Solve, do not invert." in \
+        page.find("aside", **{"class": "callout"})[0][2], "the {note} is a callout"
+    assert "!pip install" not in text                         # remove-cell: not shown (and not run)
+    assert ["A.sum()" in e[2] for e in page.find("details", **{"class": "cell-code"})] == [True]   # hide-input: folded
+    assert "{code-cell}" not in text and "jupytext" not in text and "A. Teacher" not in text
+    # Its front matter's authors (MyST's) is named in a warning, at its line; the pip line, listed, is not.
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert warnings == ["warning: content/chapter.md:11: front matter 'authors' is MyST's; this site does not "
+                        "read it: left out (delete it, or keep it for that tool)"], warnings
+    download = nbformat.reads((root / "dist/chapter/chapter.ipynb").read_text(encoding="utf-8"), 4)
+    nbformat.validate(download)
+    code = [cell for cell in download.cells if cell.cell_type == "code" and cell.source.strip()]
+    assert [cell.source.splitlines()[0] for cell in code] == ["!pip install --quiet numpy", "import numpy as np", "A.sum()"]
+    assert code[1].outputs[0]["text"] == "solved\n" and code[2].outputs[0]["data"]["text/plain"] == "np.float64(7.0)"
+    assert "jupytext" not in download.metadata and download.metadata.kernelspec.name == "python3"
+
+
+def test_a_myst_notebooks_problems_name_its_own_lines(tmp_path):
+    broken = CHAPTER.replace("A.sum()", "B.sum()").replace("{{ det | .1f }}", "{{ nothing }}")
+    lines = broken.split("\n")
+    _, result = build(tmp_path, broken)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    at = lines.index("B.sum()") + 1
+    assert f"content/chapter.md:{at}: lab chapter failed: code cell 3: NameError: name 'B' is not defined" \
+        in result.stderr, result.stderr
+    fixed = broken.replace("B.sum()", "A.sum()")
+    _, result = build(tmp_path / "again", fixed)
+    at = lines.index("The determinant is {{ nothing }}.") + 1
+    assert f"content/chapter.md:{at}: value {{{{ nothing }}}}: no 'nothing'" in result.stderr, result.stderr
+
+
+def test_a_pip_install_the_course_does_not_list_is_skipped_and_named(tmp_path):
+    text = CHAPTER.replace("!pip install --quiet numpy", "%pip install -U numpy\n!pip install 'seaborn>=0.13'")
+    root, result = build(tmp_path, text)
+    assert result.returncode == 0, result.stderr
+    at = text.split("\n").index("!pip install 'seaborn>=0.13'") + 1
+    assert f"warning: content/chapter.md:{at}: installs seaborn with pip, which the build never does (it skips " \
+           "the line), and requirements.txt does not list it: add `seaborn` to requirements.txt" in result.stderr
+    assert "installs numpy" not in result.stderr
+    _, strict = build(tmp_path / "strict", text, "chapter.md", "--strict")
+    assert strict.returncode == 1 and "installs seaborn" in strict.stderr
+
+
+@pytest.mark.parametrize("header", ["---\ntitle: 只是文字\n---\n", "---\ntitle: 只是文字\nmyst:\n  enable_extensions: [colon_fence]\n---\n"])
+def test_a_markdown_page_without_a_kernel_stays_a_page(tmp_path, header):
+    """Only a front matter that names a kernel (or jupytext's header) makes an .md a notebook: a page that
+    shows a {code-cell} as an example is still a page, its directive named in a warning, nothing run."""
+    body = "# 只是文字\n\n```{code-cell} ipython3\nraise SystemExit('ran')\n```\n"
+    root, result = build(tmp_path, header + body, "plain.md")
+    assert result.returncode == 0 and "ran" not in result.stdout, result.stderr
+    assert "content/plain.md:" in result.stderr and "{code-cell}" in result.stderr
+    assert not (root / "dist/plain").exists()
+
+
+def test_jupytexts_plain_markdown_format_is_read_as_such(tmp_path):
+    text = HEADER.replace("format_name: myst", "format_name: markdown").replace("authors:\n  - name: A. Teacher\n", "") \
+        + "\n# 平常格式\n\n值是 {{ x }}。\n\n```python\nx = 6 * 7\n```\n"
+    root, result = build(tmp_path, text)
+    assert result.returncode == 0, result.stderr
+    assert "值是 42。" in Elements((root / "dist/chapter.html").read_text(encoding="utf-8")).find("main")[0][2]
+    assert json.loads((root / "dist/chapter/results.json").read_text(encoding="utf-8"))
