@@ -30,7 +30,6 @@ import sys
 from ..core import installed
 from ..core.sources import SKIPPED      # left out of a folder's listing, as the build's snapshot leaves them
 from ..core.stored import sha256_of
-from ..project.nbsource import runs_as_notebook
 
 ABSENT = "absent"                # what a read found where no file was
 LISTING = "list:"               # a folder's record: LISTING + the SHA-256 of its sorted names
@@ -365,6 +364,7 @@ def portable_reads(reads: dict[str, str]) -> dict[str, str]:
 def archived_reads(art, root, snapshot: dict[str, str]) -> list[str]:
     """What a notebook page's archive holds beside the notebook (render/archive.py): the course files its
     run read; none for a script lab, which has no archive. One answer for the page and the files."""
+    from ..project.nbsource import runs_as_notebook     # (not at the top: a build with nothing to do reads this module)
     if not runs_as_notebook(art.lab.script):
         return []
     return project_files_read(art.reads or {}, art.lab.script.relative_to(root).as_posix(), snapshot)

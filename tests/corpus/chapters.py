@@ -7,7 +7,9 @@ the page raw.
 
 The chapters are not committed: this file says which they are (`fetch github:OWNER/NAME` for each
 repository). A chapter's front matter (a jupytext header, MyST's settings) is replaced by a title,
-its first heading's: what this measures is the body's markup, read as received.
+its first heading's: what this measures is the body's markup, read as received. A MyST Markdown
+notebook (QuantEcon's lectures) is laid as received, front matter and all, beside a home page: a
+notebook page whose code the build runs, as Jupyter Book would.
 
 Per chapter: whether it built; its callouts (counted in the source by their opening lines: MyST's
 admonitions in any fence, Quarto's .callout- divs, GitHub's alerts) and the boxes the page shows;
@@ -52,12 +54,18 @@ def lay() -> None:
         git = MIRROR / repo.replace("/", "+") / "repo"
         text = subprocess.run(["git", f"--git-dir={git}", "show", f"HEAD:{path}"], capture_output=True, text=True,
                               check=True).stdout
-        body = re.sub(r"\A---\n.*?\n---\n", "", text, flags=re.S)
-        title = next((m[1] for m in re.finditer(r"^# +(.+)$", body, re.M)), Path(path).stem).replace('"', "'")
         root = chapter_dir(repo, path)
         (root / "content").mkdir(parents=True, exist_ok=True)
         (root / "site.yaml").write_text(SITE, encoding="utf-8")
-        (root / "content/index.md").write_text(f'---\ntitle: "{title}"\n---\n{body}', encoding="utf-8")
+        if re.match(r"\A---\n(?:.*\n)*?kernelspec:", text):      # a MyST Markdown notebook: as received
+            (root / "content/chapter.md").write_text(text, encoding="utf-8")
+            body, home = text, "---\ntitle: Chapters\n---\nThe [chapter](chapter.md).\n"
+        else:                   # a page of Jupyter Book's docs: its front matter (MyST's settings) is a title
+            body = re.sub(r"\A---\n.*?\n---\n", "", text, flags=re.S)
+            title = next((m[1] for m in re.finditer(r"^# +(.+)$", body, re.M)), Path(path).stem).replace('"', "'")
+            home = f'---\ntitle: "{title}"\n---\n{body}'
+        (root / "content/index.md").write_text(home, encoding="utf-8")
+        (root / "source.md").write_text(body, encoding="utf-8")          # (what the report counts in)
         (root / "content/404.md").write_text("---\ntitle: Not found\n---\nBack to [the start](/).\n", encoding="utf-8")
     print(f"laid {len(CHAPTERS)} chapters in {LAID / 'chapters'}")
 
@@ -88,7 +96,8 @@ def report() -> int:
     bad = 0
     for repo, path in CHAPTERS:
         root = chapter_dir(repo, path)
-        source = (root / "content/index.md").read_text(encoding="utf-8")
+        source = (root / "source.md").read_text(encoding="utf-8")
+        shown = "dist/chapter.html" if (root / "content/chapter.md").exists() else "dist/index.html"
         fenced = sum(1 for line in source.splitlines() if CALLOUT.match(line))
         with tempfile.TemporaryDirectory() as tmp:
             result = subprocess.run([sys.executable, str(REPO / "build.py"), "--root", str(root), "--out", f"{tmp}/dist",
@@ -99,7 +108,7 @@ def report() -> int:
                 print(f"| {repo}:{path} | no: {first[:160]} | {fenced} | – | {warnings} | – |")
                 bad += 1
                 continue
-            page = Text((Path(tmp) / "dist/index.html").read_text(encoding="utf-8"))
+            page = Text((Path(tmp) / shown).read_text(encoding="utf-8"))
         raw = RAW.findall("".join(page.parts))
         bad += bool(raw) or page.callouts < fenced
         print(f"| {repo}:{path} | yes | {fenced} | {page.callouts} | {warnings} | {len(raw)}"
