@@ -368,3 +368,19 @@ def test_a_notebook_that_prints_half_a_character_and_displays_malformed_bundles_
     result = run_build(root, tmp_path / "dist", tmp_path / "cache")
     assert result.returncode == 0 and "internal error" not in result.stderr, result.stderr
     assert "\ufffd 半个字" in (tmp_path / "dist/odd.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("code", [
+    "import urllib.request\nurllib.request.urlopen('https://data.example.org/cpi.csv').read()",
+    "import socket\nsocket.create_connection(('data.example.org', 443), timeout=5)",
+])
+def test_a_notebook_that_downloads_its_data_fails_naming_the_cell_and_the_fix(tmp_path, code):
+    """QuantEcon's lectures read their datasets from the web: in a build, which gives labs no network,
+    that fails at its cell, saying what to do rather than only "Temporary failure in name resolution"."""
+    from support import write_notebook
+    root = tiny_site(tmp_path / "site")
+    write_notebook(root / "content/fetch.ipynb", "下载", code)
+    result = run_build(root, tmp_path / "dist", tmp_path / "cache")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "lab fetch failed: code cell 1: " in result.stderr, result.stderr
+    assert "labs have no network in a build: save what it downloads beside the notebook" in result.stderr, result.stderr

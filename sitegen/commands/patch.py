@@ -35,10 +35,12 @@ from ..render.search import INDEX, entry_start, page_sections_json
 PATCHES = 50        # patched builds in a row, at most: then a full build prunes what they left
 
 
-def patch_info(files: Outputs, check_context: str, sitemap, labs: list[str], frozen: tuple) -> dict:
-    """What a full build keeps for the builds that patch pages into its site."""
+def patch_info(files: Outputs, check_context: str, sitemap, labs: list[str], frozen: tuple,
+               text_notebooks: frozenset) -> dict:
+    """What a full build keeps for the builds that patch pages into its site (`text_notebooks`: which
+    .md files were notebooks, as a patch reads no records, nbsource.text_notebooks)."""
     return {"check_context": check_context, "sitemap": sitemap, "labs": labs, "frozen": frozen, "patches": 0,
-            **files.made_with}
+            "text_notebooks": sorted(text_notebooks), **files.made_with}
 
 
 def patch(out: Path, cfg, memo, last: dict, snapshot: dict[str, str], edited: list[str], solutions: str,

@@ -186,7 +186,9 @@ def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: boo
             and not stale(root, last.get("reads", {}), snapshot)):
         from .patch import patch
         memo = Memo(cache / MEMO, whole=False)        # (it reads a few entries: from their files)
-        patched = patch(out, _config(root, memo, snapshot, base_url), memo, last, snapshot, edited, solutions, preview)
+        # (the .md files that are notebooks are the last build's: only prose pages were edited, none a notebook)
+        cfg = _config(root, memo, snapshot, base_url, frozenset(last["patch"].get("text_notebooks", ())))
+        patched = patch(out, cfg, memo, last, snapshot, edited, solutions, preview)
         if patched is not None:
             files, rendered, info = patched
             warnings = [Problem(*w) for w in last.get("warnings", ())]
@@ -261,7 +263,8 @@ def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: boo
     reads = {**own.reads, **{rel: seen for art in artifacts.values() for rel, seen in (art.reads or {}).items()
                              if rel not in snapshot}}
     _save_state(root, cache, key, found, snapshot, source_states, fingerprinted, files, total, written, warnings, reads,
-            patch_info(files, check_context(cfg, artifacts, sitemap), sitemap, list(artifacts), frozen))
+            patch_info(files, check_context(cfg, artifacts, sitemap), sitemap, list(artifacts), frozen,
+                       text_notebooks(root, snapshot, memo)))
     return BuildReport(out=out, files=len(files), bytes=total,
                        computed=tuple(a.lab.id for a in artifacts.values() if a.recomputed),
                        cached=tuple(a.lab.id for a in artifacts.values() if not a.recomputed and a.lab.id not in frozen),
@@ -285,11 +288,11 @@ def _confinement_notes(cfg, labs) -> tuple[str, ...]:
                                "what each confines)" if missing else ""]))
 
 
-def _config(root: Path, memo, snapshot: dict[str, str], base_url: str | None):
+def _config(root: Path, memo, snapshot: dict[str, str], base_url: str | None, text_notebooks: frozenset | None = None):
     """site.yaml, with the address given on the command line (--base-url) if one was."""
     import dataclasses
     from ..project.config import load_config
-    cfg = load_config(root, memo, snapshot)
+    cfg = load_config(root, memo, snapshot, text_notebooks)
     return dataclasses.replace(cfg, base_url=base_url.rstrip("/")) if base_url else cfg
 
 

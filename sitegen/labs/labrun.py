@@ -187,10 +187,29 @@ def _failure(script: str, exc: BaseException, confined: bool = False, cell: Cell
         top = exc.name.split(".")[0]
         message += (f" ({top} is not installed here: install the package that provides it in the project's "
                     "virtualenv and add it to requirements.txt, which is all Cloudflare Pages' build installs)")
+    if _offline(exc):
+        message += (" (labs have no network in a build: save what it downloads beside the notebook or lab and "
+                    "read it from there, or let labs reach the network with site.yaml's `lab_access: {network: true}`)")
     if re.search(MISSING_GLYPH, message):
         message += f" ({NO_GLYPH})"
     return {"line": line, "message": message,
             "trace": "".join(traceback.format_exception(exc))}
+
+
+NO_NETWORK = re.compile(r"name resolution|Name or service not known|Network is unreachable|nodename nor servname")
+
+
+def _offline(exc: BaseException) -> bool:
+    """Whether a failure is a lab reaching for the network, which a build gives it none of (sandbox.py):
+    a name it could not resolve or a network it could not reach, however a library wrapped it."""
+    import socket
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, socket.gaierror) or NO_NETWORK.search(str(exc)):
+            return True
+        exc, seen = exc.__cause__ or exc.__context__ or getattr(exc, "reason", None), seen + 1
+        exc = exc if isinstance(exc, BaseException) else None
+    return False
 
 
 class _ScriptCells:

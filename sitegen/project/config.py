@@ -186,9 +186,11 @@ def _has_cycle(labs: list[Lab]) -> bool:
     return False
 
 
-def load_config(root: Path, memo=None, snapshot: dict[str, str] | None = None) -> SiteConfig:
+def load_config(root: Path, memo=None, snapshot: dict[str, str] | None = None,
+                text_notebooks: frozenset | None = None) -> SiteConfig:
     """site.yaml, checked (`memo`: a Memo that remembers what its text parses to; `snapshot`: the
-    build's snapshot, which the text read must match)."""
+    build's snapshot, which the text read must match; `text_notebooks`: which content/*.md files are
+    notebooks, when the caller knows: nbsource.notebooks)."""
     _real_folder.cache_clear()          # (folders may be other links than in the last build of this process)
     root = Path(root).resolve()
     content = os.path.realpath(root / "content")
@@ -309,7 +311,7 @@ def load_config(root: Path, memo=None, snapshot: dict[str, str] | None = None) -
         labs.append(Lab(id=lab_id, script=script_path, line=f.line, inputs=tuple(map(str, inputs)),
                         timeout=timeout, memory=memory, describe=dict(describe), widget=widget, display=display,
                         **values))
-    labs += _notebook_labs(root, snapshot, memo, seen_ids, problems)
+    labs += _notebook_labs(root, snapshot, memo, seen_ids, problems, text_notebooks)
     ids = {lab.id for lab in labs}
     for lab in labs:
         for name in lab.inputs:
@@ -344,11 +346,11 @@ def _lab_access(data, rel: str, problems: Collector, line: int) -> LabAccess:
     return LabAccess(tuple(map(str, read)), network, tuple(map(str, environment)))
 
 
-def _notebook_labs(root: Path, snapshot, memo, seen_ids: dict, problems: Collector) -> list[Lab]:
+def _notebook_labs(root: Path, snapshot, memo, seen_ids: dict, problems: Collector, text_notebooks=None) -> list[Lab]:
     """The lab of each notebook page (nbsource.py): its code cells, published beside its page."""
     from . import nbsource
     labs = []
-    for rel in nbsource.notebooks(root, snapshot, memo):
+    for rel in nbsource.notebooks(root, snapshot, memo, text_notebooks):
         try:
             source = nbsource.load(root, rel, snapshot, memo)
         except BuildError as exc:

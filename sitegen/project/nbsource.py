@@ -354,12 +354,13 @@ def load(root, rel: str, snapshot: dict[str, str] | None, memo=None) -> Notebook
     return memo.value("notebook-source", (rel, sha256_of(data)), lambda: read(data, rel))
 
 
-def notebooks(root, snapshot: dict[str, str] | None, memo=None) -> list[str]:
+def notebooks(root, snapshot: dict[str, str] | None, memo=None, known: frozenset | None = None) -> list[str]:
     """The notebook pages of the project: content/**.ipynb and the MyST Markdown notebooks among
-    content/**.md (among the snapshot's sources, if given)."""
+    content/**.md (among the snapshot's sources, if given; `known`: those, if the caller knows them)."""
     from ..core.sources import source_files
     found = snapshot if snapshot is not None else source_files(root)
-    return sorted([rel for rel in found if is_notebook(rel)] + list(text_notebooks(root, snapshot, memo)),
+    texts = known if known is not None else text_notebooks(root, snapshot, memo)
+    return sorted([rel for rel in found if is_notebook(rel)] + list(texts),
                   key=lambda rel: rel.split("/"))
 
 
