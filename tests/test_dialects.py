@@ -54,22 +54,44 @@ def test_markup_inside_a_code_block_is_left_as_it_is():
 
 @pytest.mark.parametrize("text, shown, said", [
     ("```{figure} a.png\n说明\n```", ["", "说明", ""], "2: the MyST directive {figure} is not supported here: its content shows as prose"),
-    ("```{math}\n:label: e1\nx^2\n```", ["```", "", "x^2", "```"], "2: the MyST directive {math} is not supported here: it shows as a block of code"),
+    ("```{mermaid}\ngraph TD\n```", ["```", "graph TD", "```"], "2: the MyST directive {mermaid} is not supported here: it shows as a block of code"),
     ("```{code-cell} ipython3\n:tags: [hide-input]\nx = 1\n```", ["```python", "", "x = 1", "```"],
      "2: the MyST directive {code-cell} is not supported here"),
     (":::{glossary}\n术语\n:::", ["", "术语", ""], "2: the MyST directive {glossary} is not supported here: its content shows as prose"),
     ("::: {.column-margin}\n边注\n:::", ["", "边注", ""], "2: the div ::: {.column-margin} is not supported here"),
     ("> [!TODO]\n> 待办", ["> [!TODO]", "> 待办"], "2: [!TODO] is not a GitHub alert this site knows"),
-    ("(sec-one)=\n## 一节", ["", "## 一节"], "2: the MyST target (sec-one)= is not supported here"),
-    ("见 {ref}`sec-one`。", ["见 `sec-one`。"], "2: the MyST role {ref} is not supported here"),
-    ("见 {numref}`图 %s <fig-a>`。", ["见 图 %s。"], "2: the MyST role {numref} is not supported here"),
+    ("(sec-one)=\n一段话", ["", "一段话"], "2: the MyST target (sec-one)= stands above no heading or formula"),
+    ("见 {cite}`knuth84`。", ["见 `knuth84`。"], "2: the MyST role {cite} is not supported here"),
+    ("见 {doc}`下一讲 <next>`。", ["见 下一讲。"], "2: the MyST role {doc} is not supported here"),
     (":::\n", ["", ""], "2: ':::' closes nothing"),
 ])
 def test_what_is_not_supported_is_named_with_its_line_and_not_shown_raw(text, shown, said):
     lines, _, notes = read(text, start=1)
     assert lines == shown
     assert [f"{line}: {message}" for line, message in notes][0].startswith(said)
-    assert not any("{" + name + "}" in line for line in lines for name in ("figure", "ref", "numref", "glossary"))
+    assert not any("{" + name + "}" in line for line in lines for name in ("figure", "cite", "doc", "glossary", "mermaid"))
+
+
+@pytest.mark.parametrize("text, shown", [
+    # A labelled display formula in each syntax: this site's one line, `$$ ... $$ {#label}`.
+    ("```{math}\n:label: demand\nq = 100 - 10 p \\\\\nq = 5\n```", ["$$q = 100 - 10 p \\\\ q = 5$$ {#demand}", "", "", "", ""]),
+    ("(demand)=\n```{math}\nq = 1\n```", ["", "$$q = 1$$ {#demand}", "", ""]),               # a target above it
+    ("$$\nq = 1\n$$ (demand)", ["$$q = 1$$ {#demand}", "", ""]),                                # MyST's dollarmath
+    ("$$ q = 1 $$ (demand)", ["$$ q = 1 $$ {#demand}"]),
+    ("$$\nq = 1\n$$ {#eq-demand}", ["$$q = 1$$ {#eq-demand}", "", ""]),                          # Quarto
+    ("$$\nq = 1\n$$", ["$$q = 1$$", "", ""]),                                                    # no label: a formula
+    ("$$ q = 1 $$ {#demand}", ["$$ q = 1 $$ {#demand}"]),                                          # this site's own
+    # A section's label: a target above a heading is its anchor.
+    ("(sec-one)=\n\n## 一节", ["", "", "## 一节 {#sec-one}"]),
+    # References: MyST's roles and Quarto's @ as this site's [](#label), which shows the number or title.
+    ("见 {eq}`demand` 与 {ref}`sec-one`。", ["见 [](#demand) 与 [](#sec-one)。"]),
+    ("见 {ref}`那一节 <sec-one>` 与 {numref}`式 %s <demand>`。", ["见 [那一节](#sec-one) 与 [式 %s](#demand)。"]),
+    ("见 @eq-demand 与 [@sec-one]，不是 a@eq-x.com。", ["见 [](#eq-demand) 与 [](#sec-one)，不是 a@eq-x.com。"]),
+])
+def test_labels_and_references_of_each_syntax_are_this_site_s(text, shown):
+    lines, numbers, notes = read(text)
+    assert (lines, notes) == (shown, [])
+    assert numbers == list(range(1, len(lines) + 1))
 
 
 def test_an_option_of_a_callout_this_site_has_no_use_for_is_named():
@@ -84,10 +106,35 @@ def test_the_math_role_is_this_site_s_inline_math():
 
 
 def test_a_directive_that_holds_markdown_shows_its_content_and_the_callouts_in_it():
-    text = "````{exercise}\n:label: ex1\n题目。\n```{seealso}\n另见。\n```\n````"
+    text = "````{margin}\n:class: wide\n边注。\n```{seealso}\n另见。\n```\n````"
     lines, _, notes = read(text)
-    assert lines == ["", "", "题目。", "::: note", "另见。", "::: end", ""]
-    assert [message.split(":")[0] for _, message in notes] == ["the MyST directive {exercise} is not supported here"]
+    assert lines == ["", "", "边注。", "::: note", "另见。", "::: end", ""]
+    assert [message.split(":")[0] for _, message in notes] == ["the MyST directive {margin} is not supported here"]
+
+
+@pytest.mark.parametrize("text, shown", [
+    # sphinx-exercise: a solution right after its exercise is its ::: solution (the exercise ends after it).
+    ("```{exercise} 求积\n:label: p\n题目。\n```\n\n```{solution} p\n:class: dropdown\n答案。\n```",
+     ["::: exercise title='求积'", "", "题目。", "", "", "::: solution", "", "答案。", "::: end"]),
+    # the gated form, which may hold code cells: exercise-start ... exercise-end, solution-start ... solution-end
+    ("```{exercise-start}\n```\n题目。\n```{exercise-end}\n```\n```{solution-start} p\n```\n答案。\n"
+     "```{solution-end}\n```", ["::: exercise", "", "题目。", "", "", "::: solution", "", "答案。", "::: end", ""]),
+    # a solution elsewhere is one of an exercise of its own: still a solution, which students never see
+    ("```{exercise}\n题目。\n```\n\n正文。\n\n```{solution} p\n答案。\n```",
+     ["::: exercise", "题目。", "::: end", "", "正文。", "", "::: exercise", "::: solution", "答案。", "::: end"]),
+    # a colon fence, as MyST's colon_fence writes one
+    (":::{exercise}\n题目。\n:::\n:::{solution}\n答案。\n:::", ["::: exercise", "题目。", "", "::: solution", "答案。", "::: end"]),
+])
+def test_sphinx_exercise_s_exercises_and_solutions_are_this_site_s(text, shown):
+    lines, numbers, notes = read(text)
+    assert (lines, notes) == (shown, [])
+    assert numbers[:len(text.split("\n"))] == sorted(numbers)[:len(text.split("\n"))]
+
+
+def test_an_index_entry_is_left_out_with_a_note():
+    lines, _, notes = read("前文。\n\n```{index} single: Linear equations\n```\n后文。")
+    assert lines == ["前文。", "", "", "", "后文。"]
+    assert notes == [(3, "the MyST directive {index} is not supported here (this site has no index page): left out")]
 
 
 def test_which_lines_are_code_is_read_as_commonmark_reads_fences():
@@ -109,30 +156,3 @@ def test_a_role_in_a_callout_s_title_is_read_as_in_prose():
     lines, _, notes = read("```{note} 见 {ref}`sec-a` 与 {math}`x`\n正文\n```")
     assert shlex.split(lines[0]) == [":::", "note", "title=见 `sec-a` 与 $x$"]
     assert [message.split(":")[0] for _, message in notes] == ["the MyST role {ref} is not supported here"]
-
-
-def test_a_cell_s_quarto_options_are_its_leading_comment_lines_only():
-    from sitegen.pages.dialects import cell_options
-    assert cell_options("#| echo: false\n#| label: 'fig-a'\nx = 1\n#| not: an option") == (
-        [("echo", "false"), ("label", "fig-a")], "x = 1\n#| not: an option")
-
-
-@pytest.mark.parametrize("tags, text, shown", [
-    (("hide-input", "hide-output"), "x", {"code": "folded", "output": "collapsed"}),
-    (("remove-input", "remove-output"), "x", None),                  # nothing to show: no block
-    ((), "#| echo: false\n#| output: false\nx", None),
-    (("thebe-init", "raises-exception"), "x", {}),                  # tags of other meaning: shown
-    ((), "#| echo: true\n#| code-fold: show\nx", {}),
-])
-def test_what_a_cell_shows_follows_its_tags_and_options(tags, text, shown):
-    from sitegen.pages.dialects import cell_visibility
-    notes: list = []
-    assert cell_visibility(tags, text, 7, notes) == shown and not notes
-
-
-def test_a_cell_option_this_site_does_not_support_is_named():
-    from sitegen.pages.dialects import cell_visibility
-    notes: list = []
-    assert cell_visibility((), "#| eval: false\nx", 7, notes) == {}
-    assert notes == [(7, "the cell option #| eval: false is not supported here: left out (supported: echo, output, "
-                         "include, code-fold)")]

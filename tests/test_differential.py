@@ -344,6 +344,29 @@ class Sequence:
         self.build()
         self.write(rel, self.text(rel).replace(new, old, 1))     # same size, within the second if it can
 
+    def edit_equations(self):
+        """A labelled formula added, removed or moved, or a label renamed: the numbers and the references
+        that show them follow (content/eqs.md, in this site's syntax, MyST's or Quarto's)."""
+        names = list(getattr(self, "equations", ["a", "b"]))
+        choice = self.rng.choice(["add", "remove", "move", "rename"])
+        if choice == "add" or len(names) < 2:
+            names.insert(self.rng.randrange(len(names) + 1), f"e{self.n}")
+        elif choice == "remove":
+            names.pop(self.rng.randrange(len(names)))
+        elif choice == "move":
+            names.append(names.pop(0))
+        else:
+            names[self.rng.randrange(len(names))] += "x"
+        self.equations = names
+        self.log[-1] += f" ({choice}: {' '.join(names)})"
+        style = self.rng.choice(["site", "myst", "quarto"])
+        formulas = {"site": "$$ x_{{{k}}} = {k} $$ {{#{name}}}", "myst": "$$\nx_{{{k}}} = {k}\n$$ ({name})",
+                    "quarto": "$$\nx_{{{k}}} = {k}\n$$ {{#{name}}}"}[style]
+        body = "\n\n".join(formulas.format(k=k, name=name) for k, name in enumerate(names))
+        refs = "、".join({"site": "[](#{0})", "myst": "{{eq}}`{0}`", "quarto": "[](#{0})"}[style].format(name)
+                        for name in reversed(names))
+        self.write("content/eqs.md", f"---\ntitle: 公式\n---\n{body}\n\n见 {refs}。\n")
+
     def notebook(self) -> dict:
         return json.loads(self.text("content/nb/lesson.ipynb"))
 
@@ -451,7 +474,7 @@ class Sequence:
              "edit_site_yaml", "same_size_times_put_back", "revert", "touch", "hand_edit_output",
              "edit_data_file", "edit_relative_module", "edit_package_init", "edit_generator", "newer_package",
              "edit_during_build", "same_second", "edit_unseen_lines", "toggle_unseen_flag", "edit_unseen_catted",
-             "edit_unseen_database", "edit_unseen_last_cell", "edit_unseen_last_cell")
+             "edit_unseen_database", "edit_unseen_last_cell", "edit_unseen_last_cell", "edit_equations", "edit_equations")
 
     def step(self) -> None:
         self.n += 1
@@ -611,6 +634,21 @@ def test_every_transition_of_a_notebook_page_keeps_the_incremental_build_equal_t
         sequence.build()
         sequence.check()
     assert len(sequence.log) == len(steps)
+
+
+@pytest.mark.parametrize("kind", [Sequence, ProseSequence])
+def test_labelled_formulas_added_removed_moved_and_renamed_keep_the_build_equal_to_a_clean_one(tmp_path, kind):
+    """Each edit renumbers formulas and changes what references show (labels.py); a prose edit of one
+    page, it may be patched in (ProseSequence's builds patch)."""
+    sequence = kind(tmp_path, seed=38)
+    sequence.build()
+    for _ in range(6):
+        sequence.n += 1
+        sequence.log.append("edit_equations")
+        sequence.edit_equations()
+        sequence.build()
+        sequence.check()
+    assert len(sequence.log) == 6 and any("rename" in step or "move" in step for step in sequence.log), sequence.log
 
 
 def test_a_short_random_sequence_of_prose_edits_patched_in_keeps_the_build_equal_to_a_clean_one(tmp_path):

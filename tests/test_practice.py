@@ -40,7 +40,49 @@ DRILL = {"nbformat": 4, "nbformat_minor": 5, "metadata": {"kernelspec": {
     {"cell_type": "markdown", "id": "c", "metadata": {}, "source": "NB-SECRET-TAIL 就是这样。\n\n::: end\n\n下一题。"},
     {"cell_type": "code", "id": "d", "metadata": {}, "execution_count": None, "outputs": [], "source":
      "shown_value = 3\nprint('NB-SHOWN-OUT', shown_value)"}]}
-SECRETS = [b"SECRET-ANSWER", b"SECRET-NOTE", b"SECRET-AFTER-NOTE", b"NB-SECRET-TEXT", b"NB-SECRET-TIP",
+# The same in sphinx-exercise's syntax, in a MyST Markdown notebook: a {solution} right after its
+# {exercise}, and a gated one whose {solution-start} ... {solution-end} spans a code cell.
+MYST_DRILL = """---
+kernelspec:
+  name: python3
+  display_name: Python 3
+---
+# 另一种写法
+
+```{exercise} 求积
+:label: product
+求 1 到 5 的积。
+```
+
+```{solution} product
+:class: dropdown
+MYST-SECRET-TEXT 逐个相乘。
+```
+
+```{exercise-start}
+:label: squares
+```
+求平方和。
+```{exercise-end}
+```
+
+```{solution-start} squares
+```
+MYST-SECRET-GATED 用循环。
+
+```{code-cell} ipython3
+myst_secret_value = sum(k * k for k in range(4))
+print('MYST-SECRET-OUT', myst_secret_value)
+```
+
+MYST-SECRET-TAIL 就是这样。
+```{solution-end}
+```
+
+下一题之后的文字。
+"""
+SECRETS = [b"MYST-SECRET-TEXT", b"MYST-SECRET-GATED", b"MYST-SECRET-OUT", b"MYST-SECRET-TAIL", b"myst_secret_value",
+           b"SECRET-ANSWER", b"SECRET-NOTE", b"SECRET-AFTER-NOTE", b"NB-SECRET-TEXT", b"NB-SECRET-TIP",
            b"NB-SECRET-AFTER-TIP", b"NB-SECRET-TAIL", b"NB-SECRET-OUT", b"nb_secret_value"]
 
 
@@ -52,6 +94,7 @@ def builds(tmp_path_factory):
     page = root / "content/index.md"
     page.write_text(page.read_text(encoding="utf-8") + PRACTICE, encoding="utf-8")
     (root / "content/drill.ipynb").write_text(json.dumps(DRILL, ensure_ascii=False), encoding="utf-8")
+    (root / "content/myst-drill.md").write_text(MYST_DRILL, encoding="utf-8")
     built = {}
     for mode, args in (("folded", ()), ("shown", ("--solutions",)), ("omitted", ("--no-solutions",))):
         result = run_build(root, tmp / mode, tmp / "cache", "--strict", *args)
@@ -78,7 +121,7 @@ def test_a_reader_s_build_folds_hints_and_the_solution_and_keeps_it_out_of_searc
 def test_the_instructor_s_build_differs_only_by_showing_them(builds):
     folded, shown = builds["folded"], builds["shown"]
     assert set(shown) == set(folded)
-    assert [p for p in folded if folded[p] != shown[p]] == ["drill.html", "index.html"]    # notebooks: the same text
+    assert [p for p in folded if folded[p] != shown[p]] == ["drill.html", "index.html", "myst-drill.html"]  # notebooks: the same
     assert page_of(shown).replace(" open>", ">") == page_of(folded)
     assert page_of(shown).count('<details class="hint" open>') == 2
 
@@ -88,7 +131,7 @@ def test_the_student_s_build_leaves_solutions_out_of_the_site_entirely(builds):
     assert set(omitted) == set(folded) - {"drill/figure-01.png"}          # the solution's figure
     assert sorted(p for p in folded if folded.get(p) != omitted.get(p)) == [
         "drill.html", "drill/drill.ipynb", "drill/figure-01.png", "drill/results.json", "index.html",
-        "materials/tiny.ipynb"]
+        "materials/tiny.ipynb", "myst-drill.html", "myst-drill/myst-drill.ipynb", "myst-drill/results.json"]
     def squeezed(text: str) -> str:
         return re.sub(r">\s+<", "><", text)
     without = re.sub(r'<details class="(solution|check-answer)".*?</details>', "", page_of(folded), flags=re.S)

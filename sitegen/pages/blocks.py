@@ -15,7 +15,8 @@ from markupsafe import Markup
 
 from ..labs.labreads import archived_reads
 from ..project.nbsource import runs_as_notebook
-from .dialects import CALLOUTS, cell_options
+from .cellshow import cell_options
+from .dialects import CALLOUTS
 from .highlight import highlighted
 from .prose import Unresolved, format_value, lookup, relative_url
 

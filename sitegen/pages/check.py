@@ -16,6 +16,7 @@ from .prose import (LINK, NOTEBOOK_NAMES, VALUE, SiteMap, Unresolved, block_form
                     resolve_target, to_mathml)
 from ..core.errors import Collector
 from ..core.incremental import Phase
+from .labels import page_labels, prose_lines, unknown_references
 from ..project.nbsource import runs_as_notebook
 
 
@@ -122,6 +123,7 @@ def _check_page(page, artifacts, sitemap, checking, problems, memo) -> None:
             resolve_target(page, page.meta["parent"], sitemap)
         except Unresolved as exc:
             problems.add(page.source, page.meta_line, f"front matter parent: {exc}")
+    _references(page, problems)
     for block in page.blocks:
         if block.kind == "prose":
             if (VALUE.search(block.text) or "figure:" in block.text) and art is None:
@@ -145,6 +147,18 @@ def _check_page(page, artifacts, sitemap, checking, problems, memo) -> None:
                              "this refers to a lab, but the front matter names none: add 'lab: ID'")
             continue
         kind.check(checking, page, block, shown)
+
+
+def _references(page, problems) -> None:
+    """Its labels, each defined once, and each reference without text naming one of them (labels.py)."""
+    labels, twice = page_labels(page.blocks)
+    for line, message in twice:
+        problems.add(page.source, line, message)
+    for line, text in prose_lines(page.blocks):
+        for name in unknown_references(text, labels):
+            known = ", ".join(sorted(labels)[:12]) or "none"
+            problems.add(page.source, line, f"[](#{name}) refers to no label of this page (its labels: {known}): "
+                                            "label a formula `$$ ... $$ {#name}` or a heading `## Title {#name}`")
 
 
 def _prose(page, block, art, results, sitemap, problems, memo):

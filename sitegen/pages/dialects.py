@@ -52,6 +52,16 @@ ALERT = re.compile(r"^ {0,3}>\s*\[!(?P<kind>[A-Za-z]+)\][+-]?\s*(?P<title>.*)$")
 OPTION = re.compile(r"^\s*:(?P<key>[\w-]+):\s*(?P<value>.*)$")
 HEADING = re.compile(r"^\s*#{1,6}\s+(?P<title>.+?)\s*#*\s*$")
 TARGET = re.compile(r"^ {0,3}\((?P<label>[^()\s]+)\)=\s*$")     # MyST's `(label)=` above a heading
+# A display formula across lines, as MyST and Quarto write one: `$$` alone on its first line, and on its
+# last `$$` with MyST's `(label)` or Quarto's `{#eq-label}` after it.
+MATH_OPEN = re.compile(r"^ {0,3}\$\$\s*$")
+MATH_CLOSE = re.compile(r"^(?P<tex>.*?)\$\$\s*(?:\((?P<myst>[^()\s]+)\)|\{#(?P<quarto>[^}\s]+)\})?\s*$")
+MYST_LABELLED = re.compile(r"^(?P<math>\s*\$\$.+?\$\$)\s*\((?P<label>[^()\s]+)\)\s*$")     # $$ x $$ (label)
+# Quarto's cross-reference: @fig-x, @eq-x, @sec-x, @tbl-x (never an e-mail address's @).
+QUARTO_REF = re.compile(r"(?<![\w@.])\[?@(?P<label>(?:fig|eq|sec|tbl)-[\w-]*\w)\]?")
+REFERENCES = {"ref", "numref", "eq", "doc"}
+EXERCISES = {"exercise", "exercise-start", "exercise-end", "solution", "solution-start", "solution-end"}   # sphinx-exercise
+EXERCISE_END = "\0exercise-end"    # (a closer: the exercise's `::: end`, which a solution right after it moves)      # MyST's roles that refer to a label: this site's [](#label)
 # A MyST role ({cite}`key`, {ref}`label`) in prose: {math} is this site's $...$; the others are not supported yet.
 ROLE = re.compile(r"(?<![\w`{])\{(?P<name>[a-z][\w:-]*)\}`(?P<text>[^`]+)`")
 EXPLICIT = re.compile(r"^(?P<text>.*?)\s*<[^<>]+>$")       # {ref}`the text shown <label>`
@@ -59,7 +69,7 @@ EXPLICIT = re.compile(r"^(?P<text>.*?)\s*<[^<>]+>$")       # {ref}`the text show
 
 def directive(kind: str, title: str, fold: str | None, line: int, notes: list) -> str:
     """This site's line opening a callout (a role in its title read as in prose)."""
-    title = ROLE.sub(lambda role: _role(role, line, notes), title)
+    title = ROLE.sub(lambda role: _role(role, line, notes, in_title=True), title)
     words = [f"::: {kind}"] + ([f"title={shlex.quote(title)}"] if title else []) + ([f"fold={fold}"] if fold else [])
     return " ".join(words)
 
@@ -73,9 +83,12 @@ def translate(lines: list[str], start: int, notes: list) -> tuple[list[str], lis
     out = list(lines)
     numbers = list(range(start + 1, start + 1 + len(lines)))
     codes = [False] * len(lines)
-    closers: list[tuple[str, int, bool, int]] = []  # open fences of directives: (char, length, a callout?, line)
+    closers: list[tuple[str, int, str, int]] = []   # open fences of directives: (char, length, the line that
+                                                    # closes it here: "::: end" or "", the line it opened at)
+    ended = [-1]            # the index of the last exercise's `::: end`: a solution right after it moves it
     code: tuple[str, int] | None = None         # an open code fence: what closes it
     alert = False
+    pending = ""                # a (label)= above a formula: its label
     index = 0
     while index < len(out):
         line, number = out[index], numbers[index]
@@ -103,14 +116,18 @@ def translate(lines: list[str], start: int, notes: list) -> tuple[list[str], lis
         if fence:
             char, length, info = fence["fence"][0], len(fence["fence"]), fence["info"].strip()
             if closers and closers[-1][0] == char and length >= closers[-1][1] and not info:
-                out[index] = "::: end" if closers.pop()[2] else ""
+                out[index] = _close(closers.pop(), index, ended)
                 index += 1
                 continue
             myst = MYST.match(info)
             if myst and myst["name"] in MYST_KINDS:
-                index = _myst(out, index, number, myst, (char, length), closers, notes)
+                index = _myst(out, index, number, myst, (char, length), closers, notes, ended)
                 continue
-            if myst and myst["name"] in CODE:   # a code cell of a MyST notebook, a math block: shown as code
+            if myst and myst["name"] == "math":      # a display formula: this site's $$ ... $$ {#label}
+                index = _math_directive(out, numbers, codes, index, (char, length), pending, notes)
+                pending = ""
+                continue
+            if myst and myst["name"] in CODE:   # a code cell of a MyST notebook: shown as code
                 notes.append((number, f"the MyST directive {{{myst['name']}}} is not supported here: it shows as "
                                       "a block of code"))
                 language = "python" if myst["name"] in ("code-cell", "code-block", "code") else ""
@@ -121,7 +138,7 @@ def translate(lines: list[str], start: int, notes: list) -> tuple[list[str], lis
                 index = after
                 continue
             if myst:                # another directive (an exercise, tabs, a margin, a figure): its content is prose
-                index = _myst(out, index, number, myst, (char, length), closers, notes)
+                index = _myst(out, index, number, myst, (char, length), closers, notes, ended)
                 continue
             code = (char, length)
             codes[index] = True
@@ -129,11 +146,11 @@ def translate(lines: list[str], start: int, notes: list) -> tuple[list[str], lis
             continue
         colons = COLONS.match(line)
         if colons and colons["rest"].startswith("{"):
-            index = _colon_fence(out, index, number, colons, closers, notes)
+            index = _colon_fence(out, index, number, colons, closers, notes, ended)
             continue
         if colons and not colons["rest"]:
             if closers and closers[-1][0] == ":" and len(colons["fence"]) >= closers[-1][1]:
-                out[index] = "::: end" if closers.pop()[2] else ""
+                out[index] = _close(closers.pop(), index, ended)
             else:
                 notes.append((number, f"'{colons['fence']}' closes nothing (no ':::{{...}}' is open above it): left out"))
                 out[index] = ""
@@ -150,14 +167,34 @@ def translate(lines: list[str], start: int, notes: list) -> tuple[list[str], lis
             index += 1
             continue
         if target := TARGET.match(line):
-            notes.append((number, f"the MyST target ({target['label']})= is not supported here: left out "
-                                  "(a heading's anchor is {#name} at its end)"))
             out[index] = ""
-        if ROLE.search(line):
-            out[index] = ROLE.sub(lambda role: _role(role, number, notes), line)
+            following = next((k for k in range(index + 1, len(out)) if out[k].strip()), None)
+            heading = HEADING.match(out[following]) if following is not None else None
+            labelled = following is not None and (MYST_LABELLED.match(out[following]) or MATH_OPEN.match(out[following])
+                                                  or re.match(r"^ {0,3}(`{3,}|~{3,}|:{3,})\{math\}", out[following]))
+            if heading and "{#" not in out[following]:        # the heading's anchor, which [](#label) refers to
+                out[following] = out[following].rstrip().rstrip("#").rstrip() + f" {{#{target['label']}}}"
+            elif labelled:
+                pending = target["label"]
+            else:
+                notes.append((number, f"the MyST target ({target['label']})= stands above no heading or formula: left "
+                                      "out (a heading's anchor is {#name} at its end)"))
+            index += 1
+            continue
+        if MATH_OPEN.match(line) or (pending and MYST_LABELLED.match(line)):
+            index = _display_math(out, numbers, codes, index, pending, notes)
+            pending = ""
+            continue
+        if MYST_LABELLED.match(line):
+            found = MYST_LABELLED.match(line)
+            out[index] = f"{found['math']} {{#{found['label']}}}"
+        if ROLE.search(out[index]):
+            out[index] = ROLE.sub(lambda role: _role(role, number, notes), out[index])
+        if "@" in out[index] and not codes[index]:
+            out[index] = QUARTO_REF.sub(lambda ref: f"[](#{ref['label']})", out[index])
         index += 1
     if alert:
-        closers.append(("", 0, True, 0))
+        closers.append(("", 0, "::: end", 0))
     for char, length, callout, line in reversed(closers):     # as CommonMark runs a fence to the end
         if line:
             notes.append((line, f"the fence opened here is never closed: it runs to the page's end (close it with a "
@@ -166,6 +203,9 @@ def translate(lines: list[str], start: int, notes: list) -> tuple[list[str], lis
             out.append("::: end")
             numbers.append(numbers[-1] + 1 if numbers else start + 1)
             codes.append(False)
+    if any("\n" in line for line in out):        # (a line that became two: a solution's own exercise)
+        split = [(part, number, code) for line, number, code in zip(out, numbers, codes) for part in line.split("\n")]
+        out, numbers, codes = [p[0] for p in split], [p[1] for p in split], [p[2] for p in split]
     return out, numbers, codes
 
 
@@ -189,28 +229,77 @@ def _options(out: list[str], index: int) -> tuple[dict, int]:
     return options, index
 
 
-def _myst(out, index, number, myst, fence, closers, notes) -> int:
-    """A MyST directive in a fence of backticks or tildes: a callout, or said and shown as its content."""
+def _close(closer: tuple, index: int, ended: list) -> str:
+    """The line that closes a directive's fence here (an exercise's end is remembered: see _exercise)."""
+    if closer[2] == EXERCISE_END:
+        ended[0] = index
+        return "::: end"
+    return closer[2]
+
+
+def _exercise(out, index, number, name: str, title: str, options: dict, fence, closers, ended, notes) -> None:
+    """sphinx-exercise's directives as this site's exercise: `{exercise}` (or `{exercise-start}` ...
+    `{exercise-end}`) is `::: exercise`; a `{solution}` (or `{solution-start}` ... `{solution-end}`)
+    right after it is its `::: solution`, which a student's build leaves out; one elsewhere is a
+    solution of an exercise of its own, never shown to students either."""
+    title = title if name.startswith("exercise") else ""
+    opening = directive("exercise", title, None, number, notes)
+    if name in ("exercise", "exercise-start"):
+        out[index] = opening
+        closers.append((*fence, EXERCISE_END if name == "exercise" else "", number))
+    elif name == "exercise-end":
+        out[index] = ""
+        closers.append((*fence, EXERCISE_END, number))
+    elif name in ("solution", "solution-start"):
+        follows = ended[0] >= 0 and all(not line.strip() for line in out[ended[0] + 1: index])
+        if follows:
+            out[ended[0]] = ""                          # (the exercise ends after its solution)
+        out[index] = "::: solution" if follows else opening + "\n::: solution"
+        closers.append((*fence, "::: end" if name == "solution" else "", number))
+    else:                                               # solution-end
+        out[index] = "::: end"
+        closers.append((*fence, "", number))
+    ended[0] = -1 if name != "exercise-end" else ended[0]
+    for key in sorted(options.keys() - {"label", "class", "nonumber", "hidden"}):
+        notes.append((number, f"{{{name}}}: option :{key}: not supported here (left out)"))
+
+
+def _myst(out, index, number, myst, fence, closers, notes, ended=None) -> int:
+    """A MyST directive in a fence of backticks or tildes: a callout, an exercise, or said and shown as
+    its content."""
     name = myst["name"]
     kind = MYST_KINDS.get(name)
     options, after = _options(out, index + 1)
+    if name in EXERCISES and ended is not None:
+        _exercise(out, index, number, name, myst["title"].strip(), options, fence, closers, ended, notes)
+        return after
+    if name == "index":         # an entry of the book's index: never shown where it stands
+        notes.append((number, "the MyST directive {index} is not supported here (this site has no index page): "
+                              "left out"))
+        out[index] = ""
+        closers.append((*fence, "", number))
+        for k in range(after, len(out)):        # (its content, up to its fence's end, is the entry)
+            if (f := FENCE.match(out[k]) or COLONS.match(out[k])) and not (f.groupdict().get("info") or f.groupdict().get("rest") or "").strip():
+                break
+            out[k] = ""
+        return after
     if kind is None:        # (in a colon fence: its content is Markdown)
         notes.append((number, f"the MyST directive {{{name}}} is not supported here: its content shows as prose "
                               f"(callouts are {', '.join('{' + k + '}' for k in CALLOUTS)})"))
         out[index] = ""
-        closers.append((*fence, False, number))
+        closers.append((*fence, "", number))
         return after
     out[index] = _callout(name, kind, myst["title"].strip(), options, number, notes)
-    closers.append((*fence, True, number))
+    closers.append((*fence, "::: end", number))
     return after
 
 
-def _colon_fence(out, index, number, colons, closers, notes) -> int:
+def _colon_fence(out, index, number, colons, closers, notes, ended=None) -> int:
     """`:::{name} ...` (MyST) or `::: {.class ...}` (Quarto): a callout, or said and shown as its content."""
     rest, fence = colons["rest"], (":", len(colons["fence"]))
     myst = MYST.match(rest)
     if myst:
-        return _myst(out, index, number, myst, fence, closers, notes)
+        return _myst(out, index, number, myst, fence, closers, notes, ended)
     quarto = QUARTO.match(rest)
     attrs = _attributes(quarto["attrs"]) if quarto else {}
     callout = QUARTO_CALLOUT.search(quarto["attrs"]) if quarto else None
@@ -219,7 +308,7 @@ def _colon_fence(out, index, number, colons, closers, notes) -> int:
                               + (" (Quarto's callouts are .callout-" + ", .callout-".join(CALLOUTS) + ")"
                                  if callout else "")))
         out[index] = ""
-        closers.append((*fence, False, number))
+        closers.append((*fence, "", number))
         return index + 1
     title = attrs.get("title", "")
     if not title:                   # Quarto's other way: a heading as the callout's first line
@@ -229,7 +318,7 @@ def _colon_fence(out, index, number, colons, closers, notes) -> int:
             title, out[first] = heading["title"], ""
     collapse = attrs.get("collapse")
     out[index] = directive(callout["kind"], title, {"true": "closed", "false": "open"}.get(collapse), number, notes)
-    closers.append((*fence, True, number))
+    closers.append((*fence, "::: end", number))
     return index + 1
 
 
@@ -256,57 +345,58 @@ def _attributes(text: str) -> dict[str, str]:
     return dict(word.split("=", 1) for word in words if "=" in word)
 
 
-def _role(role: re.Match, line: int, notes: list) -> str:
-    """A MyST role as this site writes it: {math} as $...$; another one said in `notes` and shown as its
-    text (`text <label>`: the text), never with its {name}."""
+def _display_math(out, numbers, codes, index, label: str, notes: list) -> int:
+    """A display formula from `$$` on a line of its own to the line that ends with `$$` (and a label):
+    one line of this site's, `$$ ... $$ {#label}`; the lines it joined left blank. Returns the index after."""
+    if MYST_LABELLED.match(out[index]):                 # (one line already)
+        found = MYST_LABELLED.match(out[index])
+        out[index] = f"{found['math']} {{#{found['label'] or label}}}"
+        return index + 1
+    end = next((k for k in range(index + 1, len(out)) if "$$" in out[k]), None)
+    if end is None:
+        notes.append((numbers[index], "this '$$' opens a formula that no later '$$' closes: close it with a line '$$'"))
+        return index + 1
+    close = MATH_CLOSE.match(out[end])
+    if close is None:
+        return index + 1
+    tex = " ".join(part.strip() for part in out[index + 1: end] + [close["tex"]] if part.strip())
+    return _joined(out, index, end, tex, close["myst"] or close["quarto"] or label)
+
+
+def _math_directive(out, numbers, codes, index, fence, label: str, notes: list) -> int:
+    """MyST's ```{math} with its :label: (or a (label)= above it): one line `$$ ... $$ {#label}`."""
+    options, first = _options(out, index + 1)
+    end = next((k for k in range(first, len(out)) if (f := FENCE.match(out[k])) and f["fence"][0] == fence[0]
+                and len(f["fence"]) >= fence[1] and not f["info"].strip()), None)
+    if end is None:
+        notes.append((numbers[index], f"the fence opened here is never closed: close it with a line {fence[0] * fence[1]}"))
+        end = len(out)
+    for key in sorted(options.keys() - {"label", "name", "nowrap", "class"}):
+        notes.append((numbers[index], f"{{math}}: option :{key}: not supported here (left out)"))
+    tex = " ".join(part.strip() for part in out[first:end] if part.strip())
+    return _joined(out, index, min(end, len(out) - 1), tex, options.get("label") or options.get("name") or label)
+
+
+def _joined(out, index: int, end: int, tex: str, label: str) -> int:
+    out[index] = f"$${tex}$$" + (f" {{#{label}}}" if label else "")
+    for k in range(index + 1, end + 1):
+        out[k] = ""
+    return end + 1
+
+
+def _role(role: re.Match, line: int, notes: list, in_title: bool = False) -> str:
+    """A MyST role as this site writes it: {math} as $...$; a reference ({ref}, {numref}, {eq}) as a link
+    to its label, [](#label), which shows the label's number or title; another one said in `notes` and
+    shown as its text (`text <label>`: the text), never with its {name}."""
     text = role["text"]
     if role["name"] == "math":
         return f"${text}$"
+    if role["name"] in REFERENCES and role["name"] != "doc" and not in_title:     # (a title is text)
+        explicit = re.match(r"^(?P<text>.*?)\s*<(?P<label>[^<>]+)>$", text)
+        label = (explicit["label"] if explicit else text).strip().lstrip("#")
+        shown = explicit["text"].replace("{number}", "%s") if explicit else ""
+        return f"[{shown}](#{label})"
     explicit = EXPLICIT.match(text)
     notes.append((line, f"the MyST role {{{role['name']}}} is not supported here: "
                         + (f"shown as its text '{explicit['text']}'" if explicit else f"shown as `{text}`")))
     return explicit["text"] if explicit else f"`{text}`"
-
-
-# -- a notebook's code cell: what it shows of itself -----------------------------------------------
-# Jupyter Book's cell tags and Quarto's `#|` options, as this site's `::: cell` options: code shown,
-# folded (a reader opens it) or hidden; output shown, collapsed or hidden; or no block at all (the
-# cell still runs: what it computes is the page's). What they do not say is shown.
-TAGS = {"hide-input": {"code": "folded"}, "remove-input": {"code": "hidden"}, "hide-output": {"output": "collapsed"},
-        "remove-output": {"output": "hidden"}, "hide-cell": {"code": "folded", "output": "collapsed"},
-        "remove-cell": None}
-QUARTO_OPTIONS = {("echo", "false"): {"code": "hidden"}, ("echo", "true"): {}, ("output", "false"): {"output": "hidden"},
-                  ("output", "true"): {}, ("include", "false"): None, ("include", "true"): {},
-                  ("code-fold", "true"): {"code": "folded"}, ("code-fold", "false"): {}, ("code-fold", "show"): {}}
-CELL_OPTION = re.compile(r"^#\|\s*(?P<key>[\w-]+)\s*:\s*(?P<value>.*?)\s*$")
-
-
-def cell_options(text: str) -> tuple[list[tuple[str, str]], str]:
-    """A code cell's Quarto options (its leading `#| key: value` lines), and its code without them."""
-    lines = text.split("\n")
-    count = next((k for k, line in enumerate(lines) if not line.startswith("#|")), len(lines))
-    found = [(m["key"], m["value"].strip("'\"").lower()) for line in lines[:count] if (m := CELL_OPTION.match(line))]
-    return found, "\n".join(lines[count:])
-
-
-def cell_visibility(tags: tuple[str, ...], text: str, line: int, notes: list) -> dict[str, str] | None:
-    """What a notebook's code cell shows, from its tags and `#|` options: `::: cell` options, or None
-    when it shows nothing (its block is left out). What is not supported is said in `notes`."""
-    shown: dict[str, str] = {}
-    for tag in tags:
-        if tag in TAGS:
-            if TAGS[tag] is None:
-                return None
-            shown.update(TAGS[tag])
-    options, _ = cell_options(text)
-    for key, value in options:
-        if (key, value) in QUARTO_OPTIONS:
-            if QUARTO_OPTIONS[key, value] is None:
-                return None
-            shown.update(QUARTO_OPTIONS[key, value])
-        else:
-            notes.append((line, f"the cell option #| {key}: {value} is not supported here: left out (supported: "
-                                "echo, output, include, code-fold)"))
-    if shown.get("code") == "hidden" and shown.get("output") == "hidden":
-        return None
-    return shown

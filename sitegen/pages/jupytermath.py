@@ -27,6 +27,7 @@ MATH = re.compile(
     r"|\$(?P<inline>[^$\n]*?[^\s$\\][^$\n]*?)\$",               # inline, in one line: not empty, not `$ $`
     re.S)
 FENCE = re.compile(r"^\s*(```|~~~)")
+LABEL = re.compile(r"\s*(?:\((?P<myst>[^()\s]+)\)|\{#(?P<quarto>[^}\s]+)\})")
 
 
 def site_math(lines: list[str]) -> list[tuple[str, int]]:
@@ -93,9 +94,13 @@ def _rewritten(lines: list[str], first: int) -> list[tuple[str, int]]:
             continue
         if line.strip():                        # a display formula is a line of its own
             out.append((line.rstrip(), number))
-        out.append((f"$${tex}$$", line_at(match.start())))
-        line, number = "", line_at(done)
         rest = text[done:].split("\n", 1)[0]
+        label = LABEL.match(rest) if match["dollars"] is not None else None
+        if label:                               # MyST's $$ ... $$ (label), Quarto's $$ ... $$ {#eq-label}
+            done += label.end()
+            rest = rest[label.end():]
+        out.append((f"$${tex}$$" + (f" {{#{label['myst'] or label['quarto']}}}" if label else ""), line_at(match.start())))
+        line, number = "", line_at(done)
         if not rest.strip() and done + len(rest) < len(text):
             done += len(rest) + 1               # its line ends with it
             number = line_at(done)

@@ -18,7 +18,7 @@ from pathlib import PurePosixPath
 
 from ..core.errors import BuildError, Problem
 from ..project.nbsource import SUFFIX, NotebookSource, load, notebooks, page_output, source_line
-from .dialects import cell_visibility
+from .cellshow import cell_visibility
 from .jupytermath import site_math
 from .prose import LINK, is_external
 from ..core.stored import sha256_of

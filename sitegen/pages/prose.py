@@ -20,13 +20,14 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from ..core.memo import Memo, digest, package_version
+from .labels import LABELLED_MATH, fill_references
 
 if TYPE_CHECKING:              # content reads pages with blocks.py, which resolves prose through here
     from .page import Page
 
 VALUE = re.compile(r"\{\{\s*(?P<path>[^}|]+?)\s*(?:\|\s*(?P<spec>[^}]*?)\s*)?\}\}")
 LINK = re.compile(r"(?P<bang>!?)\[(?P<text>[^\]]*)\]\((?P<target>[^)\s]+)(?P<title>\s+\"[^\"]*\")?\)")
-DISPLAY_MATH = re.compile(r"^\s*\$\$(?P<tex>.+?)\$\$\s*$")
+DISPLAY_MATH = re.compile(r"^\s*\$\$(?P<tex>.+?)\$\$\s*(?:\{#[^}\s]+\}\s*)?$")    # (a label: labels.py)
 # Inline math as Pandoc reads it: a `$` with no space after it, up to a `$` with no space before it and no
 # digit after it (so "$5 and $6" is money); beside any letter, a Chinese one as well (紧贴中文的$\alpha$公式).
 INLINE_MATH = re.compile(r"(?<![\\$])\$(?=[^\s$])(?P<tex>[^$\n]+?)(?<=\S)\$(?![\d$])")
@@ -238,9 +239,11 @@ def relative_url(from_output: str, to_output: str, fragment: str = "") -> str:
     return (rel or "./") + (f"#{fragment}" if fragment else "")
 
 
-def transform_prose(text: str, results: dict | None, href, figure_block=None, math=None) -> str:
-    """Fill values, point links at their targets, and (on pages) lift figures into
-    blocks and turn formulas into MathML via `math(tex, display)`."""
+def transform_prose(text: str, results: dict | None, href, figure_block=None, math=None, labels=None) -> str:
+    """Fill values, point links at their targets, give references to the page's `labels` their text
+    (labels.py), and (on pages) lift figures into blocks and turn formulas into MathML via
+    `math(tex, display, label, number)`; without it, a numbered formula is numbered as Jupyter's
+    MathJax numbers one, with \\tag."""
     lines = []
     for line in text.splitlines():
         match = FIGURE_LINE.match(line)
@@ -248,6 +251,13 @@ def transform_prose(text: str, results: dict | None, href, figure_block=None, ma
             lines.append(figure_block(match["name"], match["alt"], match["title"] or ""))
             continue
         line = VALUE.sub(lambda m: html.escape(format_value(lookup(results, m["path"]), m["spec"])), line)
+        if labels is not None:
+            line = fill_references(line, labels)
+        if (numbered := LABELLED_MATH.match(line)) and numbered["label"] in (labels or {}):
+            number = labels[numbered["label"]].number
+            lines.append(math(numbered["tex"].strip(), True, numbered["label"], number) if math is not None
+                         else f"$${numbered['tex'].strip()} \\tag{{{number}}}$$")
+            continue
         if math is not None:
             for start, end, tex, display in reversed(math_spans(line)):
                 line = line[:start] + math(tex, display) + line[end:]

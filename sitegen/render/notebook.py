@@ -15,6 +15,7 @@ from ..labs.artifacts import NARROW, Artifacts
 from ..pages.blocks import hidden_blocks, practice_markdown
 from ..project.config import SiteConfig
 from ..pages.page import Page
+from ..pages.labels import page_labels
 from ..pages.prose import SiteMap, Unresolved, is_external, pretty_url, resolve_target, transform_prose
 from ..project.figurefonts import setup_code
 from .withheld import without_solutions
@@ -75,11 +76,12 @@ def build_notebook(cfg: SiteConfig, page: Page, art: Artifacts, sitemap: SiteMap
         cells.append({"cell_type": "code", "execution_count": None, "metadata": {"name": "figure-fonts"},
                       "outputs": [], "source": setup})
     hidden = hidden_blocks(page, solutions)
+    labels = page_labels(page.blocks)[0]
     for index, block in enumerate(page.blocks):
         if index in hidden:
             continue
         if block.kind == "prose":
-            text = transform_prose(block.text, results, href, figure_block=lambda *a: "")
+            text = transform_prose(block.text, results, href, figure_block=lambda *a: "", labels=labels)
             cells += [markdown_cell(md) for md in _markdown_cells(text)]
         elif label := practice_markdown(page, block, cfg.vocabulary.words, solutions):
             cells.append(markdown_cell(label))
@@ -134,12 +136,13 @@ def computed_notebook(cfg: SiteConfig, page: Page, art: Artifacts, sitemap: Site
             return target
         return f"{cfg.base_url}/{pretty_url(output)}" + (f"#{fragment}" if fragment else "")
     cells, ran, count, inside = [], iter(art.cells), 0, 0
+    translated = _in_site_syntax(notebook) if solutions == "omitted" else {}
     for number, cell in enumerate(notebook.get("cells", [])):
         source = "".join(cell.get("source") or "") if isinstance(cell.get("source"), list) else cell.get("source") or ""
         cell = {**cell, "source": source, "id": cell.get("id") or f"cell-{number:02d}"}
         if cell.get("cell_type") == "markdown":
             if solutions == "omitted":
-                source, inside = without_solutions(source, inside)
+                source, inside = without_solutions(translated[number], inside)
                 if not source.strip():
                     continue
             cell["source"] = transform_prose(source, art.results, href, figure_block=lambda *a: "")
@@ -162,6 +165,31 @@ def computed_notebook(cfg: SiteConfig, page: Page, art: Artifacts, sitemap: Site
                              "metadata": {"name": "figure-fonts"}, "outputs": [], "source": setup})
     return notebook_json({**notebook, "nbformat": 4, "nbformat_minor": max(5, notebook.get("nbformat_minor", 5)),
                           "cells": cells})
+
+
+CELL_BREAK = "\ue002 cell \ue002"        # (no Markdown holds it)
+
+
+def _in_site_syntax(notebook: dict) -> dict[int, str]:
+    """Each Markdown cell's text (by its place) in this site's syntax, read as the page reads the
+    notebook, all cells as one text (dialects.py): a student's download leaves out what stands in
+    solutions, which another tool's syntax ({solution}, {solution-start} ... {solution-end} in a later
+    cell) says too."""
+    from ..pages.dialects import translate
+    places, lines = [], []
+    for number, cell in enumerate(notebook.get("cells", [])):
+        if cell.get("cell_type") == "markdown":
+            source = cell.get("source") or ""
+            places.append(number)
+            lines += ("".join(source) if isinstance(source, list) else source).split("\n") + [CELL_BREAK]
+    texts, current = [], []
+    for line in translate(lines, 0, [])[0]:
+        if line == CELL_BREAK:
+            texts.append("\n".join(current))
+            current = []
+        else:
+            current.append(line)
+    return dict(zip(places, texts))
 
 
 def _nbformat_output(out: dict, art: Artifacts, count: int) -> dict:

@@ -36,6 +36,7 @@ from .archive import notebook_archive
 from ..core.stored import bytes_of, sha256_of
 from ..labs.labreads import archived_reads
 from ..core.sources import read_bytes
+from ..pages.labels import page_labels
 from ..project import textnb
 from ..project.nbsource import runs_as_notebook
 
@@ -303,8 +304,11 @@ class Renderer:
         def figure_block(name: str, alt: str, caption: str) -> str:
             return placeholder(self.figure_html(page, art, name, alt, caption))
 
-        def math(tex: str, display: bool) -> str:
+        def math(tex: str, display: bool, label: str = "", number: int = 0) -> str:
             mathml = to_mathml(tex, display, self.memo)
+            if label:           # a numbered formula (labels.py): its number at its right, its label its id
+                return placeholder(f'<div class="equation" id="{html.escape(label)}"><div class="math" tabindex="0" '
+                                   f'data-search-ignore>{mathml}</div><span class="equation-number">({number})</span></div>')
             if display:
                 return placeholder(f'<div class="math" tabindex="0" data-search-ignore>{mathml}</div>')
             key = f"\ue000{len(rendered)}\ue001"      # Markdown leaves private-use characters alone
@@ -313,11 +317,12 @@ class Renderer:
 
         parts = []
         hidden = hidden_blocks(page, self.solutions)
+        labels = page_labels(page.blocks)[0]
         for index, block in enumerate(page.blocks):
             if index in hidden:
                 continue
             if block.kind == "prose":
-                parts.append(transform_prose(block.text, results, href, figure_block, math))
+                parts.append(transform_prose(block.text, results, href, figure_block, math, labels))
             else:
                 kind = KINDS[block.kind]
                 shown = self.artifacts[kind.lab(page, block)] if kind.needs_lab else None

@@ -1,0 +1,48 @@
+"""What a notebook's code cell shows of itself, as Jupyter Book's cell tags and Quarto's `#|` options say.
+
+They become this site's `::: cell` options (blocks.py): its code shown, folded (a reader opens it) or
+hidden; its output shown, collapsed or hidden; or no block at all (the cell still runs: what it
+computes is the page's). What they do not say is shown; an option this site lacks is named.
+"""
+from __future__ import annotations
+
+import re
+
+TAGS = {"hide-input": {"code": "folded"}, "remove-input": {"code": "hidden"}, "hide-output": {"output": "collapsed"},
+        "remove-output": {"output": "hidden"}, "hide-cell": {"code": "folded", "output": "collapsed"},
+        "remove-cell": None}
+QUARTO_OPTIONS = {("echo", "false"): {"code": "hidden"}, ("echo", "true"): {}, ("output", "false"): {"output": "hidden"},
+                  ("output", "true"): {}, ("include", "false"): None, ("include", "true"): {},
+                  ("code-fold", "true"): {"code": "folded"}, ("code-fold", "false"): {}, ("code-fold", "show"): {}}
+CELL_OPTION = re.compile(r"^#\|\s*(?P<key>[\w-]+)\s*:\s*(?P<value>.*?)\s*$")
+
+
+def cell_options(text: str) -> tuple[list[tuple[str, str]], str]:
+    """A code cell's Quarto options (its leading `#| key: value` lines), and its code without them."""
+    lines = text.split("\n")
+    count = next((k for k, line in enumerate(lines) if not line.startswith("#|")), len(lines))
+    found = [(m["key"], m["value"].strip("'\"").lower()) for line in lines[:count] if (m := CELL_OPTION.match(line))]
+    return found, "\n".join(lines[count:])
+
+
+def cell_visibility(tags: tuple[str, ...], text: str, line: int, notes: list) -> dict[str, str] | None:
+    """What a notebook's code cell shows, from its tags and `#|` options: `::: cell` options, or None
+    when it shows nothing (its block is left out). What is not supported is said in `notes`."""
+    shown: dict[str, str] = {}
+    for tag in tags:
+        if tag in TAGS:
+            if TAGS[tag] is None:
+                return None
+            shown.update(TAGS[tag])
+    options, _ = cell_options(text)
+    for key, value in options:
+        if (key, value) in QUARTO_OPTIONS:
+            if QUARTO_OPTIONS[key, value] is None:
+                return None
+            shown.update(QUARTO_OPTIONS[key, value])
+        else:
+            notes.append((line, f"the cell option #| {key}: {value} is not supported here: left out (supported: "
+                                "echo, output, include, code-fold)"))
+    if shown.get("code") == "hidden" and shown.get("output") == "hidden":
+        return None
+    return shown

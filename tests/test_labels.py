@@ -1,0 +1,121 @@
+"""Numbered formulas and references to them and to sections (sitegen/pages/labels.py), built: in this
+site's syntax, MyST's and Quarto's, on a page and in notebooks; an unknown or doubled label is an
+error at its line."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from helpers import Elements
+from support import run_build, tiny_site
+
+nbformat = pytest.importorskip("nbformat")
+
+# The same page in each syntax: two labelled formulas, one without a label, a labelled section, and
+# references to each (by number, by title, with text of the author's).
+PAGES = {
+    "site": """## 需求 {#sec-demand}
+
+$$ q = 100 - 10 p $$ {#demand}
+
+$$ a = b $$
+
+$$ q = 10 p $$ {#supply}
+
+由 [](#demand) 与 [](#supply)，见 [](#sec-demand)；[第 %s 式](#supply)。
+""",
+    "myst": """(sec-demand)=
+## 需求
+
+```{math}
+:label: demand
+q = 100 - 10 p
+```
+
+$$ a = b $$
+
+$$
+q = 10 p
+$$ (supply)
+
+由 {eq}`demand` 与 {eq}`supply`，见 {ref}`sec-demand`；{numref}`第 %s 式 <supply>`。
+""",
+    "quarto": """## 需求 {#sec-demand}
+
+$$
+q = 100 - 10 p
+$$ {#eq-demand}
+
+$$ a = b $$
+
+$$ q = 10 p $$ {#eq-supply}
+
+由 @eq-demand 与 @eq-supply，见 @sec-demand；[第 %s 式](#eq-supply)。
+""",
+}
+
+
+def page_of(html: str) -> Elements:
+    return Elements(html)
+
+
+@pytest.mark.parametrize("syntax", sorted(PAGES))
+def test_labelled_formulas_are_numbered_and_references_show_their_number_or_title(tmp_path, syntax):
+    root = tiny_site(tmp_path / "site")
+    (root / "content/eqs.md").write_text("---\ntitle: 公式\n---\n" + PAGES[syntax], encoding="utf-8")
+    result = run_build(root, root / "dist", root / ".cache", "--strict")
+    assert result.returncode == 0, result.stderr
+    page = page_of((root / "dist/eqs.html").read_text(encoding="utf-8"))
+    prefix = "eq-" if syntax == "quarto" else ""
+    numbered = page.find("div", **{"class": "equation"})
+    assert [(e[1]["id"], e[2][-3:]) for e in numbered] == [(f"{prefix}demand", "(1)"), (f"{prefix}supply", "(2)")]
+    assert len(page.find("div", **{"class": "math"})) == 3              # the one without a label: no number
+    links = [(e[1]["href"], e[2]) for e in page.find("a") if e[1].get("href", "").startswith("eqs#")
+             and "heading-anchor" not in e[1].get("class", "")]
+    assert links == [(f"eqs#{prefix}demand", "(1)"), (f"eqs#{prefix}supply", "(2)"), ("eqs#sec-demand", "需求"),
+                     (f"eqs#{prefix}supply", "第 2 式")]
+    assert [e[1]["id"] for e in page.find("h2")] == ["sec-demand"]
+
+
+def test_a_reference_to_no_label_and_a_label_defined_twice_are_errors_at_their_lines(tmp_path):
+    root = tiny_site(tmp_path / "site")
+    (root / "content/eqs.md").write_text("---\ntitle: 公式\n---\n$$ x $$ {#one}\n\n$$ y $$ {#one}\n\n"
+                                         "见 {eq}`tow`。\n", encoding="utf-8")
+    result = run_build(root, root / "dist", root / ".cache")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "content/eqs.md:6: the label 'one' is defined twice (first at line 4): rename one" in result.stderr
+    assert "content/eqs.md:8: [](#tow) refers to no label of this page (its labels: one)" in result.stderr
+
+
+def test_a_notebook_s_labelled_formulas_are_numbered_and_its_download_numbers_them_as_jupyter_does(tmp_path):
+    """In an .ipynb's Markdown cells (MyST's `$$ ... $$ (label)` across lines) and in a MyST Markdown
+    notebook's."""
+    root = tiny_site(tmp_path / "site")
+    notebook = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# 公式\n\n$$\nq = 100 - 10 p\n$$ (demand)\n\n见 {eq}`demand`。"),
+        nbformat.v4.new_code_cell("x = 1")])
+    notebook.metadata.kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    (root / "content/nb.ipynb").write_text(nbformat.writes(notebook), encoding="utf-8")
+    (root / "content/text.md").write_text(
+        "---\nkernelspec:\n  name: python3\n  display_name: Python 3\n---\n# 文本\n\n```{math}\n:label: demand\n"
+        "q = 1\n```\n\n见 {eq}`demand`。\n\n```{code-cell} ipython3\nx = 1\n```\n", encoding="utf-8")
+    result = run_build(root, root / "dist", root / ".cache", "--strict")
+    assert result.returncode == 0, result.stderr
+    for name in ("nb", "text"):
+        page = page_of((root / f"dist/{name}.html").read_text(encoding="utf-8"))
+        assert [e[1]["id"] for e in page.find("div", **{"class": "equation"})] == ["demand"], name
+        assert [e[2] for e in page.find("a", href=f"{name}#demand")] == ["(1)"], name
+
+
+def test_an_md_page_s_download_numbers_its_formulas_with_tag(tmp_path):
+    root = tiny_site(tmp_path / "site")
+    index = (root / "content/index.md").read_text(encoding="utf-8")
+    (root / "content/index.md").write_text(index + "\n$$ E = mc^2 $$ {#energy}\n\n由 [](#energy) 可知。\n",
+                                           encoding="utf-8")
+    result = run_build(root, root / "dist", root / ".cache", "--strict")
+    assert result.returncode == 0, result.stderr
+    downloads = [json.loads(p.read_text(encoding="utf-8")) for p in (root / "dist").rglob("*.ipynb")]
+    markdown = ["".join(c["source"]) for nb in downloads for c in nb["cells"] if c["cell_type"] == "markdown"]
+    assert any("$$E = mc^2 \\tag{1}$$" in text for text in markdown), markdown
+    assert any("[(1)](" in text and "#energy)" in text for text in markdown), markdown
