@@ -13,6 +13,18 @@ def test_bold_digits_are_the_bold_characters_that_browsers_draw_bold():
     assert "mathvariant" not in to_mathml(r"\mathbf{10} + \mathbf{x}", False)
 
 
+@pytest.mark.parametrize("tex", [
+    r"\begin{aligned} q_0 &= 100 - 10 p_0 \\ q_1 &= 50 - p_0 \end{aligned}",      # QuantEcon's systems of equations
+    r"x = \left\{ \begin{aligned} a &= b \\ c &= d \end{aligned} \right.",
+    r"\begin{gathered} a = b \\ c = d \end{gathered}",
+])
+def test_an_aligned_or_gathered_formula_is_a_table_of_rows_not_one_line(tex):
+    """latex2mathml runs aligned's rows into one line with a newline that MathML Core ignores, and
+    shows its & as a letter: it is written as the array it is."""
+    mathml = to_mathml(tex, True)
+    assert mathml.count("<mtr>") == 2 and "linebreak" not in mathml and "<mi>&amp;</mi>" not in mathml, mathml
+
+
 def test_bars_that_left_and_right_do_not_size_are_never_stretched():
     bars = to_mathml(r"\lVert x \rVert + |y|", False)
     assert bars.count('<mo stretchy="false">') == 4

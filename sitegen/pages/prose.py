@@ -70,13 +70,28 @@ def to_mathml(tex: str, display: bool, memo: Memo | None = None) -> str:
                 raise Unresolved(f"math ${tex}$: \\unicode{{{code[1]}}} takes a character's number, as "
                                  "\\unicode{x263A}")
         try:
-            mathml = convert(_text_escaped(tex), display="block" if display else "inline")
+            mathml = convert(_text_escaped(_as_arrays(tex)), display="block" if display else "inline")
         except Exception as exc:  # noqa: BLE001 - latex2mathml raises many kinds
             raise Unresolved(f"math ${tex}$ is not LaTeX that can be read: {type(exc).__name__} {exc}".rstrip())
         return _for_browsers(UNSAFE_ATTRIBUTE.sub("", mathml).replace(LESS_THAN, "&lt;")).encode()
     if memo is None:
         return convert().decode()
     return memo.data("mathml", (package_version("latex2mathml"), tex, display), convert).decode()
+
+
+# amsmath's environments that stand inside a formula, which latex2mathml runs together into one line (a
+# newline MathML Core ignores, an "&" shown as a letter): written as the array they are, a table.
+INNER = re.compile(r"\\begin\{(?P<env>aligned|gathered|alignedat)\}(?:\{\d+\})?(?P<body>.*?)\\end\{(?P=env)\}", re.S)
+
+
+def _as_arrays(tex: str) -> str:
+    def array(match) -> str:
+        body = match["body"]
+        if match["env"] == "gathered":
+            return f"\\begin{{array}}{{c}}{body}\\end{{array}}"
+        cells = max(row.count("&") for row in re.split(r"\\\\", body)) + 1     # right, left, right, ...
+        return f"\\begin{{array}}{{{''.join('rl'[k % 2] for k in range(cells))}}}{body}\\end{{array}}"
+    return INNER.sub(array, tex) if "\\begin{" in tex else tex
 
 
 # latex2mathml writes the argument of \\text and its kin as it is, and \\href, \\style, \\class and
