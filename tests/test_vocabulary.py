@@ -53,8 +53,41 @@ def test_the_generator_holds_no_interface_word_outside_its_vocabulary():
         offenders += [f"{path.relative_to(REPO)}:{node.lineno}: {node.value!r}" for node in ast.walk(tree)
                       if isinstance(node, ast.Constant) and isinstance(node.value, str)
                       and id(node) not in docstrings and chinese.search(node.value)]
-    for path in sorted((REPO / "sitegen/theme/templates").rglob("*.html")):
+    for path in sorted([*(REPO / "sitegen/theme/templates").rglob("*.html"), *(REPO / "sitegen/theme/static").rglob("*.js")]):
         if chinese.search(path.read_text(encoding="utf-8")):
             offenders.append(str(path.relative_to(REPO)))
     assert offenders == []
     assert "首页" in DEFAULT_VOCABULARY.read_text(encoding="utf-8")
+
+
+def test_the_english_vocabulary_has_every_word_the_chinese_one_has_with_the_same_names_filled_in():
+    import yaml
+    from string import Formatter
+    from sitegen.project.config import ENGLISH_VOCABULARY
+    chinese, english = (yaml.safe_load(path.read_text(encoding="utf-8")) for path in (DEFAULT_VOCABULARY, ENGLISH_VOCABULARY))
+    assert {part: set(words) for part, words in chinese.items()} == {part: set(words) for part, words in english.items()}
+
+    def names(text: str) -> set:
+        return {name for _, name, _, _ in Formatter().parse(text) if name is not None}
+    assert [key for key in chinese["words"] if names(chinese["words"][key]) != names(english["words"][key])] == []
+    assert [key for key in english["words"] if hasattr(dict, key)] == []      # (a template reads ctx.words.KEY)
+
+
+def test_a_new_english_course_builds_strict_and_shows_no_chinese(tmp_path):
+    """`new site --language en`: English starters and the English interface; nothing Chinese in any file
+    it publishes, the copy button's and search's words included."""
+    import re
+    import subprocess
+    import sys
+    made = subprocess.run([sys.executable, str(REPO / "build.py"), "new", "site", str(tmp_path / "course"), "--language", "en",
+                           "--title", "Linear models"], capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr
+    result = run_build(tmp_path / "course", tmp_path / "dist", tmp_path / "cache", "--strict")
+    assert result.returncode == 0, result.stderr
+    chinese = re.compile(r"[\u4e00-\u9fff\u3000-\u303f\uff00-\uffef]")
+    published = {p.relative_to(tmp_path / "dist").as_posix(): p.read_text(encoding="utf-8", errors="replace")
+                 for p in (tmp_path / "dist").rglob("*") if p.is_file() and p.suffix in (".html", ".json", ".ipynb", ".js")}
+    assert [rel for rel, text in published.items() if chinese.search(text)] == []
+    page = published["lab01.html"]
+    assert '<html lang="en">' in page and 'data-copy="Copy"' in page and 'data-found="{n} pages found"' in page
+    assert "Lab 1 · Five points to start with" in page and "Output · " in page

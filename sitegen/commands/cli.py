@@ -13,7 +13,7 @@ command `pip install` of the generator makes), in the course's folder, writes di
     python build.py info outputs  the files a build of this site must write, one per line (for a CI check)
     python build.py freeze [LAB]  build, and store the labs' results in frozen/ (commit it): a build
                                   elsewhere reuses them while the lab's code is unchanged
-    python build.py new site DIR [--title T]  start a course of its own in DIR: pages, a lab, the
+    python build.py new site DIR [--title T] [--language en]  start a course of its own in DIR: pages, a lab, the
                                   deploy workflow, requirements.txt naming this generator
     python build.py new lab ID    start a lab: compute/ID.py, its page and its site.yaml entry
     python build.py new page PATH start a page: content/PATH.md
@@ -79,6 +79,8 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
     parser.add_argument("--page", help="new lab, import: the page's path in content/ (default: the lab's id)")
     parser.add_argument("--id", help="import: the lab's id (default: from the notebook's file name)")
     parser.add_argument("--title", help="new site: the course's title")
+    parser.add_argument("--language", default="zh-CN", help="new site: the course's language (zh-CN, en, ...): its "
+                                                            "interface's words and its starter pages (default zh-CN)")
     parser.add_argument("--port", type=int, default=8788, help="preview port (serve)")
     parser.add_argument("--checkpoint-memory", type=int, metavar="MIB",
                         help="serve: memory the labs' checkpoints may take, in MiB, so that an edit to a late cell "
@@ -181,7 +183,7 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
                 parser.error("new takes `site DIR`, `lab ID` or `page PATH`")
             kind, name = args.names
             if kind == "site":
-                made, notes = new_site(Path(name), args.title)
+                made, notes = new_site(Path(name), args.title, args.language)
                 print(f"wrote {len(made)} files into {name}; next: cd {name}, then README.md's first command", flush=True)
                 for note in notes:
                     print(f"note: {note}", file=sys.stderr)

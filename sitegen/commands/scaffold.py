@@ -13,15 +13,22 @@ import re
 import sys
 from pathlib import Path
 
-from ..project.config import SLUG, load_config
+from ..project.config import ENGLISH_VOCABULARY, SLUG, load_config, vocabulary_file
 from ..core.errors import BuildError, Problem
 
 STARTERS = Path(__file__).with_name("starters")
 PAGE_PATH = re.compile(r"^(?:[a-z0-9][a-z0-9_-]*/)*[a-z0-9][a-z0-9_-]*$")
 
 
-def _fill(starter: str, **values: str) -> str:
-    text = (STARTERS / starter).read_text(encoding="utf-8")
+def starter(rel: str, language: str) -> Path:
+    """A starter file in the course's `language`: starters/en/ holds the English ones of those with
+    prose (a language that is not Chinese gets them, as it gets the English interface)."""
+    english = STARTERS / "en" / rel
+    return english if vocabulary_file(language) == ENGLISH_VOCABULARY and english.is_file() else STARTERS / rel
+
+
+def _fill(name: str, language: str, **values: str) -> str:
+    text = starter(name, language).read_text(encoding="utf-8")
     for key, value in values.items():
         text = text.replace(f"__{key.upper()}__", value)
     return text
@@ -98,7 +105,8 @@ def new_page(root: Path, path: str) -> list[str]:
     path = page_path(path)
     rel = f"content/{path}.md"
     # (quoted: a page named 404 has the title "404", text, not the number YAML would read)
-    NewFiles(root).create(rel, _fill("page.md", title=json.dumps(path.rsplit("/", 1)[-1], ensure_ascii=False)))
+    NewFiles(root).create(rel, _fill("page.md", load_config(root).language,
+                                     title=json.dumps(path.rsplit("/", 1)[-1], ensure_ascii=False)))
     return [rel]
 
 
@@ -139,8 +147,9 @@ def check_new_lab(cfg, lab_id: str) -> None:
 
 def new_lab(root: Path, lab_id: str, page: str | None = None, title: str | None = None) -> list[str]:
     """compute/ID.py, its page, and its entry in site.yaml."""
-    check_new_lab(load_config(root), lab_id)
-    made, entry = _lab_files(lab_id, page_path(page or lab_id), title or lab_id)
+    cfg = load_config(root)
+    check_new_lab(cfg, lab_id)
+    made, entry = _lab_files(lab_id, page_path(page or lab_id), title or lab_id, cfg.language)
     files = NewFiles(root)
     try:
         for rel, text in made.items():
@@ -153,11 +162,12 @@ def new_lab(root: Path, lab_id: str, page: str | None = None, title: str | None 
     return [*made, "site.yaml"]
 
 
-def _lab_files(lab_id: str, page: str, title: str) -> tuple[dict[str, str], str]:
+def _lab_files(lab_id: str, page: str, title: str, language: str) -> tuple[dict[str, str], str]:
     """A new lab's script and page (path -> text), and its entry in site.yaml."""
     script = f"compute/{lab_id.replace('-', '_')}.py"
-    return ({script: _fill("lab.py", id=lab_id, page=f"{page}.md", script=script),
-             f"content/{page}.md": _fill("lab.md", id=lab_id, title=json.dumps(title, ensure_ascii=False), script=script)},
+    return ({script: _fill("lab.py", language, id=lab_id, page=f"{page}.md", script=script),
+             f"content/{page}.md": _fill("lab.md", language, id=lab_id, title=json.dumps(title, ensure_ascii=False),
+                                         script=script)},
             lab_entry(lab_id, title, script, f"{page}.md", f"{lab_id}.ipynb"))
 
 
@@ -165,7 +175,7 @@ SITE = STARTERS / "site"        # a course, as `new site` writes it (its text's 
 SET_UP = (".venv", ".git")      # what a folder may hold already: the virtualenv the generator came in, git
 
 
-def new_site(folder: Path, title: str | None = None) -> tuple[list[str], list[str]]:
+def new_site(folder: Path, title: str | None = None, language: str = "zh-CN") -> tuple[list[str], list[str]]:
     """A course of its own in `folder` (new, or empty) that builds under --strict at once: site.yaml
     with every key commented, a home page (the lecture's map), a 404 page, a guide, a lab and its page,
     requirements.txt naming this generator, the deploy workflow, .ci/pages-build and a README.
@@ -174,23 +184,24 @@ def new_site(folder: Path, title: str | None = None) -> tuple[list[str], list[st
     if folder.exists() and (not folder.is_dir() or any(p.name not in SET_UP for p in folder.iterdir())):
         raise BuildError(Problem(str(folder), 0, "is not an empty folder: name a new one (nothing was written)"))
     import yaml
-    defaults = yaml.safe_load((STARTERS / "new-site.yaml").read_text(encoding="utf-8"))
+    defaults = yaml.safe_load(starter("new-site.yaml", language).read_text(encoding="utf-8"))
     title = title or defaults["title"]
     project = re.sub(r"[^a-z0-9]+", "-", folder.resolve().name.lower()).strip("-")[:58].strip("-") or "my-course"
     requirement, notes = generator_requirement()
-    lab, entry = _lab_files(defaults["lab"]["id"], defaults["lab"]["id"], defaults["lab"]["title"])
+    lab, entry = _lab_files(defaults["lab"]["id"], defaults["lab"]["id"], defaults["lab"]["title"], language)
 
     def quoted(text: str) -> str:             # a YAML value, whatever the title holds (': ', '#', quotes)
         return json.dumps(text, ensure_ascii=False)
     values = {"TITLE_YAML": quoted(title), "DESCRIPTION_YAML": quoted(defaults["description"].format(title=title)),
               "HOME_YAML": quoted(defaults["home"].format(title=title)), "TITLE": title, "PROJECT": project,
-              "GENERATOR": requirement}
+              "GENERATOR": requirement, "LANGUAGE": language, "GUIDE_NAV": defaults["nav"]["guide"],
+              "LAB_NAV": defaults["nav"]["lab"], "NEXT_NAV": defaults["nav"]["next"]}
     starters = {p.relative_to(SITE).as_posix(): p for p in SITE.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
     made = sorted({*starters, *lab})
     files = NewFiles(folder)                  # (all or nothing: the folders it made go too)
     try:
         for rel in made:
-            text = lab[rel] if rel in lab else starters[rel].read_text(encoding="utf-8")
+            text = lab[rel] if rel in lab else starter(f"site/{rel}", language).read_text(encoding="utf-8")
             for key, value in values.items():
                 text = text.replace(f"__{key}__", value)
             files.create(rel, text)

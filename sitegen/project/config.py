@@ -63,7 +63,7 @@ class Vocabulary(NamedTuple):
         """What a lab's download is: the lab's own description, else its type's, else any file's; a
         notebook's says what it `needs` installed ({needs})."""
         text = lab.describe.get(name) or self.downloads.get(name.rsplit(".", 1)[-1]) or self.downloads["*"]
-        return text.replace("{needs}", "、".join(needs) if needs else self.words["needs_nothing"])
+        return text.replace("{needs}", self.words["list_separator"].join(needs) if needs else self.words["needs_nothing"])
 
 
 class LabAccess(NamedTuple):
@@ -320,7 +320,8 @@ def load_config(root: Path, memo=None, snapshot: dict[str, str] | None = None,
                                             f"(labs: {', '.join(sorted(ids))})")
     if not problems.problems and _has_cycle(labs):
         problems.add(rel, top.key_line("labs"), "labs' inputs form a cycle: a lab cannot depend on itself")
-    vocabulary = _vocabulary(top.get("vocabulary", dict, LineDict(), required=False), rel, problems, top.line, memo)
+    vocabulary = _vocabulary(top.get("vocabulary", dict, LineDict(), required=False), rel, problems, top.line, memo,
+                             language if isinstance(language, str) else "zh-CN")
     lab_access = _lab_access(top.get("lab_access", dict, LineDict(), required=False), rel, problems, top.line)
     top.finish()
     problems.raise_if_any()
@@ -375,13 +376,20 @@ def _notebook_labs(root: Path, snapshot, memo, seen_ids: dict, problems: Collect
     return labs
 
 
-DEFAULT_VOCABULARY = Path(__file__).with_name("vocabulary.yaml")
+DEFAULT_VOCABULARY = Path(__file__).with_name("vocabulary.yaml")        # Chinese
+ENGLISH_VOCABULARY = Path(__file__).with_name("vocabulary.en.yaml")     # any other language
 AXIS_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
 
 
-def _defaults(memo=None) -> dict:
-    """The generator's own vocabulary."""
-    return load_generator_yaml(read_text(DEFAULT_VOCABULARY, "sitegen/project/vocabulary.yaml"), memo)
+def vocabulary_file(language: str) -> Path:
+    """The generator's vocabulary for a site's `language`: Chinese for zh (zh-CN, zh-Hans, ...), else English."""
+    return DEFAULT_VOCABULARY if language.lower().startswith("zh") else ENGLISH_VOCABULARY
+
+
+def _defaults(memo=None, language: str = "zh-CN") -> dict:
+    """The generator's own vocabulary, in the site's language."""
+    path = vocabulary_file(language)
+    return load_generator_yaml(read_text(path, f"sitegen/project/{path.name}"), memo)
 
 
 # Names the build fills into a word that its default text leaves out (blocks.stamp: the versions, which the
@@ -393,9 +401,9 @@ def _placeholders(text: str) -> set[str]:
     return {name for _, name, _, _ in Formatter().parse(text) if name is not None}
 
 
-def _vocabulary(data, rel: str, problems: Collector, parent_line: int, memo=None) -> Vocabulary:
-    """The generator's vocabulary with the site's additions and changes, checked."""
-    defaults = _defaults(memo)
+def _vocabulary(data, rel: str, problems: Collector, parent_line: int, memo=None, language: str = "zh-CN") -> Vocabulary:
+    """The generator's vocabulary in the site's `language`, with the site's additions and changes, checked."""
+    defaults = _defaults(memo, language)
     site = _Fields(data, "vocabulary", rel, problems, parent_line)
     merged = {}
     for part in ("axes", "downloads", "words"):

@@ -87,7 +87,8 @@ def build_notebook(cfg: SiteConfig, page: Page, art: Artifacts, sitemap: SiteMap
             cells.append(markdown_cell(label))
         elif block.kind == "downloads":       # the files beside the notebook, on the published site
             cells.append(markdown_cell("\n".join(
-                f"- [{name}]({cfg.base_url}/{art.lab.downloads}/{name})：{cfg.vocabulary.download_note(art.lab, name)}"
+                f"- [{name}]({cfg.base_url}/{art.lab.downloads}/{name}){cfg.vocabulary.words['download_colon']}"
+                f"{cfg.vocabulary.download_note(art.lab, name)}"
                 for name in art.files if not name.endswith(".png"))))
         elif block.kind == "cell":
             cell = next(c for c in art.cells if c.name == block.args[0])

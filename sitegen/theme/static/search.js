@@ -98,7 +98,7 @@ if (form) {
       li.append(text);
       return li;
     }));
-    status.textContent = terms.length ? (found.length ? `找到 ${found.length} 个页面` : "没有找到匹配的页面") : "";
+    status.textContent = terms.length ? (found.length ? form.dataset.found.replace("{n}", found.length) : form.dataset.none) : "";
   };
 
   const update = async () => {
@@ -110,7 +110,7 @@ if (form) {
       if (input.value === query) show(rank(index, terms), terms);
     } catch (error) {
       pages = null;
-      status.textContent = "搜索索引加载失败，请稍后再试";
+      status.textContent = form.dataset.failed;
       console.warn(error);
     }
   };
