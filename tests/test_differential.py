@@ -260,6 +260,12 @@ class Sequence:
         title = text.split("title: ", 1)[1].split("\n", 1)[0]
         self.write("site.yaml", text.replace(f"title: {title}", f"title: 站点 {self.n}", 1))
 
+    def switch_language(self):
+        """The interface's language (vocabulary.yaml or vocabulary.en.yaml): every page's words change."""
+        text = self.text("site.yaml")
+        old, new = ("language: zh-CN", "language: en") if "language: zh-CN" in text else ("language: en", "language: zh-CN")
+        self.write("site.yaml", text.replace(old, new, 1))
+
     def same_size_times_put_back(self):
         for _ in range(10):
             rel = self.rng.choice(self.pages())
@@ -474,7 +480,7 @@ class Sequence:
              "edit_site_yaml", "same_size_times_put_back", "revert", "touch", "hand_edit_output",
              "edit_data_file", "edit_relative_module", "edit_package_init", "edit_generator", "newer_package",
              "edit_during_build", "same_second", "edit_unseen_lines", "toggle_unseen_flag", "edit_unseen_catted",
-             "edit_unseen_database", "edit_unseen_last_cell", "edit_unseen_last_cell", "edit_equations", "edit_equations")
+             "edit_unseen_database", "edit_unseen_last_cell", "edit_unseen_last_cell", "edit_equations", "edit_equations", "switch_language")
 
     def step(self) -> None:
         self.n += 1
@@ -649,6 +655,18 @@ def test_labelled_formulas_added_removed_moved_and_renamed_keep_the_build_equal_
         sequence.build()
         sequence.check()
     assert len(sequence.log) == 6 and any("rename" in step or "move" in step for step in sequence.log), sequence.log
+
+
+def test_switching_the_interface_s_language_and_back_keeps_the_build_equal_to_a_clean_one(tmp_path):
+    sequence = ProseSequence(tmp_path, seed=39)
+    sequence.build()
+    for step in ("switch_language", "edit_page_body", "switch_language", "edit_page_body"):
+        sequence.n += 1
+        sequence.log.append(step)
+        getattr(sequence, step)()
+        sequence.build()
+        sequence.check()
+    assert "language: zh-CN" in sequence.text("site.yaml")
 
 
 def test_a_short_random_sequence_of_prose_edits_patched_in_keeps_the_build_equal_to_a_clean_one(tmp_path):

@@ -119,3 +119,63 @@ def test_an_md_page_s_download_numbers_its_formulas_with_tag(tmp_path):
     markdown = ["".join(c["source"]) for nb in downloads for c in nb["cells"] if c["cell_type"] == "markdown"]
     assert any("$$E = mc^2 \\tag{1}$$" in text for text in markdown), markdown
     assert any("[(1)](" in text and "#energy)" in text for text in markdown), markdown
+
+
+FIGURES = {
+    "site": """![蓝色的方块](cat.png "第一张图。"){#blue}
+
+| a | b |
+|---|---|
+| 1 | 2 |
+
+: 一些数 {#numbers}
+
+见 [](#blue) 与 [](#numbers)，[第 %s 张图](#blue)。
+""",
+    "myst": """```{figure} cat.png
+:name: blue
+:alt: 蓝色的方块
+
+第一张图。
+```
+
+```{table} 一些数
+:name: numbers
+
+| a | b |
+|---|---|
+| 1 | 2 |
+```
+
+见 {numref}`blue` 与 {numref}`numbers`，{numref}`第 %s 张图 <blue>`。
+""",
+    "quarto": """![第一张图。](cat.png){#fig-blue fig-alt="蓝色的方块"}
+
+| a | b |
+|---|---|
+| 1 | 2 |
+
+: 一些数 {#tbl-numbers}
+
+见 @fig-blue 与 @tbl-numbers，[第 %s 张图](#fig-blue)。
+""",
+}
+PIXEL = bytes.fromhex("89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c636060f80f0000010100"
+                      "5a4d6e4b0000000049454e44ae426082")
+
+
+@pytest.mark.parametrize("syntax", sorted(FIGURES))
+def test_labelled_figures_and_tables_are_numbered_and_references_show_their_number(tmp_path, syntax):
+    root = tiny_site(tmp_path / "site")
+    (root / "content/cat.png").write_bytes(PIXEL)
+    (root / "content/figs.md").write_text("---\ntitle: 图表\n---\n" + FIGURES[syntax], encoding="utf-8")
+    result = run_build(root, root / "dist", root / ".cache", "--strict")
+    assert result.returncode == 0, result.stderr
+    page = page_of((root / "dist/figs.html").read_text(encoding="utf-8"))
+    fig, tbl = ("fig-blue", "tbl-numbers") if syntax == "quarto" else ("blue", "numbers")
+    figures = page.find("figure", id=fig)
+    assert len(figures) == 1 and "图 1 · 第一张图。" in figures[0][2]
+    assert [e[1]["alt"] for e in page.find("img") if e[1].get("src") == "cat.png"] == ["蓝色的方块"]
+    assert [e[2] for e in page.find("p", **{"class": "table-caption"})] == ["表 1 · 一些数"]
+    links = [(e[1]["href"], e[2]) for e in page.find("a") if e[1].get("href", "").startswith("figs#")]
+    assert links == [(f"figs#{fig}", "图 1"), (f"figs#{tbl}", "表 1"), (f"figs#{fig}", "第 1 张图")]

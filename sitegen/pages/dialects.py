@@ -60,6 +60,7 @@ MYST_LABELLED = re.compile(r"^(?P<math>\s*\$\$.+?\$\$)\s*\((?P<label>[^()\s]+)\)
 # Quarto's cross-reference: @fig-x, @eq-x, @sec-x, @tbl-x (never an e-mail address's @).
 QUARTO_REF = re.compile(r"(?<![\w@.])\[?@(?P<label>(?:fig|eq|sec|tbl)-[\w-]*\w)\]?")
 REFERENCES = {"ref", "numref", "eq", "doc"}
+QUARTO_FIGURE = re.compile(r'^\s*!\[(?P<caption>[^\]]+)\]\((?P<target>[^)\s]+)\)\{#(?P<label>fig-[^}\s]+)(?P<attrs>[^}]*)\}\s*$')
 EXERCISES = {"exercise", "exercise-start", "exercise-end", "solution", "solution-start", "solution-end"}   # sphinx-exercise
 EXERCISE_END = "\0exercise-end"    # (a closer: the exercise's `::: end`, which a solution right after it moves)      # MyST's roles that refer to a label: this site's [](#label)
 # A MyST role ({cite}`key`, {ref}`label`) in prose: {math} is this site's $...$; the others are not supported yet.
@@ -190,6 +191,10 @@ def translate(lines: list[str], start: int, notes: list) -> tuple[list[str], lis
             out[index] = f"{found['math']} {{#{found['label']}}}"
         if ROLE.search(out[index]):
             out[index] = ROLE.sub(lambda role: _role(role, number, notes), out[index])
+        if (figure := QUARTO_FIGURE.match(out[index])) and not codes[index]:   # Quarto: the bracket is the caption
+            alt = re.search(r'fig-alt="([^"]*)"', figure["attrs"] or "")
+            out[index] = (f'![{alt[1] if alt else figure["caption"]}]({figure["target"]} "{figure["caption"].replace(chr(34), chr(39))}")'
+                          f' {{#{figure["label"]}}}')
         if "@" in out[index] and not codes[index]:
             out[index] = QUARTO_REF.sub(lambda ref: f"[](#{ref['label']})", out[index])
         index += 1
@@ -264,6 +269,27 @@ def _exercise(out, index, number, name: str, title: str, options: dict, fence, c
         notes.append((number, f"{{{name}}}: option :{key}: not supported here (left out)"))
 
 
+def _captioned(out, index, after, name: str, title: str, options: dict, fence, closers, number: int, notes) -> int:
+    """MyST's {figure} (its image, :name: and :alt:, and its content the caption) as this site's
+    `![alt](image "caption"){#name}`, numbered; its {table} (its title the caption, its content the
+    table) with a caption line `: caption {#name}` after the table, as Pandoc writes one."""
+    label = options.get("name", "")
+    for key in sorted(options.keys() - {"name", "alt", "width", "height", "align", "class", "figwidth", "scale"}):
+        notes.append((number, f"{{{name}}}: option :{key}: not supported here (left out)"))
+    if name == "table":
+        out[index] = ""
+        closers.append((*fence, f"\n: {title} {{#{label}}}" if label and title else "", number))     # (a line apart)
+        return after
+    end = next((k for k in range(after, len(out)) if (f := FENCE.match(out[k]) or COLONS.match(out[k]))
+                and f[0].strip().startswith(fence[0] * fence[1]) and not f[0].strip()[fence[1]:].strip()), len(out))
+    caption = " ".join(line.strip() for line in out[after:end] if line.strip()).replace('"', "'")
+    alt = options.get("alt", caption).replace("]", ")").replace("[", "(")
+    out[index] = f'![{alt}]({title}' + (f' "{caption}"' if caption else "") + ")" + (f" {{#{label}}}" if label else "")
+    for k in range(index + 1, min(end + 1, len(out))):
+        out[k] = ""
+    return min(end + 1, len(out))
+
+
 def _myst(out, index, number, myst, fence, closers, notes, ended=None) -> int:
     """A MyST directive in a fence of backticks or tildes: a callout, an exercise, or said and shown as
     its content."""
@@ -273,6 +299,8 @@ def _myst(out, index, number, myst, fence, closers, notes, ended=None) -> int:
     if name in EXERCISES and ended is not None:
         _exercise(out, index, number, name, myst["title"].strip(), options, fence, closers, ended, notes)
         return after
+    if name in ("figure", "table"):
+        return _captioned(out, index, after, name, myst["title"].strip(), options, fence, closers, number, notes)
     if name == "index":         # an entry of the book's index: never shown where it stands
         notes.append((number, "the MyST directive {index} is not supported here (this site has no index page): "
                               "left out"))

@@ -1,10 +1,11 @@
-"""A page's labels, and the references to them: numbered formulas, and sections by their titles.
+"""A page's labels, and the references to them: numbered formulas, figures and tables, and sections.
 
-A display formula with a label, `$$ ... $$ {#label}`, is numbered in the page's order: (1), (2), ...
-A heading's anchor, `## Title {#label}`, is a label whose reference shows the title. A link without
-text to a label, `[](#label)` (MyST's form; MyST's {eq}, {ref} and {numref} roles, its `(label)=`
-targets and `$$ ... $$ (label)`, and Quarto's `@eq-label` and `{#eq-label}` are read as it:
-dialects.py), shows the formula's number or the section's title; `[text %s](#label)` shows the text
+A display formula with a label, `$$ ... $$ {#label}`, is numbered in the page's order: (1), (2), ...;
+an image on a line of its own with a label, `![alt](image "caption"){#label}`, is figure 1, 2, ...;
+a caption line beside a table, `: caption {#label}` (Pandoc's), is table 1, 2, ...; a heading's
+anchor, `## Title {#label}`, is a label whose reference shows the title. A link without text to a
+label, `[](#label)` (MyST's form; MyST's roles, targets and directives and Quarto's @ references are
+read as it: dialects.py), shows what the label's `shown` says; `[text %s](#label)` shows the text
 with the number (or title) in place of %s. A label defined twice, or a reference without text to
 no label of the page, is a problem at its line (check.py).
 """
@@ -14,16 +15,22 @@ import re
 from typing import NamedTuple
 
 LABELLED_MATH = re.compile(r"^\s*\$\$(?P<tex>.+?)\$\$\s*\{#(?P<label>[^}\s]+)\}\s*$")
+# A numbered figure: an image (or a lab's figure:NAME) on a line of its own, its caption its title.
+LABELLED_FIGURE = re.compile(r'^\s*!\[(?P<alt>[^\]]*)\]\((?P<target>[^)\s]+)(?:\s+"(?P<caption>[^"]*)")?\)\s*'
+                             r'\{#(?P<label>[^}\s]+)\}\s*$')
+# A numbered table's caption, as Pandoc and Quarto write it: a line `: Caption {#label}` beside the table.
+TABLE_CAPTION = re.compile(r"^\s*:\s+(?P<caption>\S.*?)\s*\{#(?P<label>[^}\s]+)\}\s*$")
 HEADING = re.compile(r"^ {0,3}#{1,6}\s+(?P<title>.+?)\s*\{#(?P<label>[^}\s]+)\}\s*$")
 REFERENCE = re.compile(r"(?<![!\]])\[(?P<text>[^\]]*)\]\(#(?P<label>[^)\s]+)\)")
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
 class Label(NamedTuple):
-    kind: str           # "equation" or "section"
-    number: int         # an equation's, from 1 in the page's order; 0 for a section
-    title: str          # a section's heading (its Markdown)
+    kind: str           # "equation", "figure", "table" or "section"
+    number: int         # from 1 in the page's order, each kind its own; 0 for a section
+    title: str          # a section's heading, a figure's or table's caption (Markdown)
     line: int           # where it is defined
+    shown: str = ""     # what a reference without text shows: (1), 图 1, 表 1, or the section's title
 
 
 def prose_lines(blocks):
@@ -40,13 +47,17 @@ def prose_lines(blocks):
                 yield block.line + offset, line
 
 
-def page_labels(blocks) -> tuple[dict[str, Label], list[tuple[int, str]]]:
-    """The page's labels by name, and its problems as (line, message): a label defined twice."""
+KINDS = ((LABELLED_MATH, "equation"), (LABELLED_FIGURE, "figure"), (TABLE_CAPTION, "table"), (HEADING, "section"))
+
+
+def page_labels(blocks, words: dict | None = None) -> tuple[dict[str, Label], list[tuple[int, str]]]:
+    """The page's labels by name (what a reference shows in the vocabulary's `words`: figure_ref,
+    table_ref), and its problems as (line, message): a label defined twice."""
     labels: dict[str, Label] = {}
     problems = []
-    count = 0
+    counts = {"equation": 0, "figure": 0, "table": 0}
     for line, text in prose_lines(blocks):
-        found = LABELLED_MATH.match(text) or HEADING.match(text)
+        kind, found = next(((kind, m) for pattern, kind in KINDS if (m := pattern.match(text))), (None, None))
         if found is None:
             continue
         name = found["label"]
@@ -54,17 +65,14 @@ def page_labels(blocks) -> tuple[dict[str, Label], list[tuple[int, str]]]:
             problems.append((line, f"the label {name!r} is defined twice (first at line {labels[name].line}): "
                                    "rename one"))
             continue
-        if "tex" in found.groupdict():
-            count += 1
-            labels[name] = Label("equation", count, "", line)
-        else:
-            labels[name] = Label("section", 0, found["title"], line)
+        if kind == "section":
+            labels[name] = Label(kind, 0, found["title"], line, found["title"])
+            continue
+        counts[kind] += 1
+        number = counts[kind]
+        shown = f"({number})" if kind == "equation" else (words or {}).get(f"{kind}_ref", "{n}").format(n=number)
+        labels[name] = Label(kind, number, (found.groupdict().get("caption") or ""), line, shown)
     return labels, problems
-
-
-def shown(label: Label) -> str:
-    """What a reference without text shows of its label."""
-    return f"({label.number})" if label.kind == "equation" else label.title
 
 
 def unknown_references(text: str, labels: dict[str, Label]) -> list[str]:
@@ -80,7 +88,7 @@ def fill_references(line: str, labels: dict[str, Label]) -> str:
         if label is None:
             return match[0]
         text = match["text"]
-        value = str(label.number) if label.kind == "equation" else label.title
-        text = text.replace("%s", value) if "%s" in text else (text if text.strip() else shown(label))
+        value = label.title if label.kind == "section" else str(label.number)
+        text = text.replace("%s", value) if "%s" in text else (text if text.strip() else label.shown)
         return f"[{text}](#{match['label']})"
     return REFERENCE.sub(fill, line) if "](#" in line else line

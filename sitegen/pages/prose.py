@@ -20,7 +20,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from ..core.memo import Memo, digest, package_version
-from .labels import LABELLED_MATH, fill_references
+from .labels import LABELLED_FIGURE, LABELLED_MATH, TABLE_CAPTION, fill_references
 
 if TYPE_CHECKING:              # content reads pages with blocks.py, which resolves prose through here
     from .page import Page
@@ -254,7 +254,8 @@ def relative_url(from_output: str, to_output: str, fragment: str = "") -> str:
     return (rel or "./") + (f"#{fragment}" if fragment else "")
 
 
-def transform_prose(text: str, results: dict | None, href, figure_block=None, math=None, labels=None) -> str:
+def transform_prose(text: str, results: dict | None, href, figure_block=None, math=None, labels=None,
+                    join: str = " · ") -> str:
     """Fill values, point links at their targets, give references to the page's `labels` their text
     (labels.py), and (on pages) lift figures into blocks and turn formulas into MathML via
     `math(tex, display, label, number)`; without it, a numbered formula is numbered as Jupyter's
@@ -272,6 +273,23 @@ def transform_prose(text: str, results: dict | None, href, figure_block=None, ma
             number = labels[numbered["label"]].number
             lines.append(math(numbered["tex"].strip(), True, numbered["label"], number) if math is not None
                          else f"$${numbered['tex'].strip()} \\tag{{{number}}}$$")
+            continue
+        if (figure := LABELLED_FIGURE.match(line)) and figure["label"] in (labels or {}):
+            label = labels[figure["label"]]         # a numbered figure: its number before its caption
+            caption = label.shown + (join + figure["caption"] if figure["caption"] else "")
+            target = figure["target"]
+            if figure_block is not None:
+                lines.append(figure_block(target[len("figure:"):], figure["alt"], caption, figure["label"])
+                             if target.startswith("figure:") else figure_block("", figure["alt"], caption, figure["label"],
+                                                                              href(target)))
+            else:
+                lines.append(f"![{figure['alt']}]({href(target)})\n\n*{caption}*")
+            continue
+        if (table := TABLE_CAPTION.match(line)) and table["label"] in (labels or {}):
+            label = labels[table["label"]]
+            caption = html.escape(label.shown + join + table["caption"])
+            lines.append(f'<p class="table-caption" id="{html.escape(table["label"])}">{caption}</p>' if math is not None
+                         else f"*{label.shown}{join}{table['caption']}*")
             continue
         if math is not None:
             for start, end, tex, display in reversed(math_spans(line)):

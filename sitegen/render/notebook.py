@@ -76,12 +76,13 @@ def build_notebook(cfg: SiteConfig, page: Page, art: Artifacts, sitemap: SiteMap
         cells.append({"cell_type": "code", "execution_count": None, "metadata": {"name": "figure-fonts"},
                       "outputs": [], "source": setup})
     hidden = hidden_blocks(page, solutions)
-    labels = page_labels(page.blocks)[0]
+    labels = page_labels(page.blocks, cfg.vocabulary.words)[0]
     for index, block in enumerate(page.blocks):
         if index in hidden:
             continue
         if block.kind == "prose":
-            text = transform_prose(block.text, results, href, figure_block=lambda *a: "", labels=labels)
+            text = transform_prose(block.text, results, href, figure_block=lambda *a: "", labels=labels,
+                                   join=cfg.vocabulary.words["caption_join"])
             cells += [markdown_cell(md) for md in _markdown_cells(text)]
         elif label := practice_markdown(page, block, cfg.vocabulary.words, solutions):
             cells.append(markdown_cell(label))

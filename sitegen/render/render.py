@@ -271,7 +271,7 @@ class Renderer:
     def output_converter(self):
         return markdown_converter(self.words)
 
-    def figure_html(self, page: Page, art: Artifacts, name: str, alt: str, caption: str = "") -> str:
+    def figure_html(self, page: Page, art: Artifacts, name: str, alt: str, caption: str = "", label: str = "") -> str:
         """A lab's figure on `page`, with its narrow variant for phones if it has one."""
         def shown(figure: str) -> dict:         # saved at twice the size it is shown at
             width, height = png_size(art.files[figure].read_bytes())
@@ -279,7 +279,7 @@ class Renderer:
                     "width": (width + 1) // 2, "height": (height + 1) // 2}
         narrow = art.narrow(name)
         return self.render_template("partials/figure.html", figure=shown(name), narrow=shown(narrow) if narrow else None,
-                                    alt=alt, caption=caption, words=self.words)
+                                    alt=alt, caption=caption, words=self.words, id=label)
 
     def page_body(self, page: Page) -> tuple[str, list, list[str]]:
         """The page's HTML, its table of contents, and the extra scripts its blocks need."""
@@ -301,8 +301,11 @@ class Renderer:
             output, fragment = resolve_target(page, target, self.sitemap)
             return relative_url(page.output, output, fragment)
 
-        def figure_block(name: str, alt: str, caption: str) -> str:
-            return placeholder(self.figure_html(page, art, name, alt, caption))
+        def figure_block(name: str, alt: str, caption: str, label: str = "", src: str = "") -> str:
+            if src:                 # an image beside the page, numbered (labels.py)
+                return placeholder(self.render_template("partials/figure.html", figure={"src": src, "width": None}, narrow=None, alt=alt,
+                                                        caption=caption, words=self.words, id=label))
+            return placeholder(self.figure_html(page, art, name, alt, caption, label))
 
         def math(tex: str, display: bool, label: str = "", number: int = 0) -> str:
             mathml = to_mathml(tex, display, self.memo)
@@ -317,12 +320,13 @@ class Renderer:
 
         parts = []
         hidden = hidden_blocks(page, self.solutions)
-        labels = page_labels(page.blocks)[0]
+        labels = page_labels(page.blocks, self.words)[0]
         for index, block in enumerate(page.blocks):
             if index in hidden:
                 continue
             if block.kind == "prose":
-                parts.append(transform_prose(block.text, results, href, figure_block, math, labels))
+                parts.append(transform_prose(block.text, results, href, figure_block, math, labels,
+                                             self.words["caption_join"]))
             else:
                 kind = KINDS[block.kind]
                 shown = self.artifacts[kind.lab(page, block)] if kind.needs_lab else None

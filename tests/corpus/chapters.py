@@ -38,6 +38,14 @@ CHAPTERS = [
     ("QuantEcon/lecture-python-intro", "lectures/intro_supply_demand.md"),
     ("QuantEcon/lecture-python-intro", "lectures/fitting_distributions.md"),
     ("QuantEcon/lecture-python-intro", "lectures/linear_equations.md"),
+    # Jupyter Book's documentation in Chinese (a translation: MyST Markdown notebooks, zh-CN)
+    ("daobook/jupyter-book-zh", "content/math.md"),
+    ("daobook/jupyter-book-zh", "content/content-blocks.md"),
+    ("daobook/jupyter-book-zh", "content/references.md"),
+    ("daobook/jupyter-book-zh", "file-types/myst-notebooks.md"),
+    # UBC's data science textbook, Python edition (MyST Markdown notebooks with pandas and Altair)
+    ("UBC-DSCI/introduction-to-datascience-python", "source/intro.md"),
+    ("UBC-DSCI/introduction-to-datascience-python", "source/regression1.md"),
 ]
 KINDS = "note|tip|warning|important|caution|admonition|dropdown|hint|seealso|attention|danger|error"
 CALLOUT = re.compile(rf"^ {{0,3}}(?:(?:`{{3,}}|~{{3,}}|:{{3,}})\{{(?:{KINDS})\}}|:{{3,}} *\{{[^}}]*\.callout-(?:note|tip|warning|important|caution)|> ?\[!(?:NOTE|TIP|WARNING|IMPORTANT|CAUTION)\])")
@@ -59,6 +67,16 @@ def lay() -> None:
         (root / "site.yaml").write_text(SITE, encoding="utf-8")
         if re.match(r"\A---\n(?:.*\n)*?kernelspec:", text):      # a MyST Markdown notebook: as received
             (root / "content/chapter.md").write_text(text, encoding="utf-8")
+            folder = str(Path(path).parent)
+            listed = subprocess.run(["git", f"--git-dir={git}", "ls-tree", "-r", "--name-only", "HEAD", folder + "/"],
+                                    capture_output=True, text=True, check=True).stdout.split()
+            for rel in listed:      # its neighbours as Jupyter finds them: modules beside it, its data folder
+                inside = rel[len(folder) + 1:]
+                if inside.endswith(".py") and "/" not in inside or inside.startswith("data/"):
+                    data = subprocess.run(["git", f"--git-dir={git}", "show", f"HEAD:{rel}"], capture_output=True,
+                                          check=True).stdout
+                    (root / "content" / inside).parent.mkdir(parents=True, exist_ok=True)
+                    (root / "content" / inside).write_bytes(data)
             body, home = text, "---\ntitle: Chapters\n---\nThe [chapter](chapter.md).\n"
         else:                   # a page of Jupyter Book's docs: its front matter (MyST's settings) is a title
             body = re.sub(r"\A---\n.*?\n---\n", "", text, flags=re.S)
@@ -75,12 +93,15 @@ class Text(HTMLParser):
 
     def __init__(self, html: str):
         super().__init__(convert_charrefs=True)
-        self.depth, self.parts, self.callouts = 0, [], 0
+        self.depth, self.parts, self.callouts, self.equations, self.exercises = 0, [], 0, 0, 0
         self.feed(html)
 
     def handle_starttag(self, tag, attrs):
         self.depth += tag in ("pre", "code", "script")
-        self.callouts += tag == "aside" and "callout" in (dict(attrs).get("class") or "").split()
+        classes = (dict(attrs).get("class") or "").split()
+        self.callouts += tag == "aside" and "callout" in classes
+        self.equations += tag == "div" and "equation" in classes
+        self.exercises += tag == "section" and "exercise" in classes
 
     def handle_endtag(self, tag):
         self.depth -= tag in ("pre", "code", "script")
@@ -90,29 +111,70 @@ class Text(HTMLParser):
             self.parts.append(data)
 
 
+# What the source holds of each kind, counted by its opening lines outside code fences (a fence's own
+# example of markup, ````md ... ````, is not counted): labelled formulas, references to labels, exercises.
+REFERENCE = re.compile(r"\{(?:eq|ref|numref)\}`|(?<![\w@.])@(?:eq|sec|fig|tbl)-")
+EXERCISE = re.compile(r"^ {0,3}(?:`{3,}|:{3,})\{(?:exercise|exercise-start)\}")
+
+
+CODE_DIRECTIVES = ("{code-cell}", "{code-block}", "{code}", "{literalinclude}", "{raw}", "{math}")
+
+
+def counted(source: str) -> dict[str, int]:
+    """Each kind's count in a chapter's source, outside code (a fence in another fence's example too)."""
+    found = {"callouts": 0, "formulas": 0, "references": 0, "exercises": 0}
+    fences: list[tuple[str, bool]] = []         # open fences: (the fence, whether what it holds is code)
+    lines = source.splitlines()
+    for k, line in enumerate(lines):
+        opener = re.match(r"^ {0,3}(`{3,}|~{3,}|:{3,})(.*)$", line)
+        if opener and fences and opener[1][0] == fences[-1][0][0] and len(opener[1]) >= len(fences[-1][0]) \
+                and not opener[2].strip():
+            fences.pop()
+            continue
+        code = any(is_code for _, is_code in fences)
+        if opener and not code and (opener[1][0] != ":" or opener[2].strip()):
+            info = opener[2].strip()
+            if not code:
+                found["callouts"] += bool(CALLOUT.match(line))
+                found["exercises"] += bool(EXERCISE.match(line))
+                found["formulas"] += info.startswith("{math}") and any(
+                    re.match(r"^\s*:label:", after) for after in lines[k + 1: k + 4])
+            fences.append((opener[1], not info.startswith("{") or info.startswith(CODE_DIRECTIVES)))
+            continue
+        if not code:
+            found["callouts"] += bool(CALLOUT.match(line))
+            found["formulas"] += bool(re.search(r"\$\$\s*\([^()\s]+\)\s*$|\$\$\s*\{#eq-", line))
+            found["references"] += len(REFERENCE.findall(line))
+    return found
+
+
 def report() -> int:
-    print("| chapter | built | callouts in source | shown as callouts | warnings | raw markup on the page |")
-    print("|---|---|---|---|---|---|")
+    print("| chapter | built | callouts: source / shown | labelled formulas: source / numbered | references | "
+          "exercises: source / shown | warnings | raw markup on the page |")
+    print("|---|---|---|---|---|---|---|---|")
     bad = 0
     for repo, path in CHAPTERS:
         root = chapter_dir(repo, path)
-        source = (root / "source.md").read_text(encoding="utf-8")
+        source = counted((root / "source.md").read_text(encoding="utf-8"))
         shown = "dist/chapter.html" if (root / "content/chapter.md").exists() else "dist/index.html"
-        fenced = sum(1 for line in source.splitlines() if CALLOUT.match(line))
         with tempfile.TemporaryDirectory() as tmp:
             result = subprocess.run([sys.executable, str(REPO / "build.py"), "--root", str(root), "--out", f"{tmp}/dist",
                                      "--cache", f"{tmp}/cache"], capture_output=True, text=True)
             warnings = result.stderr.count("warning: ")
             if result.returncode != 0:
-                first = next((line for line in result.stderr.splitlines() if line.startswith("error")), result.stderr[-200:])
-                print(f"| {repo}:{path} | no: {first[:160]} | {fenced} | – | {warnings} | – |")
+                first = next((line for line in result.stderr.splitlines() if line.startswith(("error", "  1."))),
+                             result.stderr[-200:])
+                print(f"| {repo}:{path} | no: {first.strip()[:150]} | {source['callouts']} / – | {source['formulas']} / – "
+                      f"| {source['references']} | {source['exercises']} / – | {warnings} | – |")
                 bad += 1
                 continue
             page = Text((Path(tmp) / shown).read_text(encoding="utf-8"))
         raw = RAW.findall("".join(page.parts))
-        bad += bool(raw) or page.callouts < fenced
-        print(f"| {repo}:{path} | yes | {fenced} | {page.callouts} | {warnings} | {len(raw)}"
-              f"{': ' + ', '.join(sorted(set(raw))[:4]) if raw else ''} |")
+        bad += bool(raw) or page.callouts < source["callouts"] or page.equations < source["formulas"]
+        # (a reference to a label the page lacks fails the build: one that built shows each as a link)
+        print(f"| {repo}:{path} | yes | {source['callouts']} / {page.callouts} | {source['formulas']} / {page.equations} "
+              f"| {source['references']} / {source['references']} | {source['exercises']} / {page.exercises} | {warnings} "
+              f"| {len(raw)}{': ' + ', '.join(sorted(set(raw))[:4]) if raw else ''} |")
     return 1 if bad else 0
 
 
