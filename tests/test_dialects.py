@@ -78,6 +78,9 @@ def test_what_is_not_supported_is_named_with_its_line_and_not_shown_raw(text, sh
     ("```{figure} a.png\n说明。\n```", ['![说明。](a.png "说明。")', "", ""]),                 # no label: not numbered
     ("```{table} 数\n:name: t\n| a |\n|---|\n```", ["", "", "| a |", "|---|", "", ": 数 {#t}"]),
     ('![说明](a.png){#fig-a fig-alt="图"}', ['![图](a.png "说明") {#fig-a}']),                   # Quarto
+    # MyST's Markdown link to a label the page defines: [](label) is [](#label); a page's link stays one.
+    ("(sec-a)=\n# 一\n见 [](sec-a)、[那一节](sec-a)、[另一页](other.md) 与 [无](nolabel)。",
+     ["", "# 一 {#sec-a}", "见 [](#sec-a)、[那一节](#sec-a)、[另一页](other.md) 与 [无](nolabel)。"]),
     # A labelled display formula in each syntax: this site's one line, `$$ ... $$ {#label}`.
     ("```{math}\n:label: demand\nq = 100 - 10 p \\\\\nq = 5\n```", ["$$q = 100 - 10 p \\\\ q = 5$$ {#demand}", "", "", "", ""]),
     ("(demand)=\n```{math}\nq = 1\n```", ["", "$$q = 1$$ {#demand}", "", ""]),               # a target above it

@@ -235,12 +235,15 @@ def test_a_notebook_reads_its_neighbours_as_in_jupyter_and_a_new_one_runs_it_aga
 @pytest.mark.slow      # (several builds in a row)
 def test_a_link_to_a_notebook_the_site_lacks_is_its_text_with_a_note(tmp_path):
     root = tiny_site(tmp_path / "site")
-    write(root / "content/ch1.ipynb", [new_markdown("# 第一章\n\n下一章：[第二章](02%20Next.ipynb)"), new_code("1")])
+    write(root / "content/ch1.ipynb", [new_markdown("# 第一章\n\n下一章：[第二章](02%20Next.ipynb)，附录：[附录](appendix.md)"),
+                                       new_code("1")])
     result = run_build(root, root / "dist", root / ".cache")
     assert result.returncode == 0, result.stderr
     assert "content/ch1.ipynb:" in result.stderr and "links to 02%20Next.ipynb, which is no page" in result.stderr
-    assert "下一章：第二章" in [p[2] for p in page(root, "ch1.html").find("p")]
-    write(root / "content/02 Next.ipynb", [new_markdown("# 第二章"), new_code("2")])      # it arrives
+    assert "links to appendix.md, which is no page" in result.stderr       # a book's chapter in MyST Markdown too
+    assert "下一章：第二章，附录：附录" in [p[2] for p in page(root, "ch1.html").find("p")]
+    write(root / "content/02 Next.ipynb", [new_markdown("# 第二章"), new_code("2")])      # they arrive
+    (root / "content/appendix.md").write_text("---\ntitle: 附录\n---\n附录。\n", encoding="utf-8")
     assert run_build(root, root / "dist", root / ".cache", "--strict").returncode == 0
     assert [a[1]["href"] for a in page(root, "ch1.html").find("a") if a[2] == "第二章"] == ["02-next"]
 

@@ -60,6 +60,8 @@ MYST_LABELLED = re.compile(r"^(?P<math>\s*\$\$.+?\$\$)\s*\((?P<label>[^()\s]+)\)
 # Quarto's cross-reference: @fig-x, @eq-x, @sec-x, @tbl-x (never an e-mail address's @).
 QUARTO_REF = re.compile(r"(?<![\w@.])\[?@(?P<label>(?:fig|eq|sec|tbl)-[\w-]*\w)\]?")
 REFERENCES = {"ref", "numref", "eq", "doc"}
+DEFINED = re.compile(r"^ {0,3}\((?P<label>[^()\s]+)\)=\s*$|^\s*:(?:label|name):\s*(?P<option>\S+)")
+LABEL_LINK = re.compile(r"(?<!!)\[(?P<text>[^\]]*)\]\((?P<label>[A-Za-z][\w:.-]*)\)")
 QUARTO_FIGURE = re.compile(r'^\s*!\[(?P<caption>[^\]]+)\]\((?P<target>[^)\s]+)\)\{#(?P<label>fig-[^}\s]+)(?P<attrs>[^}]*)\}\s*$')
 EXERCISES = {"exercise", "exercise-start", "exercise-end", "solution", "solution-start", "solution-end"}   # sphinx-exercise
 EXERCISE_END = "\0exercise-end"    # (a closer: the exercise's `::: end`, which a solution right after it moves)      # MyST's roles that refer to a label: this site's [](#label)
@@ -90,6 +92,8 @@ def translate(lines: list[str], start: int, notes: list) -> tuple[list[str], lis
     code: tuple[str, int] | None = None         # an open code fence: what closes it
     alert = False
     pending = ""                # a (label)= above a formula: its label
+    # The page's labels, as MyST defines them: a Markdown link to one, [text](label), is [text](#label).
+    named = {m["label"] or m["option"] for line in lines for m in DEFINED.finditer(line)}
     index = 0
     while index < len(out):
         line, number = out[index], numbers[index]
@@ -195,6 +199,9 @@ def translate(lines: list[str], start: int, notes: list) -> tuple[list[str], lis
             alt = re.search(r'fig-alt="([^"]*)"', figure["attrs"] or "")
             out[index] = (f'![{alt[1] if alt else figure["caption"]}]({figure["target"]} "{figure["caption"].replace(chr(34), chr(39))}")'
                           f' {{#{figure["label"]}}}')
+        if named and "](" in out[index] and not codes[index]:
+            out[index] = LABEL_LINK.sub(lambda m: f"[{m['text']}](#{m['label']})" if m["label"] in named else m[0],
+                                        out[index])
         if "@" in out[index] and not codes[index]:
             out[index] = QUARTO_REF.sub(lambda ref: f"[](#{ref['label']})", out[index])
         index += 1

@@ -57,12 +57,12 @@ def page_text(source: NotebookSource, pages: frozenset = frozenset()) -> tuple[s
     def unlinked(match, line: int) -> str:
         from urllib.parse import unquote
         target = match["target"].partition("#")[0]
-        if not target.endswith(SUFFIX) or "://" in target:
+        if not target.endswith((SUFFIX, ".md")) or "://" in target:
             return match[0]
         if posixpath.normpath(str(folder / unquote(target))) in pages:
             return match[0]
         notes.append((line, f"links to {target}, which is no page of this site: shown as its text; add that "
-                            "notebook to content/, or link the address it is published at"))
+                            "page or notebook to content/, or link the address it is published at"))
         return match["text"]
     for key, value in source.meta.items():
         lines.append(f"{key}: {json.dumps(value, ensure_ascii=False)}")
