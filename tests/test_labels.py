@@ -179,3 +179,46 @@ def test_labelled_figures_and_tables_are_numbered_and_references_show_their_numb
     assert [e[2] for e in page.find("p", **{"class": "table-caption"})] == ["表 1 · 一些数"]
     links = [(e[1]["href"], e[2]) for e in page.find("a") if e[1].get("href", "").startswith("figs#")]
     assert links == [(f"figs#{fig}", "图 1"), (f"figs#{tbl}", "表 1"), (f"figs#{fig}", "第 1 张图")]
+
+
+def test_a_figure_a_cell_draws_takes_its_caption_and_number_from_the_cell_s_options(tmp_path):
+    """myst-nb's `mystnb: figure: {caption, name}` cell metadata, in a MyST Markdown notebook, and Quarto's
+    `#| label: fig-...` with `#| fig-cap:` and `#| fig-alt:`, in an .ipynb: a numbered figure, referred to."""
+    root = tiny_site(tmp_path / "site")
+    (root / "content/text.md").write_text("""---
+kernelspec:
+  name: python3
+  display_name: Python 3
+---
+# 图
+
+```{code-cell} ipython3
+---
+mystnb:
+  figure:
+    caption: Prices over time
+    name: prices
+---
+import matplotlib.pyplot as plt
+plt.plot([1, 3, 2])
+```
+
+As {numref}`prices` shows.
+""", encoding="utf-8")
+    notebook = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# 图二"),
+        nbformat.v4.new_code_cell("#| label: fig-line\n#| fig-cap: A Line\n#| fig-alt: a rising line\n"
+                                  "import matplotlib.pyplot as plt\nplt.plot([1, 2])"),
+        nbformat.v4.new_markdown_cell("See @fig-line.")])
+    notebook.metadata.kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    (root / "content/nb.ipynb").write_text(nbformat.writes(notebook), encoding="utf-8")
+    result = run_build(root, root / "dist", root / ".cache", "--strict")
+    assert result.returncode == 0, result.stderr
+    for name, label, caption, alt in (("text", "prices", "图 1 · Prices over time", "Prices over time"),
+                                      ("nb", "fig-line", "图 1 · A Line", "a rising line")):
+        page = page_of((root / f"dist/{name}.html").read_text(encoding="utf-8"))
+        figures = page.find("figure", id=label)
+        assert len(figures) == 1 and caption in figures[0][2], (name, page.find("figure"))
+        assert len(page.find("figure")) == 1                  # (shown once: not in the cell's output too)
+        assert [e[1]["alt"] for e in page.find("img") if "figure" not in e[1].get("class", "")][-1] == alt
+        assert [e[2] for e in page.find("a", href=f"{name}#{label}")] == ["图 1"]

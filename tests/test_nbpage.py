@@ -487,10 +487,21 @@ def test_a_cell_shows_what_its_tags_or_quarto_options_say_and_still_runs(tmp_pat
 def test_a_quarto_option_this_site_does_not_support_is_named_at_its_line(tmp_path):
     root = tiny_site(tmp_path / "site")
     write(root / "content/caps.ipynb", [nbformat.v4.new_markdown_cell("# 图"),
-                                        nbformat.v4.new_code_cell("#| fig-cap: 一张图\nprint(1)")])
+                                        nbformat.v4.new_code_cell("#| tbl-cap: 一张表\nprint(1)")])
     result = run_build(root, tmp_path / "dist", tmp_path / "cache")
     assert result.returncode == 0, result.stderr
     text = (root / "content/caps.ipynb").read_text(encoding="utf-8").splitlines()
-    line = next(n for n, t in enumerate(text, 1) if "fig-cap" in t)
+    line = next(n for n, t in enumerate(text, 1) if "tbl-cap" in t)
     assert f"content/caps.ipynb:{line}:" in result.stderr
-    assert "the cell option #| fig-cap: 一张图 is not supported here" in result.stderr
+    assert "the cell option #| tbl-cap: 一张表 is not supported here" in result.stderr
+
+
+def test_a_figure_caption_on_a_cell_that_draws_none_is_said_in_the_cell_s_terms(tmp_path):
+    root = tiny_site(tmp_path / "site")
+    write(root / "content/caps.ipynb", [nbformat.v4.new_markdown_cell("# 图"),
+                                        nbformat.v4.new_code_cell("#| fig-cap: 一张图\nprint(1)")])
+    result = run_build(root, tmp_path / "dist", tmp_path / "cache")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "cell 2 (code)" in result.stderr or "code cell 1" in result.stderr, result.stderr
+    assert "this cell's figure has a caption or label (#| fig-cap, #| label, or myst-nb's figure options), but the cell " \
+           "drew no figure" in result.stderr and "-1.png" not in result.stderr

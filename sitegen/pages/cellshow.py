@@ -25,6 +25,25 @@ def cell_options(text: str) -> tuple[list[tuple[str, str]], str]:
     return found, "\n".join(lines[count:])
 
 
+FIGURE_OPTIONS = {"label", "fig-cap", "fig-alt"}       # Quarto's options of the figure a cell draws
+
+
+def cell_figure(figure: tuple, text: str) -> tuple[str, str, str] | None:
+    """The label, caption and alt text of the figure a code cell draws, from myst-nb's metadata
+    (`figure`: its name and caption) or Quarto's `#| label: fig-...`, `#| fig-cap:` and `#| fig-alt:`
+    (its words as written); None when it says none."""
+    said = dict(zip(("label", "fig-cap"), figure)) if figure else {}
+    for line in text.split("\n"):
+        if not line.startswith("#|"):
+            break
+        if (option := CELL_OPTION.match(line)) and option["key"] in FIGURE_OPTIONS:
+            said[option["key"]] = option["value"].strip().strip("'\"")
+    if not (said.get("label") or said.get("fig-cap")):
+        return None
+    caption = said.get("fig-cap", "")
+    return said.get("label", ""), caption, said.get("fig-alt") or caption
+
+
 def cell_visibility(tags: tuple[str, ...], text: str, line: int, notes: list) -> dict[str, str] | None:
     """What a notebook's code cell shows, from its tags and `#|` options: `::: cell` options, or None
     when it shows nothing (its block is left out). What is not supported is said in `notes`."""
@@ -36,6 +55,8 @@ def cell_visibility(tags: tuple[str, ...], text: str, line: int, notes: list) ->
             shown.update(TAGS[tag])
     options, _ = cell_options(text)
     for key, value in options:
+        if key in FIGURE_OPTIONS:
+            continue                    # (the figure it draws: cell_figure)
         if (key, value) in QUARTO_OPTIONS:
             if QUARTO_OPTIONS[key, value] is None:
                 return None

@@ -179,7 +179,12 @@ def _prose(page, block, art, results, sitemap, problems, memo):
             target = match["target"]
             if target.startswith("figure:"):
                 name = target[len("figure:"):]
-                if name not in art.figures:
+                drew = name.rsplit("-", 1)[0] if name.endswith("-1.png") and runs_as_notebook(art.lab.script) else None
+                if name not in art.figures and drew in {cell.name for cell in art.cells}:
+                    problems.add(page.source, number, "this cell's figure has a caption or label (#| fig-cap, #| label, "
+                                                      "or myst-nb's figure options), but the cell drew no figure: draw "
+                                                      "one in it, or remove them")
+                elif name not in art.figures:
                     problems.add(page.source, number, f"unknown figure '{name}' "
                                                       f"(lab {art.lab.id} saved: {', '.join(art.figures) or 'none'})")
                 elif not match["text"].strip():

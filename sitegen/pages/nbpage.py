@@ -18,7 +18,7 @@ from pathlib import PurePosixPath
 
 from ..core.errors import BuildError, Problem
 from ..project.nbsource import SUFFIX, NotebookSource, load, notebooks, page_output, source_line
-from .cellshow import cell_visibility
+from .cellshow import cell_figure, cell_visibility
 from .jupytermath import site_math
 from .prose import LINK, is_external
 from ..core.stored import sha256_of
@@ -95,9 +95,14 @@ def page_text(source: NotebookSource, pages: frozenset = frozenset()) -> tuple[s
             has_downloads = has_downloads or any(line.strip() == "::: downloads" for line in body)
         elif cell.kind == "code" and cell.text.strip():
             shown = cell_visibility(cell.tags, cell.text, cell.lines[0] if cell.lines else 0, notes)
+            figure = cell_figure(cell.figure, cell.text) if shown is not None and shown.get("output") != "hidden" else None
             if shown is not None:           # (a cell that shows nothing runs all the same)
                 options = "".join(f" {key}={value}" for key, value in sorted(shown.items()))
-                lines += [f"::: cell {cell.name} figures=shown{options}", ""]
+                lines += [f"::: cell {cell.name}{'' if figure else ' figures=shown'}{options}", ""]
+                where += [cell.lines[0] if cell.lines else 0] * 2
+            if figure:                      # its figure numbered, with its caption (labels.py)
+                label, caption, alt = (part.replace('"', "'").replace("]", ")") for part in figure)
+                lines += [f'![{alt or cell.name}](figure:{cell.name}-1.png "{caption}")' + (f" {{#{label}}}" if label else ""), ""]
                 where += [cell.lines[0] if cell.lines else 0] * 2
     if not has_downloads and "lab" in source.meta:
         lines.append("::: downloads")

@@ -58,6 +58,7 @@ class NotebookCell(NamedTuple):
     name: str = ""              # code cells: its name on the page (#cell-NAME)
     tags: tuple[str, ...] = ()
     attachments: tuple = ()     # Markdown cells: (name, "data:" URI) of the images pasted into it
+    figure: tuple = ()          # code cells: myst-nb's figure options (its `mystnb: figure:` metadata): (name, caption)
 
 
 class NotebookSource(NamedTuple):
@@ -225,7 +226,9 @@ def read(data: bytes, rel: str) -> NotebookSource:
         if kind == "code":
             name = cell_name(raw, metadata, f"cell-{number}", names)
             names.add(name)
-        cells.append(NotebookCell(kind, source, number, lines, name, tags, _attachments(raw)))
+        options = (metadata.get("mystnb") or {}).get("figure") if isinstance(metadata.get("mystnb"), dict) else None
+        figure = (str(options.get("name") or ""), str(options.get("caption") or "")) if isinstance(options, dict) else ()
+        cells.append(NotebookCell(kind, source, number, lines, name, tags, _attachments(raw), figure))
     meta, meta_lines = {}, {}
     if text_notebook:
         yaml_text, first = textnb.front_matter(data.decode("utf-8-sig"))
