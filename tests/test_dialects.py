@@ -81,6 +81,9 @@ def test_what_is_not_supported_is_named_with_its_line_and_not_shown_raw(text, sh
     # MyST's Markdown link to a label the page defines: [](label) is [](#label); a page's link stays one.
     ("(sec-a)=\n# 一\n见 [](sec-a)、[那一节](sec-a)、[另一页](other.md) 与 [无](nolabel)。",
      ["", "# 一 {#sec-a}", "见 [](#sec-a)、[那一节](#sec-a)、[另一页](other.md) 与 [无](nolabel)。"]),
+    # sphinx-proof's statements: this site's ::: theorem (a proof, a definition, ...), numbered per kind
+    ("```{prf:theorem} 存在性\n:label: thm-a\n有解。\n```\n见 {prf:ref}`thm-a`。",
+     ["::: theorem title='存在性' label=thm-a", "", "有解。", "::: end", "见 [](#thm-a)。"]),
     # A labelled display formula in each syntax: this site's one line, `$$ ... $$ {#label}`.
     ("```{math}\n:label: demand\nq = 100 - 10 p \\\\\nq = 5\n```", ["$$q = 100 - 10 p \\\\ q = 5$$ {#demand}", "", "", "", ""]),
     ("(demand)=\n```{math}\nq = 1\n```", ["", "$$q = 1$$ {#demand}", "", ""]),               # a target above it

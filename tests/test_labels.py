@@ -60,13 +60,20 @@ def page_of(html: str) -> Elements:
     return Elements(html)
 
 
-@pytest.mark.parametrize("syntax", sorted(PAGES))
-def test_labelled_formulas_are_numbered_and_references_show_their_number_or_title(tmp_path, syntax):
+def built(tmp_path, name: str, title: str, body: str, *files: tuple[str, bytes]) -> Elements:
+    """content/NAME.md of a tiny site, built --strict (with `files` beside it): its page, parsed."""
     root = tiny_site(tmp_path / "site")
-    (root / "content/eqs.md").write_text("---\ntitle: 公式\n---\n" + PAGES[syntax], encoding="utf-8")
+    for rel, data in files:
+        (root / "content" / rel).write_bytes(data)
+    (root / f"content/{name}.md").write_text(f"---\ntitle: {title}\n---\n" + body, encoding="utf-8")
     result = run_build(root, root / "dist", root / ".cache", "--strict")
     assert result.returncode == 0, result.stderr
-    page = page_of((root / "dist/eqs.html").read_text(encoding="utf-8"))
+    return page_of((root / f"dist/{name}.html").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("syntax", sorted(PAGES))
+def test_labelled_formulas_are_numbered_and_references_show_their_number_or_title(tmp_path, syntax):
+    page = built(tmp_path, "eqs", "公式", PAGES[syntax])
     prefix = "eq-" if syntax == "quarto" else ""
     numbered = page.find("div", **{"class": "equation"})
     assert [(e[1]["id"], e[2][-3:]) for e in numbered] == [(f"{prefix}demand", "(1)"), (f"{prefix}supply", "(2)")]
@@ -166,12 +173,7 @@ PIXEL = bytes.fromhex("89504e470d0a1a0a0000000d494844520000000100000001080600000
 
 @pytest.mark.parametrize("syntax", sorted(FIGURES))
 def test_labelled_figures_and_tables_are_numbered_and_references_show_their_number(tmp_path, syntax):
-    root = tiny_site(tmp_path / "site")
-    (root / "content/cat.png").write_bytes(PIXEL)
-    (root / "content/figs.md").write_text("---\ntitle: 图表\n---\n" + FIGURES[syntax], encoding="utf-8")
-    result = run_build(root, root / "dist", root / ".cache", "--strict")
-    assert result.returncode == 0, result.stderr
-    page = page_of((root / "dist/figs.html").read_text(encoding="utf-8"))
+    page = built(tmp_path, "figs", "图表", FIGURES[syntax], ("cat.png", PIXEL))
     fig, tbl = ("fig-blue", "tbl-numbers") if syntax == "quarto" else ("blue", "numbers")
     figures = page.find("figure", id=fig)
     assert len(figures) == 1 and "图 1 · 第一张图。" in figures[0][2]
@@ -222,3 +224,55 @@ As {numref}`prices` shows.
         assert len(page.find("figure")) == 1                  # (shown once: not in the cell's output too)
         assert [e[1]["alt"] for e in page.find("img") if "figure" not in e[1].get("class", "")][-1] == alt
         assert [e[2] for e in page.find("a", href=f"{name}#{label}")] == ["图 1"]
+
+
+STATEMENTS = {
+    "site": """::: definition title=线性方程组 label=def-linear
+线性方程组。
+::: end
+
+::: theorem title=存在性 label=thm-exist
+$\\det A \\neq 0$ 时有解。
+::: end
+
+::: proof
+求逆即可。
+::: end
+
+::: theorem
+另一条。
+::: end
+
+见 [](#thm-exist) 与 [](#def-linear)。
+""",
+    "myst": """```{prf:definition} 线性方程组
+:label: def-linear
+线性方程组。
+```
+
+```{prf:theorem} 存在性
+:label: thm-exist
+$\\det A \\neq 0$ 时有解。
+```
+
+```{prf:proof}
+求逆即可。
+```
+
+```{prf:theorem}
+另一条。
+```
+
+见 {prf:ref}`thm-exist` 与 {ref}`def-linear`。
+""",
+}
+
+
+@pytest.mark.parametrize("syntax", sorted(STATEMENTS))
+def test_theorems_definitions_and_proofs_are_numbered_per_kind_and_referred_to(tmp_path, syntax):
+    page = built(tmp_path, "prf", "命题", STATEMENTS[syntax])
+    boxes = page.find("aside", **{"class": "callout-statement"})
+    assert [e[1]["id"] for e in boxes] == ["def-linear", "thm-exist", "proof-1", "theorem-2"]
+    assert [e[2] for e in page.find("span", **{"class": "callout-kind"})] == ["定义 1", "定理 1", "证明", "定理 2"]
+    assert [(e[1]["href"], e[2]) for e in page.find("a") if e[1].get("href", "").startswith("prf#")] == [
+        ("prf#thm-exist", "定理 1"), ("prf#def-linear", "定义 1")]

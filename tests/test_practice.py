@@ -57,6 +57,12 @@ kernelspec:
 ```{solution} product
 :class: dropdown
 MYST-SECRET-TEXT 逐个相乘。
+
+````{prf:proof}
+MYST-SECRET-PROOF 归纳即得。
+````
+
+MYST-SECRET-AFTER-PROOF 证明之后还在解答里。
 ```
 
 ```{exercise-start}
@@ -81,7 +87,7 @@ MYST-SECRET-TAIL 就是这样。
 
 下一题之后的文字。
 """
-SECRETS = [b"MYST-SECRET-TEXT", b"MYST-SECRET-GATED", b"MYST-SECRET-OUT", b"MYST-SECRET-TAIL", b"myst_secret_value",
+SECRETS = [b"MYST-SECRET-PROOF", b"MYST-SECRET-AFTER-PROOF", b"MYST-SECRET-TEXT", b"MYST-SECRET-GATED", b"MYST-SECRET-OUT", b"MYST-SECRET-TAIL", b"myst_secret_value",
            b"SECRET-ANSWER", b"SECRET-NOTE", b"SECRET-AFTER-NOTE", b"NB-SECRET-TEXT", b"NB-SECRET-TIP",
            b"NB-SECRET-AFTER-TIP", b"NB-SECRET-TAIL", b"NB-SECRET-OUT", b"nb_secret_value"]
 

@@ -16,7 +16,7 @@ from markupsafe import Markup
 from ..labs.labreads import archived_reads
 from ..project.nbsource import runs_as_notebook
 from .cellshow import cell_options
-from .dialects import CALLOUTS
+from .dialects import CALLOUTS, STATEMENTS
 from .highlight import highlighted
 from .prose import Unresolved, format_value, lookup, relative_url
 
@@ -319,8 +319,14 @@ def _render_practice(r, page: Page, block: Block, art) -> str:
 # GitHub's alerts are read as these (dialects.py). It may stand in an exercise, or in another callout.
 
 def _render_callout(r, page: Page, block: Block, art) -> str:
-    number = 1 + sum(1 for other in page.blocks[:position(page, block)] if other.kind in CALLOUTS)
-    return r.render_template("partials/callout.html", part="open", kind=block.kind, id=f"callout-{number}",
+    before = page.blocks[:position(page, block)]
+    if block.kind in STATEMENTS:        # numbered per kind (labels.py names it so in references)
+        number = 1 + sum(1 for other in before if other.kind == block.kind)
+        return r.render_template("partials/callout.html", part="open", kind="statement", anchor=True, id=block.options.get("label")
+                                 or f"{block.kind}-{number}", word=r.words[f"statement_{block.kind}"].format(n=number),
+                                 title=block.options.get("title", ""), fold=block.options.get("fold"))
+    number = 1 + sum(1 for other in before if other.kind in CALLOUTS)
+    return r.render_template("partials/callout.html", part="open", kind=block.kind, anchor=False, id=f"callout-{number}",
                              word=r.words[f"callout_{block.kind}"], title=block.options.get("title", ""),
                              fold=block.options.get("fold"))
 
@@ -336,6 +342,9 @@ def practice_markdown(page: Page, block: Block, words: dict, solutions: str) -> 
     """A practice marker or a callout's opening as Markdown (in the notebook download): the label it shows."""
     if block.kind in CALLOUTS:
         return f"**{words['callout_' + block.kind]}** {block.options.get('title', '')}".rstrip()
+    if block.kind in STATEMENTS:
+        number = 1 + sum(1 for other in page.blocks[:position(page, block)] if other.kind == block.kind)
+        return f"**{words['statement_' + block.kind].format(n=number)}** {block.options.get('title', '')}".rstrip()
     number, _, hints = _parts(page, block)
     if block.kind == "exercise":
         return f"**{words['exercise'].format(n=number + 1)}** {block.options.get('title', '')}".rstrip()
@@ -404,6 +413,8 @@ KINDS = {
     "end": Kind(0, {}, _nothing_to_check, _render_end, needs_lab=False),
     **{kind: Kind(0, {"title": None, "fold": ("open", "closed")}, _nothing_to_check, _render_callout,
                   needs_lab=False, container=True, nests=True) for kind in CALLOUTS},
+    **{kind: Kind(0, {"title": None, "fold": ("open", "closed"), "label": None}, _nothing_to_check, _render_callout,
+                  needs_lab=False, container=True, nests=True) for kind in STATEMENTS},
     "check": Kind(1, {"tolerance": None, "prompt": None}, _check_check, _render_check,
                   scripts=lambda art: ("check.js",)),
     "materials": Kind(0, {}, _nothing_to_check, _render_materials, needs_lab=False),

@@ -26,6 +26,9 @@ import re
 import shlex
 
 CALLOUTS = ("note", "tip", "important", "warning", "caution")      # the kinds of callout, as GitHub's alerts name them
+# A mathematical statement, numbered per kind on its page (a proof is not): sphinx-proof's {prf:...} directives.
+STATEMENTS = ("theorem", "lemma", "corollary", "proposition", "conjecture", "definition", "axiom", "assumption",
+              "example", "remark", "property", "observation", "criterion", "notation", "algorithm", "proof")
 # MyST's admonitions (docutils' names) as the kind of callout they look most like.
 MYST_KINDS = {**{kind: kind for kind in CALLOUTS}, "hint": "tip", "seealso": "note", "attention": "important",
               "danger": "caution", "error": "caution", "admonition": "note", "dropdown": "note"}
@@ -59,7 +62,7 @@ MATH_CLOSE = re.compile(r"^(?P<tex>.*?)\$\$\s*(?:\((?P<myst>[^()\s]+)\)|\{#(?P<q
 MYST_LABELLED = re.compile(r"^(?P<math>\s*\$\$.+?\$\$)\s*\((?P<label>[^()\s]+)\)\s*$")     # $$ x $$ (label)
 # Quarto's cross-reference: @fig-x, @eq-x, @sec-x, @tbl-x (never an e-mail address's @).
 QUARTO_REF = re.compile(r"(?<![\w@.])\[?@(?P<label>(?:fig|eq|sec|tbl)-[\w-]*\w)\]?")
-REFERENCES = {"ref", "numref", "eq", "doc"}
+REFERENCES = {"ref", "numref", "eq", "doc", "prf:ref"}      # (prf:ref: sphinx-proof's)
 DEFINED = re.compile(r"^ {0,3}\((?P<label>[^()\s]+)\)=\s*$|^\s*:(?:label|name):\s*(?P<option>\S+)")
 LABEL_LINK = re.compile(r"(?<!!)\[(?P<text>[^\]]*)\]\((?P<label>[A-Za-z][\w:.-]*)\)")
 QUARTO_FIGURE = re.compile(r'^\s*!\[(?P<caption>[^\]]+)\]\((?P<target>[^)\s]+)\)\{#(?P<label>fig-[^}\s]+)(?P<attrs>[^}]*)\}\s*$')
@@ -70,10 +73,11 @@ ROLE = re.compile(r"(?<![\w`{])\{(?P<name>[a-z][\w:-]*)\}`(?P<text>[^`]+)`")
 EXPLICIT = re.compile(r"^(?P<text>.*?)\s*<[^<>]+>$")       # {ref}`the text shown <label>`
 
 
-def directive(kind: str, title: str, fold: str | None, line: int, notes: list) -> str:
-    """This site's line opening a callout (a role in its title read as in prose)."""
+def directive(kind: str, title: str, fold: str | None, line: int, notes: list, label: str = "") -> str:
+    """This site's line opening a callout or a statement (a role in its title read as in prose)."""
     title = ROLE.sub(lambda role: _role(role, line, notes, in_title=True), title)
-    words = [f"::: {kind}"] + ([f"title={shlex.quote(title)}"] if title else []) + ([f"fold={fold}"] if fold else [])
+    words = [f"::: {kind}"] + ([f"title={shlex.quote(title)}"] if title else []) + ([f"fold={fold}"] if fold else []) \
+        + ([f"label={shlex.quote(label)}"] if label else [])
     return " ".join(words)
 
 
@@ -308,6 +312,13 @@ def _myst(out, index, number, myst, fence, closers, notes, ended=None) -> int:
         return after
     if name in ("figure", "table"):
         return _captioned(out, index, after, name, myst["title"].strip(), options, fence, closers, number, notes)
+    if name.startswith("prf:") and name[4:] in STATEMENTS:        # sphinx-proof: this site's statement
+        for key in sorted(options.keys() - {"label", "class", "nonumber"}):
+            notes.append((number, f"{{{name}}}: option :{key}: not supported here (left out)"))
+        fold = "closed" if "dropdown" in options.get("class", "").split() else None
+        out[index] = directive(name[4:], myst["title"].strip(), fold, number, notes, options.get("label", ""))
+        closers.append((*fence, "::: end", number))
+        return after
     if name == "index":         # an entry of the book's index: never shown where it stands
         notes.append((number, "the MyST directive {index} is not supported here (this site has no index page): "
                               "left out"))

@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from .dialects import STATEMENTS
+
 LABELLED_MATH = re.compile(r"^\s*\$\$(?P<tex>.+?)\$\$\s*\{#(?P<label>[^}\s]+)\}\s*$")
 # A numbered figure: an image (or a lab's figure:NAME) on a line of its own, its caption its title.
 LABELLED_FIGURE = re.compile(r'^\s*!\[(?P<alt>[^\]]*)\]\((?P<target>[^)\s]+)(?:\s+"(?P<caption>[^"]*)")?\)\s*'
@@ -55,24 +57,39 @@ def page_labels(blocks, words: dict | None = None) -> tuple[dict[str, Label], li
     table_ref), and its problems as (line, message): a label defined twice."""
     labels: dict[str, Label] = {}
     problems = []
-    counts = {"equation": 0, "figure": 0, "table": 0}
-    for line, text in prose_lines(blocks):
-        kind, found = next(((kind, m) for pattern, kind in KINDS if (m := pattern.match(text))), (None, None))
-        if found is None:
+    counts = {"equation": 0, "figure": 0, "table": 0, **{kind: 0 for kind in STATEMENTS}}
+    for block in blocks:
+        if block.kind in STATEMENTS:            # a theorem, a definition, ...: numbered per kind (blocks.py)
+            counts[block.kind] += 1
+            if name := block.options.get("label"):
+                shown = (words or {}).get(f"statement_{block.kind}", "{n}").format(n=counts[block.kind])
+                _define(labels, problems, name, Label(block.kind, counts[block.kind], block.options.get("title", ""),
+                                                      block.line, shown))
             continue
-        name = found["label"]
-        if name in labels:
-            problems.append((line, f"the label {name!r} is defined twice (first at line {labels[name].line}): "
-                                   "rename one"))
-            continue
-        if kind == "section":
-            labels[name] = Label(kind, 0, found["title"], line, found["title"])
-            continue
-        counts[kind] += 1
-        number = counts[kind]
-        shown = f"({number})" if kind == "equation" else (words or {}).get(f"{kind}_ref", "{n}").format(n=number)
-        labels[name] = Label(kind, number, (found.groupdict().get("caption") or ""), line, shown)
+        for line, text in prose_lines((block,)):
+            _prose_label(line, text, labels, counts, problems, words)
     return labels, problems
+
+
+def _prose_label(line: int, text: str, labels: dict, counts: dict, problems: list, words) -> None:
+    """The label a line of prose defines, if any (see page_labels)."""
+    kind, found = next(((kind, m) for pattern, kind in KINDS if (m := pattern.match(text))), (None, None))
+    if found is None:
+        return
+    if kind == "section":
+        return _define(labels, problems, found["label"], Label(kind, 0, found["title"], line, found["title"]))
+    counts[kind] += 1
+    number = counts[kind]
+    shown = f"({number})" if kind == "equation" else (words or {}).get(f"{kind}_ref", "{n}").format(n=number)
+    _define(labels, problems, found["label"], Label(kind, number, found.groupdict().get("caption") or "", line, shown))
+
+
+def _define(labels: dict, problems: list, name: str, label: Label) -> None:
+    if name in labels:
+        problems.append((label.line, f"the label {name!r} is defined twice (first at line {labels[name].line}): "
+                                     "rename one"))
+    else:
+        labels[name] = label
 
 
 def unknown_references(text: str, labels: dict[str, Label]) -> list[str]:
