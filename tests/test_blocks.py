@@ -194,6 +194,35 @@ Quarto 的框。
 答。
 ::: end
 """
+# The book's numbered things, beside the boxes: a theorem and its proof, a formula, a figure, a table.
+BOOK = """
+```{prf:theorem} 存在性
+:label: thm-exist
+$\\det A \\neq 0$ 时有解，见 [](#demand)。
+```
+
+```{prf:proof}
+:class: dropdown
+求逆即可。
+```
+
+```{math}
+:label: demand
+\\begin{aligned} q_0 &= 100 - 10 p_0 - 5 p_1 - 3 p_2 - 2 p_3 - p_4 \\\\ q_1 &= 50 - p_0 - 10 p_1 \\end{aligned}
+```
+
+![蓝色的方块](cat.png "第一张图。"){#blue}
+
+| a | b |
+|---|---|
+| 1 | 2 |
+
+: 一些数 {#numbers}
+
+由 {eq}`demand`、{prf:ref}`thm-exist`、[](#blue) 与 [](#numbers) 可知。
+"""
+PIXEL = bytes.fromhex("89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c636060f80f0000010100"
+                      "5a4d6e4b0000000049454e44ae426082")
 
 
 def test_a_callout_in_each_syntax_is_a_box_labelled_by_its_kind_and_title(tmp_path):
@@ -255,7 +284,7 @@ def test_a_notebook_s_markdown_cells_hold_callouts_and_their_notes_name_the_note
     assert '<aside class="callout callout-note"' in page and "要点。" in page and ":::" not in page
 
 
-def test_callouts_are_valid_html_and_accessible_light_and_dark_with_every_box_open(tmp_path, browser, vnu):
+def test_callouts_and_numbered_things_are_valid_html_and_accessible_light_and_dark_with_every_box_open(tmp_path, browser, vnu):
     import functools
     import http.server
     import subprocess
@@ -263,8 +292,11 @@ def test_callouts_are_valid_html_and_accessible_light_and_dark_with_every_box_op
     from support import REPO
     from sitegen.commands.pipeline import build
     root = empty_course(tmp_path / "site")
-    (root / "content/boxes.md").write_text(BOXES, encoding="utf-8")
+    (root / "content/boxes.md").write_text(BOXES + BOOK, encoding="utf-8")
+    (root / "content/cat.png").write_bytes(PIXEL)
     build(root, tmp_path / "dist", cache=tmp_path / "cache", strict=True)
+    shown = (tmp_path / "dist/boxes.html").read_text(encoding="utf-8")
+    assert all(f'id="{label}"' in shown for label in ("thm-exist", "demand", "blue", "numbers")), shown
     checked = subprocess.run([*vnu, "--errors-only", str(tmp_path / "dist/boxes.html")], capture_output=True, text=True)
     assert checked.returncode == 0, checked.stderr
 
