@@ -355,7 +355,8 @@ class Sequence:
         that show them follow (content/eqs.md, in this site's syntax, MyST's or Quarto's)."""
         names = list(getattr(self, "equations", ["a", "b"]))
         choice = self.rng.choice(["add", "remove", "move", "rename"])
-        if choice == "add" or len(names) < 2:
+        choice = "add" if len(names) < 2 else choice
+        if choice == "add":
             names.insert(self.rng.randrange(len(names) + 1), f"e{self.n}")
         elif choice == "remove":
             names.pop(self.rng.randrange(len(names)))
