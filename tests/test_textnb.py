@@ -133,3 +133,12 @@ def test_jupytexts_plain_markdown_format_is_read_as_such(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "值是 42。" in Elements((root / "dist/chapter.html").read_text(encoding="utf-8")).find("main")[0][2]
     assert json.loads((root / "dist/chapter/results.json").read_text(encoding="utf-8"))
+
+
+def test_a_header_that_is_not_yaml_is_said_at_its_line(tmp_path):
+    text = CHAPTER.replace("  display_name: Python 3 (ipykernel)", "  display_name: [Python 3")
+    _, result = build(tmp_path, text)
+    at = text.split("\n").index("  display_name: [Python 3") + 1
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.stderr.startswith((f"error: content/chapter.md:{at}: YAML syntax error",     # (or where YAML
+                                     f"error: content/chapter.md:{at + 1}: YAML syntax error")), result.stderr  # finds it)

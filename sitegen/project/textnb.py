@@ -46,13 +46,16 @@ def notebook_of(data: bytes, rel: str) -> dict:
     except UnicodeDecodeError as exc:
         raise BuildError(Problem(rel, 0, f"not UTF-8 text ({exc.reason}): save it as UTF-8")) from None
     header = front_matter(text)
+    if header is not None:              # (its YAML said wrong as a page's is, at its line: jupytext's error is not)
+        from ..core.yamlfile import load_yaml
+        load_yaml(header[0], rel, line_offset=header[1] - 1)
     # MyST's notebook, as Jupyter Book reads it, unless the header names jupytext's plain Markdown format
     # (code in ```python fences); jupytext's own guess takes MyST only from a header that names .md too
     plain = header is not None and re.search(r"^\s*format_name\s*:\s*['\"]?markdown\b", header[0], re.M)
     try:
         notebook = jupytext.reads(text, fmt="md" if plain else "md:myst")
     except Exception as exc:        # jupytext's errors have no common class
-        raise BuildError(Problem(rel, 1, f"jupytext cannot read it as a notebook ({str(exc)[:200]}): "
+        raise BuildError(Problem(rel, 1, f"jupytext cannot read it as a notebook ({' '.join(str(exc).split())[:200]}): "
                                          "check its front matter and its {code-cell} blocks")) from None
     notebook = _plain(notebook)
     for cell in notebook.get("cells") or []:
