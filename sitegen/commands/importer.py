@@ -26,7 +26,7 @@ from pathlib import Path, PurePosixPath
 
 from ..project.cells import RAISES
 from ..core.errors import BuildError, Collector, Problem
-from ..project.needs import unlisted
+from ..project.needs import PIP_LINE, unlisted
 from ..project.nbfile import read_notebook
 from ..pages.jupytermath import site_math
 from ..pages.nbpage import IMAGE, pasted_output
@@ -38,7 +38,6 @@ from ..core.stored import sha256_of
 LINK = re.compile(r"(?<!!)\[(?P<text>[^\]]*)\]\((?P<target>[^)\s]+)(?P<title>\s+\"[^\"]*\")?\)")
 # IPython lines that mean nothing to a plain Python run: kept as comments.
 INERT = re.compile(r"^%(matplotlib|config|load_ext|reload_ext|autoreload|precision)\b")
-PIP = re.compile(r"^(%pip|!\s*pip3?|!\s*python3? -m pip|!\s*\{sys\.executable\} -m pip)\s+install\b")
 TIMED = re.compile(r"^%(time|timeit)\s+((-\w+\s+\S+\s+|-\w\s+)*)(?P<code>.+)$")
 HELP = re.compile(r"^(\?\??(?P<before>[\w.]+)|(?P<after>[\w.]+)\?\??)\s*$")
 CELL_MAGIC = re.compile(r"^%%(time|timeit|capture)\b")
@@ -267,7 +266,7 @@ def _python(source: str, number: int, where: str, problems: Collector) -> str:
         # (`pass` in a block: a comment alone would leave `if ...:` with nothing in it)
         if INERT.match(code):
             line = f"{indent}{'pass  ' if indent else ''}# {code}  (IPython only: not needed here)"
-        elif PIP.match(code):
+        elif PIP_LINE.match(code):
             line = f"{indent}{'pass  ' if indent else ''}# {code}  (the build installs nothing: list the package " \
                    "in requirements.txt)"
         elif (match := TIMED.match(code)) and code.startswith("%timeit"):

@@ -66,7 +66,7 @@ def _installed_with(names: set[str]) -> set[str]:
 
 # A cell's line that installs with pip as Colab's notebooks do (!pip, %pip, !python -m pip,
 # !{sys.executable} -m pip): the build never runs it (labs/labipython.py).
-PIP_LINE = re.compile(r"^\s*[!%]\s*(?:\S*pip3?|\S*python[\d.]*\s+-m\s+pip|\{sys\.executable\}\s+-m\s+pip)\s+install\s+(?P<args>.*)$")
+PIP_LINE = re.compile(r"^\s*[!%]\s*(?:\S*pip3?|\S*python[\d.]*\s+-m\s+pip|\{sys\.executable\}\s+-m\s+pip)\s+install\b\s*(?P<args>.*)$")
 PIP_VALUED = {"-r", "--requirement", "-c", "--constraint", "-i", "--index-url", "--extra-index-url", "-f",
               "--find-links", "-t", "--target"}
 
