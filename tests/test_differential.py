@@ -352,7 +352,8 @@ class Sequence:
 
     def edit_equations(self):
         """A labelled formula added, removed or moved, or a label renamed: the numbers and the references
-        that show them follow (content/eqs.md, in this site's syntax, MyST's or Quarto's)."""
+        that show them follow (content/eqs.md, in this site's syntax, MyST's or Quarto's), on its page and
+        on another (content/refs.md)."""
         names = list(getattr(self, "equations", ["a", "b"]))
         choice = self.rng.choice(["add", "remove", "move", "rename"])
         choice = "add" if len(names) < 2 else choice
@@ -373,6 +374,13 @@ class Sequence:
         refs = "、".join({"site": "[](#{0})", "myst": "{{eq}}`{0}`", "quarto": "[](#{0})"}[style].format(name)
                         for name in reversed(names))
         self.write("content/eqs.md", f"---\ntitle: 公式\n---\n{body}\n\n见 {refs}。\n")
+        if not (self.root / "content/refs.md").exists() or self.rng.random() < 0.3:
+            # Another page shows their numbers: by a name alone, by the page's source, with text of its
+            # own; it may name one that is gone (a warning) or come (the names it had, and a new one).
+            named = self.rng.sample(names + ["a", "b", f"e{self.n + 1}"], 3)
+            self.log[-1] += f" (refs.md shows {' '.join(named)})"
+            self.write("content/refs.md", f"---\ntitle: 引用\n---\n式 {{eq}}`{named[0]}`、[](eqs.md#{named[1]})、"
+                                          f"[第 %s 式](#{named[2]})。\n")
 
     def notebook(self) -> dict:
         return json.loads(self.text("content/nb/lesson.ipynb"))
@@ -645,17 +653,18 @@ def test_every_transition_of_a_notebook_page_keeps_the_incremental_build_equal_t
 
 @pytest.mark.parametrize("kind", [Sequence, ProseSequence])
 def test_labelled_formulas_added_removed_moved_and_renamed_keep_the_build_equal_to_a_clean_one(tmp_path, kind):
-    """Each edit renumbers formulas and changes what references show (labels.py); a prose edit of one
-    page, it may be patched in (ProseSequence's builds patch)."""
+    """Each edit renumbers formulas and changes what references show (labels.py), on their page and
+    another; a prose edit of one page, it may be patched in (ProseSequence's builds patch)."""
     sequence = kind(tmp_path, seed=38)
     sequence.build()
-    for _ in range(6):
+    for _ in range(8):
         sequence.n += 1
         sequence.log.append("edit_equations")
         sequence.edit_equations()
         sequence.build()
         sequence.check()
-    assert len(sequence.log) == 6 and any("rename" in step or "move" in step for step in sequence.log), sequence.log
+    assert len(sequence.log) == 8 and any("rename" in step or "move" in step for step in sequence.log), sequence.log
+    assert sum("refs.md" in step for step in sequence.log) >= 2, sequence.log
 
 
 def test_switching_the_interface_s_language_and_back_keeps_the_build_equal_to_a_clean_one(tmp_path):

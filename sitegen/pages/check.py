@@ -13,10 +13,10 @@ from ..core.memo import Memo, digest
 from .content import content_images, media_problem
 from .page import Page
 from .prose import (LINK, NOTEBOOK_NAMES, VALUE, SiteMap, Unresolved, block_formulas, format_value, is_external, lookup,
-                    resolve_target, to_mathml)
+                    references_of, resolve_target, to_mathml)
 from ..core.errors import Collector
 from ..core.incremental import Phase
-from .labels import page_labels, prose_lines, unknown_references
+from .labels import References, SiteLabels, Target, page_labels, page_references
 from ..project.nbsource import runs_as_notebook
 
 
@@ -38,8 +38,9 @@ def site_map(cfg: SiteConfig, pages: list[Page], published: dict[str, set[str]],
 
 
 def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts], snapshot: dict[str, str],
-               memo: Memo | None = None) -> SiteMap:
-    """Raises every problem at once; else the site map, for rendering (`snapshot`: the build's)."""
+               labels: SiteLabels, warnings: Collector, memo: Memo | None = None) -> SiteMap:
+    """Raises every problem at once; else the site map, for rendering (`snapshot`: the build's; `labels`:
+    every page's, labels.site_labels). What --strict makes an error is added to `warnings`."""
     problems = Collector()
     checking = Checking(cfg, problems)
     for art in artifacts.values():
@@ -79,19 +80,10 @@ def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifact
     context = check_context(cfg, artifacts, sitemap)
     with Phase(memo, "page-check", context) as phase:
         for page in pages:
-            made = (page.output, page.digest)
-            if phase.reuse(page.source, made) is not None:
+            # (what it found of other pages' labels is part of what it was made of: labels.References)
+            if phase.reuse(page.source, lambda names: (page.output, page.digest, labels.seen(names))) is not None:
                 continue                # as the last build found it, in this same context
-            key = (context, page.source, *made)
-            # (a page not read from its file has no digest)
-            name = memo.name("page-check", key) if memo is not None and page.digest else None
-            if name is not None and memo.data(name) is not None:
-                phase.made(page.source, made, key)
-                continue                # checked, with this text and all it refers to, and found right
-            before = len(problems.problems)
-            check_page(page, context, artifacts, sitemap, checking, problems, memo)
-            if name is not None and len(problems.problems) == before:
-                phase.made(page.source, made, key)
+            check_page(page, context, artifacts, sitemap, labels, checking, problems, warnings, memo, phase)
         problems.raise_if_any()
     return sitemap
 
@@ -102,16 +94,27 @@ def check_context(cfg: SiteConfig, artifacts: dict[str, Artifacts], sitemap: Sit
     return digest(cfg.digest, cfg.base_url, artifacts_digest(artifacts), sitemap.digest)
 
 
-def check_page(page: Page, context: str, artifacts, sitemap: SiteMap, checking: Checking, problems: Collector,
-               memo: Memo | None) -> None:
-    """Check a page whose check is not remembered in `context`, and remember it if it found nothing."""
-    before = len(problems.problems)
-    _check_page(page, artifacts, sitemap, checking, problems, memo)
-    if memo is not None and page.digest and len(problems.problems) == before:
-        memo.data("page-check", (context, page.source, page.output, page.digest), lambda: b"ok")
+def check_page(page: Page, context: str, artifacts, sitemap: SiteMap, labels: SiteLabels, checking: Checking,
+               problems: Collector, warnings: Collector, memo: Memo | None, phase: Phase | None = None) -> None:
+    """Check a page whose check is not recorded in `phase`, unless the memo holds it as found right in
+    `context`, with what its references find of the site's `labels`; record it if it finds nothing."""
+    references = references_of(page, sitemap, labels)
+    names = references.names(page.blocks)
+    made = (page.output, page.digest, labels.seen(names))
+    key = (context, page.source, *made)
+    # (a page not read from its file has no digest)
+    name = memo.name("page-check", key) if memo is not None and page.digest else None
+    if name is None or memo.data(name) is None:
+        before = len(problems.problems) + len(warnings.problems)
+        _check_page(page, artifacts, sitemap, references, checking, problems, warnings, memo)
+        if name is None or len(problems.problems) + len(warnings.problems) != before:
+            return
+        memo.data("page-check", key, lambda: b"ok")
+    if phase is not None:
+        phase.made(page.source, made, key, summary=names)
 
 
-def _check_page(page, artifacts, sitemap, checking, problems, memo) -> None:
+def _check_page(page, artifacts, sitemap, references, checking, problems, warnings, memo) -> None:
     """A page's references: its lab, parent, values, figures, links and blocks."""
     art = artifacts.get(page.lab) if page.lab else None
     if page.lab and art is None:
@@ -123,7 +126,7 @@ def _check_page(page, artifacts, sitemap, checking, problems, memo) -> None:
             resolve_target(page, page.meta["parent"], sitemap)
         except Unresolved as exc:
             problems.add(page.source, page.meta_line, f"front matter parent: {exc}")
-    _references(page, problems)
+    _references(page, references, problems, warnings)
     for block in page.blocks:
         if block.kind == "prose":
             if (VALUE.search(block.text) or "figure:" in block.text) and art is None:
@@ -149,16 +152,26 @@ def _check_page(page, artifacts, sitemap, checking, problems, memo) -> None:
         kind.check(checking, page, block, shown)
 
 
-def _references(page, problems) -> None:
-    """Its labels, each defined once, and each reference without text naming one of them (labels.py)."""
-    labels, twice = page_labels(page.blocks)
-    for line, message in twice:
+def _references(page, references: References, problems, warnings) -> None:
+    """Its labels, each defined once on it, and each reference naming one label of this page or the
+    site; one to no label is a warning (the chapter it points into may be missing: it shows the name)."""
+    for line, message in page_labels(page.blocks)[1]:
         problems.add(page.source, line, message)
-    for line, text in prose_lines(page.blocks):
-        for name in unknown_references(text, labels):
-            known = ", ".join(sorted(labels)[:12]) or "none"
-            problems.add(page.source, line, f"[](#{name}) refers to no label of this page (its labels: {known}): "
-                                            "label a formula `$$ ... $$ {#name}` or a heading `## Title {#name}`")
+    for line, source, name in page_references(page.blocks):
+        found = references.find(source, name)
+        if isinstance(found, Target):
+            continue
+        written = f"[]({source or ''}#{name})"
+        if found:
+            pages = ", ".join(sorted({target.output for target in found}))
+            problems.add(page.source, line, f"{written} could be the label {name!r} of any of these pages: {pages}: "
+                                            "name the page's source, as [](chapter.md#label)")
+        else:
+            known = ", ".join(sorted(references.own)[:12]) or "none"
+            warnings.add(page.source, line, f"{written} refers to no label of {source or 'this page or any other'} "
+                                            f"(this page's: {known}): it shows as {name!r}; label a formula "
+                                            "`$$ ... $$ {#name}`, a figure `![alt](image \"caption\"){#name}` or a "
+                                            "heading `## Title {#name}`")
 
 
 def _prose(page, block, art, results, sitemap, problems, memo):

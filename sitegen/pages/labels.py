@@ -6,8 +6,13 @@ a caption line beside a table, `: caption {#label}` (Pandoc's), is table 1, 2, .
 anchor, `## Title {#label}`, is a label whose reference shows the title. A link without text to a
 label, `[](#label)` (MyST's form; MyST's roles, targets and directives and Quarto's @ references are
 read as it: dialects.py), shows what the label's `shown` says; `[text %s](#label)` shows the text
-with the number (or title) in place of %s. A label defined twice, or a reference without text to
-no label of the page, is a problem at its line (check.py).
+with the number (or title) in place of %s. A label of another page is reached the same way: by its
+name alone when one page of the site defines it, else as `[](chapter.md#label)` (References). A
+label defined twice on a page, or a reference to a label that several pages define, is a problem at
+its line; a reference to a label no page defines is a warning (check.py), shown as the label's name.
+
+What a page shows of another page's labels is recorded where it is read (References.read), so that a
+page, its check and its notebook are made again exactly when a label they show changed.
 """
 from __future__ import annotations
 
@@ -23,7 +28,8 @@ LABELLED_FIGURE = re.compile(r'^\s*!\[(?P<alt>[^\]]*)\]\((?P<target>[^)\s]+)(?:\
 # A numbered table's caption, as Pandoc and Quarto write it: a line `: Caption {#label}` beside the table.
 TABLE_CAPTION = re.compile(r"^\s*:\s+(?P<caption>\S.*?)\s*\{#(?P<label>[^}\s]+)\}\s*$")
 HEADING = re.compile(r"^ {0,3}#{1,6}\s+(?P<title>.+?)\s*\{#(?P<label>[^}\s]+)\}\s*$")
-REFERENCE = re.compile(r"(?<![!\]])\[(?P<text>[^\]]*)\]\(#(?P<label>[^)\s]+)\)")
+# A reference: to a label of its own page, of the site, or of the page a source path names.
+REFERENCE = re.compile(r"(?<![!\]])\[(?P<text>[^\]]*)\]\((?P<page>[^)\s#]*\.(?:md|ipynb))?#(?P<label>[^)\s]+)\)")
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
@@ -92,20 +98,93 @@ def _define(labels: dict, problems: list, name: str, label: Label) -> None:
         labels[name] = label
 
 
-def unknown_references(text: str, labels: dict[str, Label]) -> list[str]:
-    """The labels that a line's references without text (or with %s) name and the page lacks."""
-    return [m["label"] for m in REFERENCE.finditer(text)
-            if (not m["text"].strip() or "%s" in m["text"]) and m["label"] not in labels]
+class Target(NamedTuple):
+    """A label as a reference on any page shows it: where it is, and what it shows (no line: moving it
+    on its page changes no other page)."""
+    output: str         # the page that defines it
+    kind: str
+    number: int
+    title: str
+    shown: str
 
 
-def fill_references(line: str, labels: dict[str, Label]) -> str:
-    """A line with each reference to a label given the text it shows."""
-    def fill(match) -> str:
-        label = labels.get(match["label"])
-        if label is None:
-            return match[0]
-        text = match["text"]
-        value = label.title if label.kind == "section" else str(label.number)
-        text = text.replace("%s", value) if "%s" in text else (text if text.strip() else label.shown)
-        return f"[{text}](#{match['label']})"
-    return REFERENCE.sub(fill, line) if "](#" in line else line
+class SiteLabels(dict):
+    """Every page's labels: name -> the Targets of the pages that define it, in the pages' order; and
+    each page's own (`own`: source -> its labels by name)."""
+    own: dict
+
+    def seen(self, names) -> tuple:
+        """What references to these names (a page's, its record's summary) find now."""
+        return tuple((name, self.get(name, ())) for name in names)
+
+
+def site_labels(pages, words: dict | None = None) -> SiteLabels:
+    found, own = SiteLabels(), {}
+    for page in pages:
+        own[page.source] = labels = page_labels(page.blocks, words)[0]
+        for name, label in labels.items():
+            found[name] = (*found.get(name, ()), Target(page.output, *label[:3], label.shown))
+    found.own = own
+    return found
+
+
+def face_labels(blocks) -> tuple:
+    """A page's labels as other pages may show them (face.py): name, kind, number and title."""
+    return tuple((name, *label[:3]) for name, label in page_labels(blocks)[0].items())
+
+
+class References:
+    """What one page's references show: its own labels, then the site's (`site`: SiteLabels; `output_of`:
+    a page's source path, as the page links to it, -> where it is published, or None). The names looked
+    up in the site are `read`, for the records of what was made of them (SiteLabels.seen)."""
+
+    def __init__(self, output: str, own: dict[str, Label], site: SiteLabels | None = None, output_of=None):
+        self.output, self.own, self.site, self.output_of = output, own, site or SiteLabels(), output_of
+        self.read: set[str] = set()
+
+    def find(self, page: str | None, name: str) -> Target | tuple[Target, ...]:
+        """The label a reference names; else the (zero or several) labels it might mean."""
+        if not page and name in self.own:
+            label = self.own[name]
+            return Target(self.output, *label[:3], label.shown)
+        self.read.add(name)
+        targets = self.site.get(name, ())
+        where = self.output_of(page) if page and self.output_of else None
+        found = tuple(t for t in targets if (t.output == where if page else t.output != self.output))
+        return found[0] if len(found) == 1 else found
+
+    def names(self, blocks) -> list[str]:
+        """The names the page's references look up in the site, sorted (what its records hold)."""
+        for _, page, name in page_references(blocks):
+            self.find(page, name)
+        return sorted(self.read)
+
+    def fill(self, line: str) -> str:
+        """A line with each reference given the text it shows and a link to its label (another page's
+        by its root path: the page's links resolve it); one to no label, or to several, shows the
+        label's name (check.py says why)."""
+        def fill(match) -> str:
+            if not _filled(match):
+                return match[0]
+            found = self.find(match["page"], match["label"])
+            if not isinstance(found, Target):
+                return match["text"].replace("%s", match["label"]) if "%s" in match["text"] else match["label"]
+            text = match["text"]
+            value = found.title if found.kind == "section" else str(found.number)
+            text = text.replace("%s", value) if "%s" in text else found.shown
+            where = "" if found.output == self.output else f"/{found.output}"
+            return f"[{text}]({where}#{match['label']})"
+        return REFERENCE.sub(fill, line) if "](" in line else line
+
+
+def _filled(match) -> bool:
+    """A reference the build fills in: without text, or with %s for the number; else a plain link."""
+    return not match["text"].strip() or "%s" in match["text"]
+
+
+def page_references(blocks):
+    """(line, the page part or None, label) of each reference the page's prose fills in."""
+    for line, text in prose_lines(blocks):
+        for match in REFERENCE.finditer(text):
+            if _filled(match):
+                yield line, match["page"], match["label"]

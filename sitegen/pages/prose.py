@@ -20,7 +20,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from ..core.memo import Memo, digest, package_version
-from .labels import LABELLED_FIGURE, LABELLED_MATH, TABLE_CAPTION, fill_references
+from .labels import LABELLED_FIGURE, LABELLED_MATH, TABLE_CAPTION, References, SiteLabels, page_labels
 
 if TYPE_CHECKING:              # content reads pages with blocks.py, which resolves prose through here
     from .page import Page
@@ -227,6 +227,17 @@ def resolve_target(page: Page, target: str, sitemap: SiteMap) -> tuple[str, str]
     raise Unresolved(f"link '{target}' points to nothing the site builds")
 
 
+def references_of(page: Page, sitemap: SiteMap, labels: SiteLabels, words: dict | None = None) -> References:
+    """What `page`'s references find: its own labels, then the site's (labels.py), a page's source path
+    resolved as its links are."""
+    def output_of(source: str) -> str | None:
+        try:
+            return resolve_target(page, source, sitemap)[0]
+        except Unresolved:
+            return None
+    return References(page.output, page_labels(page.blocks, words)[0], labels, output_of)
+
+
 def pretty_url(output: str) -> str:
     """The form Cloudflare Pages serves without a redirect: x.html -> x, a/index.html -> a/."""
     if output == "index.html" or output.endswith("/index.html"):
@@ -254,27 +265,27 @@ def relative_url(from_output: str, to_output: str, fragment: str = "") -> str:
     return (rel or "./") + (f"#{fragment}" if fragment else "")
 
 
-def transform_prose(text: str, results: dict | None, href, figure_block=None, math=None, labels=None,
+def transform_prose(text: str, results: dict | None, href, figure_block=None, math=None, references=None,
                     join: str = " · ") -> str:
-    """Fill values, point links at their targets, give references to the page's `labels` their text
-    (labels.py), and (on pages) lift figures into blocks and turn formulas into MathML via
+    """Fill values, point links at their targets, give references their text (`references`: the page's,
+    labels.References), and (on pages) lift figures into blocks and turn formulas into MathML via
     `math(tex, display, label, number)`; without it, a numbered formula is numbered as Jupyter's
     MathJax numbers one, with \\tag."""
-    lines = []
+    lines, labels = [], references.own if references is not None else {}
     for line in text.splitlines():
         match = FIGURE_LINE.match(line)
         if match and figure_block is not None:
             lines.append(figure_block(match["name"], match["alt"], match["title"] or ""))
             continue
         line = VALUE.sub(lambda m: html.escape(format_value(lookup(results, m["path"]), m["spec"])), line)
-        if labels is not None:
-            line = fill_references(line, labels)
-        if (numbered := LABELLED_MATH.match(line)) and numbered["label"] in (labels or {}):
+        if references is not None:
+            line = references.fill(line)
+        if (numbered := LABELLED_MATH.match(line)) and numbered["label"] in labels:
             number = labels[numbered["label"]].number
             lines.append(math(numbered["tex"].strip(), True, numbered["label"], number) if math is not None
                          else f"$${numbered['tex'].strip()} \\tag{{{number}}}$$")
             continue
-        if (figure := LABELLED_FIGURE.match(line)) and figure["label"] in (labels or {}):
+        if (figure := LABELLED_FIGURE.match(line)) and figure["label"] in labels:
             label = labels[figure["label"]]         # a numbered figure: its number before its caption
             caption = label.shown + (join + figure["caption"] if figure["caption"] else "")
             target = figure["target"]
@@ -285,7 +296,7 @@ def transform_prose(text: str, results: dict | None, href, figure_block=None, ma
             else:
                 lines.append(f"![{figure['alt']}]({href(target)})\n\n*{caption}*")
             continue
-        if (table := TABLE_CAPTION.match(line)) and table["label"] in (labels or {}):
+        if (table := TABLE_CAPTION.match(line)) and table["label"] in labels:
             label = labels[table["label"]]
             caption = html.escape(label.shown + join + table["caption"])
             lines.append(f'<p class="table-caption" id="{html.escape(table["label"])}">{caption}</p>' if math is not None

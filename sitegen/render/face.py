@@ -2,7 +2,7 @@
 
 One page shows others in its breadcrumbs and previous/next links (their address, title and parent)
 and, on the lecture's map (`::: materials`), their title, description, reading time and the words
-they give a lab's figure; the math font holds every formula's characters, `_redirects` every
+they give a lab's figure; a reference shows another page's label (its number or title); the math font holds every formula's characters, `_redirects` every
 page's aliases, and a block's kind decides what scripts and checks the site carries. Everything
 else of a page shows on that page alone. So an edit that leaves a page's face as it was can change
 no other file but the search index's piece of it (patch.py takes such edits), and a reader of a
@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from ..pages.labels import face_labels
 from ..pages.page import Page
 from ..pages.prose import LINK
 from .mathfont import page_formulas
@@ -29,12 +30,13 @@ class Face(NamedTuple):
     aliases: tuple              # _redirects
     kinds: tuple                # the scripts, styles and checks its blocks need
     formulas: tuple             # (LaTeX, display): the math font's characters
+    labels: tuple               # (name, kind, number, title): what references on other pages show
 
 
 def page_face(page: Page, solutions: str) -> Face:
     """`page`'s face in a build with `solutions` (folded, shown or omitted: what formulas show)."""
     return Face(*linked(page), *mapped(page), tuple(page.aliases), tuple(page.kinds),
-                tuple(page_formulas(page, solutions)))
+                tuple(page_formulas(page, solutions)), face_labels(page.blocks))
 
 
 def linked(page: Page) -> tuple[str, str, str | None]:

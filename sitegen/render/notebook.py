@@ -15,7 +15,7 @@ from ..labs.artifacts import NARROW, Artifacts
 from ..pages.blocks import hidden_blocks, practice_markdown
 from ..project.config import SiteConfig
 from ..pages.page import Page
-from ..pages.labels import page_labels
+from ..pages.labels import References, page_labels
 from ..pages.prose import SiteMap, Unresolved, is_external, pretty_url, resolve_target, transform_prose
 from ..project.figurefonts import setup_code
 from .withheld import without_solutions
@@ -58,7 +58,8 @@ def notebook_json(notebook: dict) -> bytes:
     return (text + "\n").encode("utf-8")
 
 
-def build_notebook(cfg: SiteConfig, page: Page, art: Artifacts, sitemap: SiteMap, solutions: str = "folded") -> bytes:
+def build_notebook(cfg: SiteConfig, page: Page, art: Artifacts, sitemap: SiteMap, solutions: str = "folded",
+                   references: References | None = None) -> bytes:
     results = art.results
 
     def href(target: str) -> str:
@@ -76,12 +77,12 @@ def build_notebook(cfg: SiteConfig, page: Page, art: Artifacts, sitemap: SiteMap
         cells.append({"cell_type": "code", "execution_count": None, "metadata": {"name": "figure-fonts"},
                       "outputs": [], "source": setup})
     hidden = hidden_blocks(page, solutions)
-    labels = page_labels(page.blocks, cfg.vocabulary.words)[0]
+    references = references or References(page.output, page_labels(page.blocks, cfg.vocabulary.words)[0])
     for index, block in enumerate(page.blocks):
         if index in hidden:
             continue
         if block.kind == "prose":
-            text = transform_prose(block.text, results, href, figure_block=lambda *a: "", labels=labels,
+            text = transform_prose(block.text, results, href, figure_block=lambda *a: "", references=references,
                                    join=cfg.vocabulary.words["caption_join"])
             cells += [markdown_cell(md) for md in _markdown_cells(text)]
         elif label := practice_markdown(page, block, cfg.vocabulary.words, solutions):

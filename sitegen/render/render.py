@@ -20,8 +20,8 @@ from .converters import markdown_converter, template_environment, template_line
 from ..labs.artifacts import NARROW, Artifacts, artifacts_digest
 from ..project.config import SiteConfig
 from ..pages.page import Page
-from ..pages.prose import (SiteMap, Unresolved, is_external, math_spans, pretty_url, relative_url, resolve_target, to_mathml,
-                    transform_prose)
+from ..pages.prose import (SiteMap, Unresolved, is_external, math_spans, pretty_url, references_of, relative_url,
+                           resolve_target, to_mathml, transform_prose)
 from ..core.errors import BuildError, Problem
 from ..core.incremental import Phase
 from .deploy import add_deploy_files
@@ -36,7 +36,7 @@ from .archive import notebook_archive
 from ..core.stored import bytes_of, sha256_of
 from ..labs.labreads import archived_reads
 from ..core.sources import read_bytes
-from ..pages.labels import page_labels
+from ..pages.labels import References, SiteLabels
 from ..project import textnb
 from ..project.nbsource import runs_as_notebook
 
@@ -120,8 +120,9 @@ def while_labs_run(cfg: SiteConfig, memo: Memo, pending, pages: list[Page], snap
 
 class Renderer:
     def __init__(self, cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts], memo: Memo,
-                 sitemap: SiteMap, snapshot: dict[str, str], solutions: str = "folded"):
+                 sitemap: SiteMap, snapshot: dict[str, str], solutions: str = "folded", labels: SiteLabels | None = None):
         self.cfg, self.pages, self.artifacts, self.memo = cfg, pages, artifacts, memo
+        self.labels = labels if labels is not None else SiteLabels()     # every page's (labels.site_labels)
         self.snapshot = snapshot            # the build's snapshot of the sources (templates/ among them)
         self.solutions = solutions          # exercises' solutions: folded, shown or omitted
         self.sitemap = sitemap
@@ -166,11 +167,12 @@ class Renderer:
         if art.lab.notebook:
             # Rebuilt only when what it is made of changed: its page, its lab (its digest: a recompute
             # changes computed_at), site.yaml (words, descriptions), links, solutions, the generator.
-            made = (page.source, page.digest, art.digest)
+            # and the labels of other pages its references show.
+            made = (page.source, page.digest, art.digest, self.labels.seen(self.references(page).names(page.blocks)))
             record = self.notebook_phase.reuse(art.lab.id, made)
             notebook = self.memo.file(record.entry) if record is not None else None
             if notebook is None:
-                key = (page.source, page.digest, made[2], self.notebook_site_key)
+                key = (*made, self.notebook_site_key)
                 memo = self.memo if page.digest else Memo(None)  # (a page not read from its file has no digest)
                 notebook = memo.file("notebook", key, lambda: self.notebook(page, art))
                 if page.digest:
@@ -203,7 +205,7 @@ class Renderer:
             if rel.endswith(textnb.SUFFIX):           # a MyST Markdown notebook is downloaded as an .ipynb
                 data = textnb.as_ipynb(data, rel)
             return computed_notebook(self.cfg, page, art, self.sitemap, data, self.solutions)
-        return build_notebook(self.cfg, page, art, self.sitemap, self.solutions)
+        return build_notebook(self.cfg, page, art, self.sitemap, self.solutions, self.references(page))
 
     @functools.cached_property
     def sequence_items(self) -> list[tuple[Page, Artifacts | None]]:
@@ -320,12 +322,12 @@ class Renderer:
 
         parts = []
         hidden = hidden_blocks(page, self.solutions)
-        labels = page_labels(page.blocks, self.words)[0]
+        references = self.references(page)
         for index, block in enumerate(page.blocks):
             if index in hidden:
                 continue
             if block.kind == "prose":
-                parts.append(transform_prose(block.text, results, href, figure_block, math, labels,
+                parts.append(transform_prose(block.text, results, href, figure_block, math, references,
                                              self.words["caption_join"]))
             else:
                 kind = KINDS[block.kind]
@@ -346,6 +348,9 @@ class Renderer:
         toc = [{"id": t["id"], "name": html.unescape(t["name"]), "level": t["level"]}
                for t in _flatten(md.toc_tokens) if t["level"] in (2, 3)]
         return body, toc, scripts
+
+    def references(self, page: Page) -> References:
+        return references_of(page, self.sitemap, self.labels, self.words)
 
     def site_key(self, assets: dict[str, str], scripts: list[str]) -> str:
         """What any page may show besides its own source, neighbours and labs (the generator and the
@@ -374,7 +379,7 @@ class Renderer:
         mapped = "materials" in page.kinds
         labs_key = self.labs_key(page)
         record = None if mapped else self.page_phase.reuse(     # (its entry is looked up once)
-            page.source, lambda read: (page.digest, labs_key, self.faces(read)))
+            page.source, lambda read: (page.digest, labs_key, self.faces(read[0]), self.labels.seen(read[1])))
         if record is not None and (kept := self.memo.file(record.entry)) is not None:
             self.out.add(page.output, kept, page.source)
             return
@@ -407,11 +412,13 @@ class Renderer:
                     read.append(other.source)
                     neighbours[key] = {"title": other.title, "href": relative_url(page.output, other.output)}
         shown = self.materials(page) if mapped else []
+        names = self.references(page).names(page.blocks)        # the labels of other pages it shows
+        seen = self.labels.seen(names)
         key = (site_key, page.source, page.digest, labs_key,
-               json.dumps([nav, crumbs, neighbours, shown], ensure_ascii=False, sort_keys=True))
+               json.dumps([nav, crumbs, neighbours, shown, seen], ensure_ascii=False, sort_keys=True))
         site_key = site_key if page.digest else ""         # (a page not read from its file has no digest)
-        record = self.page_phase.made(page.source, (page.digest, labs_key, self.faces(read)), key,
-                                      summary=tuple(read), namespace="page") if site_key else None
+        record = self.page_phase.made(page.source, (page.digest, labs_key, self.faces(read), seen), key,
+                                      summary=(tuple(read), names), namespace="page") if site_key else None
         if record is not None and (kept := self.memo.file(record.entry)) is not None:
             self.out.add(page.output, kept, page.source)
             return
@@ -445,10 +452,10 @@ def _flatten(tokens):
 
 def render_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts], sitemap: SiteMap,
                 snapshot: dict[str, str], preview: bool = False, memo: Memo | None = None,
-                solutions: str = "folded") -> Outputs:
+                solutions: str = "folded", labels: SiteLabels | None = None) -> Outputs:
     """Every file of the site; `sitemap` is what the check resolved links against, `snapshot` the
-    build's snapshot of the sources."""
-    renderer = Renderer(cfg, pages, artifacts, memo or Memo(None), sitemap, snapshot, solutions)
+    build's snapshot of the sources, `labels` every page's (labels.site_labels)."""
+    renderer = Renderer(cfg, pages, artifacts, memo or Memo(None), sitemap, snapshot, solutions, labels)
     assets = publish_assets(cfg, pages, renderer.memo, renderer.out, preview, snapshot, solutions)
     scripts = [assets[name] for name in PAGE_SCRIPTS + (PREVIEW_SCRIPTS if preview else ())]
     site_key = renderer.site_key(assets, scripts) if memo else ""
