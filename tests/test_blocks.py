@@ -249,21 +249,21 @@ def test_a_callout_in_each_syntax_is_a_box_labelled_by_its_kind_and_title(tmp_pa
 def test_markup_of_other_tools_this_site_does_not_support_is_a_warning_naming_its_line(tmp_path):
     root = empty_course(tmp_path / "site")
     page = root / "content/index.md"
-    page.write_text(page.read_text(encoding="utf-8") + "\n(intro)=\n见 {cite}`intro`。\n\n```{sidebar} 旁注\n图。\n```\n",
+    page.write_text(page.read_text(encoding="utf-8") + "\n(intro)=\n见 {sub-ref}`intro`。\n\n```{sidebar} 旁注\n图。\n```\n",
                     encoding="utf-8")
     lines = page.read_text(encoding="utf-8").splitlines()
     result = run_build(root, tmp_path / "dist", tmp_path / "cache")
     assert result.returncode == 0, result.stderr
     for marker, said in (("(intro)=", "the MyST target (intro)= stands above no heading or formula"),
-                         ("见 {cite}", "the MyST role {cite} is not supported here"),
+                         ("见 {sub-ref}", "the MyST role {sub-ref} is not supported here"),
                          ("```{sidebar}", "the MyST directive {sidebar} is not supported here")):
         line = next(n for n, text in enumerate(lines, 1) if text.startswith(marker))
         assert f"warning: content/index.md:{line}: {said}" in result.stderr
     shown = (tmp_path / "dist/index.html").read_text(encoding="utf-8")
-    assert "(intro)=" not in shown and "{cite}" not in shown and "{sidebar}" not in shown
+    assert "(intro)=" not in shown and "{sub-ref}" not in shown and "{sidebar}" not in shown
     strict = run_build(root, tmp_path / "strict", tmp_path / "cache", "--strict")
     assert strict.returncode == 1 and "Traceback" not in strict.stderr
-    assert "the MyST role {cite} is not supported here" in strict.stderr and "--strict makes it an error" in strict.stderr
+    assert "the MyST role {sub-ref} is not supported here" in strict.stderr and "--strict makes it an error" in strict.stderr
     assert not (tmp_path / "strict").exists()
 
 
@@ -272,13 +272,13 @@ def test_a_notebook_s_markdown_cells_hold_callouts_and_their_notes_name_the_note
     root = empty_course(tmp_path / "site")
     notebook = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
         {"cell_type": "markdown", "id": "a", "metadata": {}, "source": "# 笔记本\n\n:::{note} 记住\n要点。\n:::\n"},
-        {"cell_type": "markdown", "id": "b", "metadata": {}, "source": "见 {cite}`e1`。"}]}
+        {"cell_type": "markdown", "id": "b", "metadata": {}, "source": "见 {sub-ref}`e1`。"}]}
     text = json.dumps(notebook, ensure_ascii=False, indent=1)
     (root / "content/nb.ipynb").write_text(text, encoding="utf-8")
     result = run_build(root, tmp_path / "dist", tmp_path / "cache")
     assert result.returncode == 0, result.stderr
-    line = next(n for n, text in enumerate(text.splitlines(), 1) if "{cite}" in text)
-    assert (f"warning: content/nb.ipynb:{line}: cell 2 (markdown), line 1: the MyST role {{cite}} is not supported here"
+    line = next(n for n, text in enumerate(text.splitlines(), 1) if "{sub-ref}" in text)
+    assert (f"warning: content/nb.ipynb:{line}: cell 2 (markdown), line 1: the MyST role {{sub-ref}} is not supported here"
             in result.stderr)
     page = (tmp_path / "dist/nb.html").read_text(encoding="utf-8")
     assert '<aside class="callout callout-note"' in page and "要点。" in page and ":::" not in page

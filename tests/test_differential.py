@@ -155,6 +155,9 @@ class Sequence:
                                                          encoding="utf-8")
         with open(root / "content/index.md", "a", encoding="utf-8") as page:   # the lecture's map: others' words
             page.write("\n\n::: materials\n")
+        edit(root / "site.yaml", "site:\n", "site:\n  bibliography: references.bib\n")
+        (root / "content/references.bib").write_text(self.bibliography(2019, "统计", False), encoding="utf-8")
+        (root / "content/cites.md").write_text("---\ntitle: 引用\n---\n见 [@ka]，@kb 与 @kc。\n", encoding="utf-8")
         self.log: list[str] = []
 
     # -- building ----------------------------------------------------------------
@@ -382,6 +385,32 @@ class Sequence:
             self.write("content/refs.md", f"---\ntitle: 引用\n---\n式 {{eq}}`{named[0]}`、[](eqs.md#{named[1]})、"
                                           f"[第 %s 式](#{named[2]})。\n")
 
+    @staticmethod
+    def bibliography(year: int, title: str, third: bool) -> str:
+        return (f"@book{{ka, author = {{李航}}, title = {{{title}学习方法}}, year = {{{year}}}}}\n"
+                "@article{kb, author = {Vaswani, Ashish and Shazeer, Noam}, title = {Attention}, journal = {NeurIPS},"
+                " year = {2017}}\n" + ("@misc{kc, author = {周志华}, title = {机器学习}, year = {2016}}\n" if third else ""))
+
+    def edit_bibliography(self):
+        """An entry a page cites edited, one it names in a sentence added or removed, the style switched,
+        or what the page cites changed (content/references.bib, content/cites.md)."""
+        choice = self.rng.choice(["entry", "entry", "third", "style", "page"])
+        bib = self.text("content/references.bib")
+        self.log[-1] += f" ({choice})"
+        if choice == "entry":
+            self.write("content/references.bib", self.bibliography(2000 + self.n, self.rng.choice("统计机器"), "@misc{kc" in bib))
+        elif choice == "third":
+            year = int(bib.split("year = {", 1)[1][:4])
+            self.write("content/references.bib", self.bibliography(year, bib.split("title = {", 1)[1][:2], "@misc{kc" not in bib))
+        elif choice == "style":
+            text = self.text("site.yaml")
+            style = "  citation_style: chicago-author-date\n"
+            self.write("site.yaml", text.replace(style, "") if style in text else
+                       text.replace("  bibliography: references.bib\n", "  bibliography: references.bib\n" + style))
+        else:
+            cited = self.rng.sample(["[@ka]", "[@kb]", "[@ka; @kb]", "@kb", "@kc", "[see @ka, p. 3]"], 3)
+            self.write("content/cites.md", f"---\ntitle: 引用\n---\n见 {'，'.join(cited)}。\n")
+
     def notebook(self) -> dict:
         return json.loads(self.text("content/nb/lesson.ipynb"))
 
@@ -489,7 +518,8 @@ class Sequence:
              "edit_site_yaml", "same_size_times_put_back", "revert", "touch", "hand_edit_output",
              "edit_data_file", "edit_relative_module", "edit_package_init", "edit_generator", "newer_package",
              "edit_during_build", "same_second", "edit_unseen_lines", "toggle_unseen_flag", "edit_unseen_catted",
-             "edit_unseen_database", "edit_unseen_last_cell", "edit_unseen_last_cell", "edit_equations", "edit_equations", "switch_language")
+             "edit_unseen_database", "edit_unseen_last_cell", "edit_unseen_last_cell", "edit_equations", "edit_equations", "switch_language",
+             "edit_bibliography", "edit_bibliography")
 
     def step(self) -> None:
         self.n += 1
@@ -651,20 +681,30 @@ def test_every_transition_of_a_notebook_page_keeps_the_incremental_build_equal_t
     assert len(sequence.log) == len(steps)
 
 
+# What one page shows of another or of a shared file, edited in turn: each edit is checked (with the
+# steps it must have taken) as a clean build. A prose edit of one page may be patched in (ProseSequence).
+SHOWN_ELSEWHERE = {
+    # formulas renumbered, labels renamed: references on their page and another follow (labels.py)
+    "edit_equations": (38, lambda log: any("rename" in step or "move" in step for step in log)
+                       and sum("refs.md" in step for step in log) >= 2),
+    # an entry edited, added or removed, the style switched: the pages that cite it follow (citations.py)
+    "edit_bibliography": (40, lambda log: len(set(log)) >= 4),
+}
+
+
 @pytest.mark.parametrize("kind", [Sequence, ProseSequence])
-def test_labelled_formulas_added_removed_moved_and_renamed_keep_the_build_equal_to_a_clean_one(tmp_path, kind):
-    """Each edit renumbers formulas and changes what references show (labels.py), on their page and
-    another; a prose edit of one page, it may be patched in (ProseSequence's builds patch)."""
-    sequence = kind(tmp_path, seed=38)
+@pytest.mark.parametrize("step", sorted(SHOWN_ELSEWHERE))
+def test_what_pages_show_of_each_other_edited_keeps_the_build_equal_to_a_clean_one(tmp_path, kind, step):
+    seed, took = SHOWN_ELSEWHERE[step]
+    sequence = kind(tmp_path, seed=seed)
     sequence.build()
     for _ in range(8):
         sequence.n += 1
-        sequence.log.append("edit_equations")
-        sequence.edit_equations()
+        sequence.log.append(step)
+        getattr(sequence, step)()
         sequence.build()
         sequence.check()
-    assert len(sequence.log) == 8 and any("rename" in step or "move" in step for step in sequence.log), sequence.log
-    assert sum("refs.md" in step for step in sequence.log) >= 2, sequence.log
+    assert len(sequence.log) == 8 and took(sequence.log), sequence.log
 
 
 def test_switching_the_interface_s_language_and_back_keeps_the_build_equal_to_a_clean_one(tmp_path):

@@ -35,12 +35,12 @@ from ..render.search import INDEX, entry_start, page_sections_json
 PATCHES = 50        # patched builds in a row, at most: then a full build prunes what they left
 
 
-def patch_info(files: Outputs, check_context: str, sitemap, labels, labs: list[str], frozen: tuple,
+def patch_info(files: Outputs, check_context: str, sitemap, shared, labs: list[str], frozen: tuple,
                text_notebooks: frozenset) -> dict:
-    """What a full build keeps for the builds that patch pages into its site (`labels`: every page's, as
-    their references find them; `text_notebooks`: which .md files were notebooks, as a patch reads no
+    """What a full build keeps for the builds that patch pages into its site (`shared`: every page's labels
+    and the bibliography, pages/shared.py; `text_notebooks`: which .md files were notebooks, as a patch reads no
     records, nbsource.text_notebooks)."""
-    return {"check_context": check_context, "sitemap": sitemap, "labels": labels, "labs": labs, "frozen": frozen,
+    return {"check_context": check_context, "sitemap": sitemap, "shared": shared, "labs": labs, "frozen": frozen,
             "patches": 0,
             "text_notebooks": sorted(text_notebooks), **files.made_with}
 
@@ -67,15 +67,15 @@ def patch(out: Path, cfg, memo, last: dict, snapshot: dict[str, str], edited: li
                 or "materials" in page.kinds or any(kind != "prose" and KINDS[kind].needs_lab for kind in page.kinds)
                 or page_face(was, solutions) != page_face(page, solutions)):
             return None
-    sitemap, labels, problems, said = info["sitemap"], info["labels"], Collector(), Collector()
+    sitemap, shared, problems, said = info["sitemap"], info["shared"], Collector(), Collector()
     for page in pages:
-        check_page(page, info["check_context"], {}, sitemap, labels, Checking(cfg, problems), problems, said, memo)
+        check_page(page, info["check_context"], {}, sitemap, shared, Checking(cfg, problems), problems, said, memo)
     problems.raise_if_any()
     if said.problems:
         return None         # (said by a full build, in its order among the others)
     last_files = {rel: record for rel, record in last["files"].items() if rel != MARK}
     shown = {rel: Stored(f"{out}/{rel}", record[0], record[1]) for rel, record in last_files.items()}
-    renderer = Renderer(cfg, pages, {}, memo, sitemap, snapshot, solutions, labels)
+    renderer = Renderer(cfg, pages, {}, memo, sitemap, snapshot, solutions, shared)
     renderer.by_output = _Pages(memo, sitemap, snapshot, pages)
     for page in pages:
         try:

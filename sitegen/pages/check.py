@@ -6,6 +6,8 @@ are reported together, each as `content/...md:LINE: ...`.
 """
 from __future__ import annotations
 
+import difflib
+
 from ..labs.artifacts import NARROW, Artifacts, artifacts_digest
 from .blocks import KINDS, Checking
 from ..project.config import SiteConfig
@@ -16,7 +18,9 @@ from .prose import (LINK, NOTEBOOK_NAMES, VALUE, SiteMap, Unresolved, block_form
                     references_of, resolve_target, to_mathml)
 from ..core.errors import Collector
 from ..core.incremental import Phase
-from .labels import References, SiteLabels, Target, page_labels, page_references
+from .citations import line_citations
+from .labels import References, Target, page_labels, page_references, prose_lines
+from .shared import Shared
 from ..project.nbsource import runs_as_notebook
 
 
@@ -38,9 +42,9 @@ def site_map(cfg: SiteConfig, pages: list[Page], published: dict[str, set[str]],
 
 
 def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts], snapshot: dict[str, str],
-               labels: SiteLabels, warnings: Collector, memo: Memo | None = None) -> SiteMap:
-    """Raises every problem at once; else the site map, for rendering (`snapshot`: the build's; `labels`:
-    every page's, labels.site_labels). What --strict makes an error is added to `warnings`."""
+               shared: Shared, warnings: Collector, memo: Memo | None = None) -> SiteMap:
+    """Raises every problem at once; else the site map, for rendering (`snapshot`: the build's; `shared`:
+    what pages may show of the site beside their own). What --strict makes an error is added to `warnings`."""
     problems = Collector()
     checking = Checking(cfg, problems)
     for art in artifacts.values():
@@ -81,9 +85,9 @@ def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifact
     with Phase(memo, "page-check", context) as phase:
         for page in pages:
             # (what it found of other pages' labels is part of what it was made of: labels.References)
-            if phase.reuse(page.source, lambda names: (page.output, page.digest, labels.seen(names))) is not None:
+            if phase.reuse(page.source, lambda read: (page.output, page.digest, shared.seen(read))) is not None:
                 continue                # as the last build found it, in this same context
-            check_page(page, context, artifacts, sitemap, labels, checking, problems, warnings, memo, phase)
+            check_page(page, context, artifacts, sitemap, shared, checking, problems, warnings, memo, phase)
         problems.raise_if_any()
     return sitemap
 
@@ -94,24 +98,26 @@ def check_context(cfg: SiteConfig, artifacts: dict[str, Artifacts], sitemap: Sit
     return digest(cfg.digest, cfg.base_url, artifacts_digest(artifacts), sitemap.digest)
 
 
-def check_page(page: Page, context: str, artifacts, sitemap: SiteMap, labels: SiteLabels, checking: Checking,
+def check_page(page: Page, context: str, artifacts, sitemap: SiteMap, shared: Shared, checking: Checking,
                problems: Collector, warnings: Collector, memo: Memo | None, phase: Phase | None = None) -> None:
     """Check a page whose check is not recorded in `phase`, unless the memo holds it as found right in
-    `context`, with what its references find of the site's `labels`; record it if it finds nothing."""
-    references = references_of(page, sitemap, labels)
-    names = references.names(page.blocks)
-    made = (page.output, page.digest, labels.seen(names))
+    `context`, with what it reads of `shared` (other pages' labels, the entries it cites) as it is now;
+    record it if it finds nothing."""
+    references = references_of(page, sitemap, shared.labels)
+    read = shared.read(page, references)
+    made = (page.output, page.digest, shared.seen(read))
     key = (context, page.source, *made)
     # (a page not read from its file has no digest)
     name = memo.name("page-check", key) if memo is not None and page.digest else None
     if name is None or memo.data(name) is None:
         before = len(problems.problems) + len(warnings.problems)
         _check_page(page, artifacts, sitemap, references, checking, problems, warnings, memo)
+        _citations(page, shared.bibliography, problems)
         if name is None or len(problems.problems) + len(warnings.problems) != before:
             return
         memo.data("page-check", key, lambda: b"ok")
     if phase is not None:
-        phase.made(page.source, made, key, summary=names)
+        phase.made(page.source, made, key, summary=read)
 
 
 def _check_page(page, artifacts, sitemap, references, checking, problems, warnings, memo) -> None:
@@ -172,6 +178,22 @@ def _references(page, references: References, problems, warnings) -> None:
                                             f"(this page's: {known}): it shows as {name!r}; label a formula "
                                             "`$$ ... $$ {#name}`, a figure `![alt](image \"caption\"){#name}` or a "
                                             "heading `## Title {#name}`")
+
+
+def _citations(page, bibliography, problems) -> None:
+    """Each key a bracketed citation names is an entry of the bibliography (citations.py)."""
+    for line, text in prose_lines(page.blocks):
+        for cited in line_citations(text, bibliography):
+            for key in cited.keys:
+                if key in bibliography or cited.narrative:
+                    continue
+                if not bibliography:
+                    problems.add(page.source, line, f"[@{key}] cites, but site.yaml names no bibliography: add "
+                                                    "`bibliography: references.bib` under site:, a BibTeX file "
+                                                    "beside the pages in content/")
+                else:
+                    near = ", ".join(difflib.get_close_matches(key, list(bibliography), 3)) or "none close"
+                    problems.add(page.source, line, f"[@{key}]: no entry {key!r} in the bibliography (close: {near})")
 
 
 def _prose(page, block, art, results, sitemap, problems, memo):

@@ -22,7 +22,7 @@ import shlex
 from pathlib import Path
 
 from .blocks import KINDS
-from .dialects import FOREIGN_FRONT_MATTER, translate
+from .dialects import ELSEWHERE, FOREIGN_FRONT_MATTER, translate
 from ..core.errors import BuildError, Collector, Problem
 from ..core.incremental import Phase
 from ..core.memo import Memo
@@ -73,7 +73,7 @@ def parse_page(text: str, source: str, output: str, memo=None) -> Page:
             line = key_lines.get(key, 0) + 1
             if key not in FRONT_MATTER and key in FOREIGN_FRONT_MATTER:
                 notes.append((line, f"front matter '{key}' is {FOREIGN_FRONT_MATTER[key]}'s; this site does not "
-                                    "read it: left out (delete it, or keep it for that tool)"))
+                                    "read it: left out (delete it, or keep it for that tool)" + ELSEWHERE.get(key, "")))
                 del loaded[key]
             elif key not in FRONT_MATTER:
                 # (a notebook's front matter is a raw cell at its top: its lab is itself, and it may say how it runs)

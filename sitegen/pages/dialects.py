@@ -44,6 +44,10 @@ FOREIGN_FRONT_MATTER = {
                      "toc-title", "abstract", "categories", "image", "engine", "filters", "csl", "citation",
                      "reference-location", "title-block-banner", "freeze", "echo", "code-fold"), "Quarto"),
 }
+# Where this site reads what such a key says.
+ELSEWHERE = {"bibliography": "; a course's BibTeX files are named once, in site.yaml: site: bibliography: references.bib",
+             "csl": "; the citation style is site.yaml's site: citation_style: (a CSL style's name)",
+             "lang": "; the course's language is site.yaml's site: language:"}
 MYST_OPTIONS = {"class", "open", "name"}     # what a callout's options may say; `name`: kept for references
 
 FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
@@ -63,6 +67,9 @@ MYST_LABELLED = re.compile(r"^(?P<math>\s*\$\$.+?\$\$)\s*\((?P<label>[^()\s]+)\)
 # Quarto's cross-reference: @fig-x, @eq-x, @sec-x, @tbl-x (never an e-mail address's @).
 QUARTO_REF = re.compile(r"(?<![\w@.])\[?@(?P<label>(?:fig|eq|sec|tbl)-[\w-]*\w)\]?")
 REFERENCES = {"ref", "numref", "eq", "doc", "prf:ref"}      # (prf:ref: sphinx-proof's)
+# sphinxcontrib-bibtex's roles as Pandoc's citations (citations.py): in brackets, in the sentence, the year.
+CITATIONS = {"cite": "[@", "cite:p": "[@", "cite:ps": "[@", "cite:alp": "[@", "cite:alps": "[@", "cite:t": "@",
+             "cite:ts": "@", "cite:year": "[-@", "cite:yearpar": "[-@"}
 DEFINED = re.compile(r"^ {0,3}\((?P<label>[^()\s]+)\)=\s*$|^\s*:(?:label|name):\s*(?P<option>\S+)")
 LABEL_LINK = re.compile(r"(?<!!)\[(?P<text>[^\]]*)\]\((?P<label>[A-Za-z][\w:.-]*)\)")
 QUARTO_FIGURE = re.compile(r'^\s*!\[(?P<caption>[^\]]+)\]\((?P<target>[^)\s]+)\)\{#(?P<label>fig-[^}\s]+)(?P<attrs>[^}]*)\}\s*$')
@@ -319,9 +326,10 @@ def _myst(out, index, number, myst, fence, closers, notes, ended=None) -> int:
         out[index] = directive(name[4:], myst["title"].strip(), fold, number, notes, options.get("label", ""))
         closers.append((*fence, "::: end", number))
         return after
-    if name == "index":         # an entry of the book's index: never shown where it stands
-        notes.append((number, "the MyST directive {index} is not supported here (this site has no index page): "
-                              "left out"))
+    if name in ("index", "bibliography"):   # an entry of the book's index: never shown where it stands; the
+        if name == "index":                  # list of what a page cites: at its end, always (citations.py)
+            notes.append((number, "the MyST directive {index} is not supported here (this site has no index page): "
+                                  "left out"))
         out[index] = ""
         closers.append((*fence, "", number))
         for k in range(after, len(out)):        # (its content, up to its fence's end, is the entry)
@@ -437,6 +445,11 @@ def _role(role: re.Match, line: int, notes: list, in_title: bool = False) -> str
     text = role["text"]
     if role["name"] == "math":
         return f"${text}$"
+    if role["name"] in CITATIONS and not in_title:         # sphinxcontrib-bibtex's: Pandoc's citations
+        keys = [key.strip() for key in text.split(",") if key.strip()]
+        if CITATIONS[role["name"]] == "@":
+            return ", ".join(f"@{key}" for key in keys)
+        return "[" + "; ".join(CITATIONS[role["name"]][1:] + key for key in keys) + "]"
     if role["name"] in REFERENCES and role["name"] != "doc" and not in_title:     # (a title is text)
         explicit = re.match(r"^(?P<text>.*?)\s*<(?P<label>[^<>]+)>$", text)
         label = (explicit["label"] if explicit else text).strip().lstrip("#")

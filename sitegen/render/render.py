@@ -36,7 +36,9 @@ from .archive import notebook_archive
 from ..core.stored import bytes_of, sha256_of
 from ..labs.labreads import archived_reads
 from ..core.sources import read_bytes
-from ..pages.labels import References, SiteLabels
+from ..pages.citations import Citations
+from ..pages.labels import References
+from ..pages.shared import Shared
 from ..project import textnb
 from ..project.nbsource import runs_as_notebook
 
@@ -120,9 +122,9 @@ def while_labs_run(cfg: SiteConfig, memo: Memo, pending, pages: list[Page], snap
 
 class Renderer:
     def __init__(self, cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts], memo: Memo,
-                 sitemap: SiteMap, snapshot: dict[str, str], solutions: str = "folded", labels: SiteLabels | None = None):
+                 sitemap: SiteMap, snapshot: dict[str, str], solutions: str = "folded", shared: Shared = Shared()):
         self.cfg, self.pages, self.artifacts, self.memo = cfg, pages, artifacts, memo
-        self.labels = labels if labels is not None else SiteLabels()     # every page's (labels.site_labels)
+        self.shared = shared            # what pages show of other pages' labels and of the bibliography
         self.snapshot = snapshot            # the build's snapshot of the sources (templates/ among them)
         self.solutions = solutions          # exercises' solutions: folded, shown or omitted
         self.sitemap = sitemap
@@ -167,8 +169,8 @@ class Renderer:
         if art.lab.notebook:
             # Rebuilt only when what it is made of changed: its page, its lab (its digest: a recompute
             # changes computed_at), site.yaml (words, descriptions), links, solutions, the generator.
-            # and the labels of other pages its references show.
-            made = (page.source, page.digest, art.digest, self.labels.seen(self.references(page).names(page.blocks)))
+            # and what it shows of other pages' labels and of the bibliography (shared.py).
+            made = (page.source, page.digest, art.digest, self.shared.seen(self.shared.read(page, self.references(page))))
             record = self.notebook_phase.reuse(art.lab.id, made)
             notebook = self.memo.file(record.entry) if record is not None else None
             if notebook is None:
@@ -205,7 +207,8 @@ class Renderer:
             if rel.endswith(textnb.SUFFIX):           # a MyST Markdown notebook is downloaded as an .ipynb
                 data = textnb.as_ipynb(data, rel)
             return computed_notebook(self.cfg, page, art, self.sitemap, data, self.solutions)
-        return build_notebook(self.cfg, page, art, self.sitemap, self.solutions, self.references(page))
+        return build_notebook(self.cfg, page, art, self.sitemap, self.solutions, self.references(page),
+                              Citations(self.shared.bibliography, self.words))
 
     @functools.cached_property
     def sequence_items(self) -> list[tuple[Page, Artifacts | None]]:
@@ -322,18 +325,20 @@ class Renderer:
 
         parts = []
         hidden = hidden_blocks(page, self.solutions)
-        references = self.references(page)
+        references, citations = self.references(page), Citations(self.shared.bibliography, self.words)
         for index, block in enumerate(page.blocks):
             if index in hidden:
                 continue
             if block.kind == "prose":
                 parts.append(transform_prose(block.text, results, href, figure_block, math, references,
-                                             self.words["caption_join"]))
+                                             self.words["caption_join"], citations))
             else:
                 kind = KINDS[block.kind]
                 shown = self.artifacts[kind.lab(page, block)] if kind.needs_lab else None
                 parts.append(placeholder(kind.render(self, page, block, shown)))
                 scripts.extend(kind.scripts(shown))
+        if cited := citations.list_html():         # what the page cited, at its end
+            parts.append(placeholder(cited))
         md = self.markdown.reset()
         body = md.convert("\n".join(parts)).replace('class="heading-anchor"',
                                                       'class="heading-anchor" data-search-ignore')
@@ -350,7 +355,7 @@ class Renderer:
         return body, toc, scripts
 
     def references(self, page: Page) -> References:
-        return references_of(page, self.sitemap, self.labels, self.words)
+        return references_of(page, self.sitemap, self.shared.labels, self.words)
 
     def site_key(self, assets: dict[str, str], scripts: list[str]) -> str:
         """What any page may show besides its own source, neighbours and labs (the generator and the
@@ -379,7 +384,7 @@ class Renderer:
         mapped = "materials" in page.kinds
         labs_key = self.labs_key(page)
         record = None if mapped else self.page_phase.reuse(     # (its entry is looked up once)
-            page.source, lambda read: (page.digest, labs_key, self.faces(read[0]), self.labels.seen(read[1])))
+            page.source, lambda read: (page.digest, labs_key, self.faces(read[0]), self.shared.seen(read[1])))
         if record is not None and (kept := self.memo.file(record.entry)) is not None:
             self.out.add(page.output, kept, page.source)
             return
@@ -412,13 +417,13 @@ class Renderer:
                     read.append(other.source)
                     neighbours[key] = {"title": other.title, "href": relative_url(page.output, other.output)}
         shown = self.materials(page) if mapped else []
-        names = self.references(page).names(page.blocks)        # the labels of other pages it shows
-        seen = self.labels.seen(names)
+        shows = self.shared.read(page, self.references(page))   # other pages' labels, entries it cites
+        seen = self.shared.seen(shows)
         key = (site_key, page.source, page.digest, labs_key,
                json.dumps([nav, crumbs, neighbours, shown, seen], ensure_ascii=False, sort_keys=True))
         site_key = site_key if page.digest else ""         # (a page not read from its file has no digest)
         record = self.page_phase.made(page.source, (page.digest, labs_key, self.faces(read), seen), key,
-                                      summary=(tuple(read), names), namespace="page") if site_key else None
+                                      summary=(tuple(read), shows), namespace="page") if site_key else None
         if record is not None and (kept := self.memo.file(record.entry)) is not None:
             self.out.add(page.output, kept, page.source)
             return
@@ -452,10 +457,10 @@ def _flatten(tokens):
 
 def render_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts], sitemap: SiteMap,
                 snapshot: dict[str, str], preview: bool = False, memo: Memo | None = None,
-                solutions: str = "folded", labels: SiteLabels | None = None) -> Outputs:
+                solutions: str = "folded", shared: Shared = Shared()) -> Outputs:
     """Every file of the site; `sitemap` is what the check resolved links against, `snapshot` the
-    build's snapshot of the sources, `labels` every page's (labels.site_labels)."""
-    renderer = Renderer(cfg, pages, artifacts, memo or Memo(None), sitemap, snapshot, solutions, labels)
+    build's snapshot of the sources, `shared` what pages show of each other's labels and the bibliography."""
+    renderer = Renderer(cfg, pages, artifacts, memo or Memo(None), sitemap, snapshot, solutions, shared)
     assets = publish_assets(cfg, pages, renderer.memo, renderer.out, preview, snapshot, solutions)
     scripts = [assets[name] for name in PAGE_SCRIPTS + (PREVIEW_SCRIPTS if preview else ())]
     site_key = renderer.site_key(assets, scripts) if memo else ""

