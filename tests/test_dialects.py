@@ -57,7 +57,7 @@ def test_markup_inside_a_code_block_is_left_as_it_is():
     ("```{mermaid}\ngraph TD\n```", ["```", "graph TD", "```"], "2: the MyST directive {mermaid} is not supported here: it shows as a block of code"),
     ("```{code-cell} ipython3\n:tags: [hide-input]\nx = 1\n```", ["```python", "", "x = 1", "```"],
      "2: the MyST directive {code-cell} is not supported here"),
-    (":::{glossary}\n术语\n:::", ["", "术语", ""], "2: the MyST directive {glossary} is not supported here: its content shows as prose"),
+    (":::{margin}\n边注\n:::", ["", "边注", ""], "2: the MyST directive {margin} is not supported here: its content shows as prose"),
     ("::: {.column-margin}\n边注\n:::", ["", "边注", ""], "2: the div ::: {.column-margin} is not supported here"),
     ("> [!TODO]\n> 待办", ["> [!TODO]", "> 待办"], "2: [!TODO] is not a GitHub alert this site knows"),
     ("(sec-one)=\n一段话", ["", "一段话"], "2: the MyST target (sec-one)= stands above no heading or formula"),
@@ -69,7 +69,7 @@ def test_what_is_not_supported_is_named_with_its_line_and_not_shown_raw(text, sh
     lines, _, notes = read(text, start=1)
     assert lines == shown
     assert [f"{line}: {message}" for line, message in notes][0].startswith(said)
-    assert not any("{" + name + "}" in line for line in lines for name in ("sidebar", "sub-ref", "doc", "glossary", "mermaid"))
+    assert not any("{" + name + "}" in line for line in lines for name in ("sidebar", "sub-ref", "doc", "margin", "mermaid"))
 
 
 @pytest.mark.parametrize("text, shown", [

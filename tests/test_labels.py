@@ -352,3 +352,29 @@ def test_theorems_definitions_and_proofs_are_numbered_per_kind_and_referred_to(t
     assert [e[2] for e in page.find("span", **{"class": "callout-kind"})] == ["定义 1", "定理 1", "证明", "定理 2"]
     assert [(e[1]["href"], e[2]) for e in page.find("a") if e[1].get("href", "").startswith("prf#")] == [
         ("prf#thm-exist", "定理 1"), ("prf#def-linear", "定义 1")]
+
+
+GLOSSARIES = {
+    "site": "注意力 {#term-注意力}\n:   一种加权平均。\n\n    第二段。\n\nPatch embedding {#term-patch-embedding}\n:   图像切块。\n",
+    "myst": "```{glossary}\n注意力\n  一种加权平均。\n\n  第二段。\n\nPatch embedding\n  图像切块。\n```\n",
+}
+
+
+@pytest.mark.parametrize("syntax", sorted(GLOSSARIES))
+def test_a_glossary_s_terms_are_defined_once_and_referred_to_from_any_page(tmp_path, syntax):
+    """MyST's {glossary} and {term} roles, and this site's definition list with labelled terms: a term
+    links to its definition, with the term's words or the author's."""
+    root = tiny_site(tmp_path / "site")
+    (root / "content/glossary.md").write_text("---\ntitle: 术语表\n---\n" + GLOSSARIES[syntax], encoding="utf-8")
+    (root / "content/uses.md").write_text("---\ntitle: 用术语\n---\n见 {term}`注意力` 与 {term}`切块 <Patch embedding>`，"
+                                          "又见 [](#term-patch-embedding)。\n", encoding="utf-8")
+    result = run_build(root, root / "dist", root / ".cache", "--strict")
+    assert result.returncode == 0, result.stderr
+    glossary = page_of((root / "dist/glossary.html").read_text(encoding="utf-8"))
+    assert [(e[1]["id"], e[2]) for e in glossary.find("dt")] == [("term-注意力", "注意力"),
+                                                                  ("term-patch-embedding", "Patch embedding")]
+    assert [e[2] for e in glossary.find("dd")][1] == "图像切块。"
+    uses = page_of((root / "dist/uses.html").read_text(encoding="utf-8"))
+    assert [(e[1]["href"], e[2]) for e in uses.find("a") if "#term-" in e[1].get("href", "")] == [
+        ("glossary#term-注意力", "注意力"), ("glossary#term-patch-embedding", "切块"),
+        ("glossary#term-patch-embedding", "Patch embedding")]

@@ -287,6 +287,32 @@ def _exercise(out, index, number, name: str, title: str, options: dict, fence, c
         notes.append((number, f"{{{name}}}: option :{key}: not supported here (left out)"))
 
 
+def term_label(term: str) -> str:
+    """The label of a glossary's term, which MyST's {term} role names: term-<its words joined by ->."""
+    return "term-" + re.sub(r"[^\w]+", "-", term.strip().lower()).strip("-")
+
+
+def _glossary(out, start: int, end: int, ordered: bool) -> None:
+    """MyST's {glossary} (terms at the margin, each definition indented below them) as a definition list,
+    each term labelled (term_label) for references to show it: `Term {#term-term}` then `:   definition`."""
+    entries: list[tuple[list[str], list[str]]] = []
+    for line in out[start:end]:
+        if line.strip() and not line[0].isspace():
+            if not entries or entries[-1][1]:
+                entries.append(([], []))
+            entries[-1][0].append(line.strip())
+        elif entries and (line.strip() or entries[-1][1]):
+            entries[-1][1].append(line)
+    lines = []
+    for terms, definition in sorted(entries) if ordered else entries:
+        indent = min((len(line) - len(line.lstrip()) for line in definition if line.strip()), default=0)
+        body = [line[indent:] for line in definition]
+        lines += [f"{term} {{#{term_label(term)}}}" for term in terms]
+        lines += [f":   {body[0]}" if body else ":"] + [f"    {line}" if line.strip() else "" for line in body[1:]] + [""]
+    out[start:end] = (lines + [""] * (end - start))[: end - start] if len(lines) <= end - start else \
+        ["\n".join(lines)] + [""] * (end - start - 1)
+
+
 def _captioned(out, index, after, name: str, title: str, options: dict, fence, closers, number: int, notes) -> int:
     """MyST's {figure} (its image, :name: and :alt:, and its content the caption) as this site's
     `![alt](image "caption"){#name}`, numbered; its {table} (its title the caption, its content the
@@ -326,16 +352,18 @@ def _myst(out, index, number, myst, fence, closers, notes, ended=None) -> int:
         out[index] = directive(name[4:], myst["title"].strip(), fold, number, notes, options.get("label", ""))
         closers.append((*fence, "::: end", number))
         return after
-    if name in ("index", "bibliography"):   # an entry of the book's index: never shown where it stands; the
-        if name == "index":                  # list of what a page cites: at its end, always (citations.py)
+    if name in ("index", "bibliography", "glossary"):
+        if name == "index":         # an entry of the book's index: never shown where it stands
             notes.append((number, "the MyST directive {index} is not supported here (this site has no index page): "
                                   "left out"))
         out[index] = ""
         closers.append((*fence, "", number))
-        for k in range(after, len(out)):        # (its content, up to its fence's end, is the entry)
-            if (f := FENCE.match(out[k]) or COLONS.match(out[k])) and not (f.groupdict().get("info") or f.groupdict().get("rest") or "").strip():
-                break
-            out[k] = ""
+        end = next((k for k in range(after, len(out)) if (f := FENCE.match(out[k]) or COLONS.match(out[k]))
+                    and not (f.groupdict().get("info") or f.groupdict().get("rest") or "").strip()), len(out))
+        if name == "glossary":
+            _glossary(out, after, end, "sorted" in options)
+        else:                       # (the list of what a page cites is at its end, always: citations.py)
+            out[after:end] = [""] * (end - after)
         return after
     if kind is None:        # (in a colon fence: its content is Markdown)
         notes.append((number, f"the MyST directive {{{name}}} is not supported here: its content shows as prose "
@@ -450,6 +478,9 @@ def _role(role: re.Match, line: int, notes: list, in_title: bool = False) -> str
         if CITATIONS[role["name"]] == "@":
             return ", ".join(f"@{key}" for key in keys)
         return "[" + "; ".join(CITATIONS[role["name"]][1:] + key for key in keys) + "]"
+    if role["name"] == "term" and not in_title:           # a glossary's term: [](#term-x) shows it
+        explicit = re.match(r"^(?P<text>.*?)\s*<(?P<term>[^<>]+)>$", text)
+        return f"[{explicit['text']}](#{term_label(explicit['term'])})" if explicit else f"[](#{term_label(text)})"
     if role["name"] in REFERENCES and role["name"] != "doc" and not in_title:     # (a title is text)
         explicit = re.match(r"^(?P<text>.*?)\s*<(?P<label>[^<>]+)>$", text)
         label = (explicit["label"] if explicit else text).strip().lstrip("#")

@@ -28,13 +28,16 @@ LABELLED_FIGURE = re.compile(r'^\s*!\[(?P<alt>[^\]]*)\]\((?P<target>[^)\s]+)(?:\
 # A numbered table's caption, as Pandoc and Quarto write it: a line `: Caption {#label}` beside the table.
 TABLE_CAPTION = re.compile(r"^\s*:\s+(?P<caption>\S.*?)\s*\{#(?P<label>[^}\s]+)\}\s*$")
 HEADING = re.compile(r"^ {0,3}#{1,6}\s+(?P<title>.+?)\s*\{#(?P<label>[^}\s]+)\}\s*$")
+# A term of a glossary (a definition list's term, `: its definition` below it), or any other line given
+# an anchor: a reference shows its text.
+TERM = re.compile(r"^ {0,3}(?P<title>[^\s:>|].*?)\s*\{#(?P<label>[^}\s]+)\}\s*$")
 # A reference: to a label of its own page, of the site, or of the page a source path names.
 REFERENCE = re.compile(r"(?<![!\]])\[(?P<text>[^\]]*)\]\((?P<page>[^)\s#]*\.(?:md|ipynb))?#(?P<label>[^)\s]+)\)")
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
 class Label(NamedTuple):
-    kind: str           # "equation", "figure", "table" or "section"
+    kind: str           # "equation", "figure", "table", "section", "term" or a statement's (a theorem, ...)
     number: int         # from 1 in the page's order, each kind its own; 0 for a section
     title: str          # a section's heading, a figure's or table's caption (Markdown)
     line: int           # where it is defined
@@ -55,7 +58,9 @@ def prose_lines(blocks):
                 yield block.line + offset, line
 
 
-KINDS = ((LABELLED_MATH, "equation"), (LABELLED_FIGURE, "figure"), (TABLE_CAPTION, "table"), (HEADING, "section"))
+KINDS = ((LABELLED_MATH, "equation"), (LABELLED_FIGURE, "figure"), (TABLE_CAPTION, "table"), (HEADING, "section"),
+         (TERM, "term"))
+TITLED = ("section", "term")        # a reference shows their title (the others: their number)
 
 
 def page_labels(blocks, words: dict | None = None) -> tuple[dict[str, Label], list[tuple[int, str]]]:
@@ -82,7 +87,7 @@ def _prose_label(line: int, text: str, labels: dict, counts: dict, problems: lis
     kind, found = next(((kind, m) for pattern, kind in KINDS if (m := pattern.match(text))), (None, None))
     if found is None:
         return
-    if kind == "section":
+    if kind in TITLED:
         return _define(labels, problems, found["label"], Label(kind, 0, found["title"], line, found["title"]))
     counts[kind] += 1
     number = counts[kind]
@@ -155,7 +160,7 @@ class References:
 
     def names(self, blocks) -> list[str]:
         """The names the page's references look up in the site, sorted (what its records hold)."""
-        for _, page, name in page_references(blocks):
+        for _, page, name in page_references(blocks, linked=True):
             self.find(page, name)
         return sorted(self.read)
 
@@ -164,13 +169,17 @@ class References:
         by its root path: the page's links resolve it); one to no label, or to several, shows the
         label's name (check.py says why)."""
         def fill(match) -> str:
-            if not _filled(match):
-                return match[0]
+            if not _filled(match):          # a link with text: to another page's glossary term if this page
+                if match["page"] or match["label"] in self.own:         # lacks it (any other #anchor may be one
+                    return match[0]                                      # of its headings' own)
+                found = self.find(None, match["label"])
+                return (f"[{match['text']}](/{found.output}#{match['label']})"
+                        if isinstance(found, Target) and found.kind == "term" else match[0])
             found = self.find(match["page"], match["label"])
             if not isinstance(found, Target):
                 return match["text"].replace("%s", match["label"]) if "%s" in match["text"] else match["label"]
             text = match["text"]
-            value = found.title if found.kind == "section" else str(found.number)
+            value = found.title if found.kind in TITLED else str(found.number)
             text = text.replace("%s", value) if "%s" in text else found.shown
             where = "" if found.output == self.output else f"/{found.output}"
             return f"[{text}]({where}#{match['label']})"
@@ -182,9 +191,10 @@ def _filled(match) -> bool:
     return not match["text"].strip() or "%s" in match["text"]
 
 
-def page_references(blocks):
-    """(line, the page part or None, label) of each reference the page's prose fills in."""
+def page_references(blocks, linked: bool = False):
+    """(line, the page part or None, label) of each reference the page's prose fills in, and with `linked`
+    of each link with text to a label too (which may be another page's: References.fill)."""
     for line, text in prose_lines(blocks):
         for match in REFERENCE.finditer(text):
-            if _filled(match):
+            if _filled(match) or (linked and not match["page"]):
                 yield line, match["page"], match["label"]
