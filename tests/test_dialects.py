@@ -167,3 +167,21 @@ def test_a_role_in_a_callout_s_title_is_read_as_in_prose():
     lines, _, notes = read("```{note} 见 {ref}`sec-a` 与 {math}`x`\n正文\n```")
     assert shlex.split(lines[0]) == [":::", "note", "title=见 `sec-a` 与 $x$"]
     assert [message.split(":")[0] for _, message in notes] == ["the MyST role {ref} is not supported here"]
+
+
+def test_a_chapter_taken_from_a_book_builds_with_its_substitutions_and_its_links_to_chapters_left_behind(tmp_path):
+    """MyST's front matter substitutions fill {{ name }}; a link to a chapter (or a label) the site lacks is
+    its text and a warning, not a broken link; "figure:" in a sentence asks for no lab."""
+    from support import run_build, tiny_site
+    from helpers import Elements
+    root = tiny_site(tmp_path / "site")
+    (root / "content/chapter.md").write_text(
+        "---\ntitle: 一章\nsubstitutions:\n  course: 视觉 Transformer\n---\n本章属于 {{ course }}。\n\n"
+        "Here is my figure: 见[下一章](next.md)与[标签](some-label)。\n", encoding="utf-8")
+    result = run_build(root, root / "dist", root / ".cache")
+    assert result.returncode == 0, result.stderr
+    assert "content/chapter.md:8: links to next.md, which is no page or label of this site: shown as its text" in result.stderr
+    assert "content/chapter.md:8: links to some-label, which is no page or label" in result.stderr
+    page = Elements((root / "dist/chapter.html").read_text(encoding="utf-8"))
+    assert [e[2] for e in page.find("p")][1:3] == ["本章属于 视觉 Transformer。",
+                                                   "Here is my figure: 见下一章与标签。"]

@@ -15,7 +15,7 @@ from ..core.memo import Memo, digest
 from .content import content_images, media_problem
 from .page import Page
 from .prose import (LINK, NOTEBOOK_NAMES, VALUE, SiteMap, Unresolved, block_formulas, format_value, is_external, lookup,
-                    references_of, resolve_target, to_mathml)
+                    names_page, references_of, resolve_target, to_mathml)
 from ..core.errors import Collector
 from ..core.incremental import Phase
 from .citations import line_citations
@@ -135,12 +135,13 @@ def _check_page(page, artifacts, sitemap, references, checking, problems, warnin
     _references(page, references, problems, warnings)
     for block in page.blocks:
         if block.kind == "prose":
-            if (VALUE.search(block.text) or "figure:" in block.text) and art is None:
+            if art is None and (VALUE.search(block.text) or any(
+                    link["target"].startswith("figure:") for link in LINK.finditer(block.text))):
                 if not page.lab:
                     problems.add(page.source, block.line,
                                  "this refers to a lab, but the front matter names none: add 'lab: ID'")
                 continue
-            _prose(page, block, art, results, sitemap, problems, memo)
+            _prose(page, block, art, results, sitemap, problems, warnings, memo)
             continue
         kind = KINDS[block.kind]
         if not kind.needs_lab:
@@ -196,7 +197,7 @@ def _citations(page, bibliography, problems) -> None:
                     problems.add(page.source, line, f"[@{key}]: no entry {key!r} in the bibliography (close: {near})")
 
 
-def _prose(page, block, art, results, sitemap, problems, memo):
+def _prose(page, block, art, results, sitemap, problems, warnings, memo):
     for number, tex, display in block_formulas(block):
         try:
             to_mathml(tex, display, memo)
@@ -228,7 +229,12 @@ def _prose(page, block, art, results, sitemap, problems, memo):
                 try:
                     resolve_target(page, target, sitemap)
                 except Unresolved as exc:
-                    problems.add(page.source, number, str(exc))
+                    if match["bang"] or not names_page(target):
+                        problems.add(page.source, number, str(exc))
+                    else:           # (a chapter taken from a book links to its others: prose.unlinked)
+                        warnings.add(page.source, number, f"links to {target}, which is no page or label of this "
+                                                          "site: shown as its text; add that page to content/, or "
+                                                          "link the address it is published at")
 
 
 def served_file(url_path: str, files: dict) -> str | None:

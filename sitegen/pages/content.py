@@ -23,6 +23,8 @@ from pathlib import Path
 
 from .blocks import KINDS
 from .dialects import ELSEWHERE, FOREIGN_FRONT_MATTER, translate
+
+SUBSTITUTION = re.compile(r"(`+).*?\1|\{\{\s*([\w-]+)\s*\}\}")       # (code spans are kept as written)
 from ..core.errors import BuildError, Collector, Problem
 from ..core.incremental import Phase
 from ..core.memo import Memo
@@ -56,6 +58,7 @@ def parse_page(text: str, source: str, output: str, memo=None) -> Page:
     lines = text.splitlines()
     meta, body_start, meta_line = {}, 0, 1
     notes: list[tuple[int, str]] = []       # other tools' markup this site reads otherwise, or not at all
+    substitutions: dict[str, str] = {}
     if lines and lines[0].strip() == "---":
         try:
             end = next(i for i in range(1, len(lines)) if lines[i].strip() == "---")
@@ -71,7 +74,13 @@ def parse_page(text: str, source: str, output: str, memo=None) -> Page:
         key_lines = getattr(loaded, "key_lines", {})
         for key, value in list(loaded.items()):
             line = key_lines.get(key, 0) + 1
-            if key not in FRONT_MATTER and key in FOREIGN_FRONT_MATTER:
+            if key in ("substitutions", "myst") and isinstance(value, dict) and isinstance(
+                    found := value if key == "substitutions" else value.get("substitutions"), dict):
+                substitutions = {str(name): str(text) for name, text in found.items()}      # MyST's: {{ name }}
+                if key == "myst" and len(value) > 1:
+                    notes.append((line, "front matter 'myst': only its substitutions are read here (the rest left out)"))
+                del loaded[key]
+            elif key not in FRONT_MATTER and key in FOREIGN_FRONT_MATTER:
                 notes.append((line, f"front matter '{key}' is {FOREIGN_FRONT_MATTER[key]}'s; this site does not "
                                     "read it: left out (delete it, or keep it for that tool)" + ELSEWHERE.get(key, "")))
                 del loaded[key]
@@ -100,6 +109,10 @@ def parse_page(text: str, source: str, output: str, memo=None) -> Page:
     prose: list[str] = []
     prose_line = body_start + 1
     body, numbers, codes = translate(lines[body_start:], body_start, notes)
+    if substitutions:           # MyST's substitutions, outside code: the text the front matter gives each name
+        def substitute(match) -> str:
+            return substitutions.get(match[2], match[0]) if match[2] else match[0]
+        body = [line if code else SUBSTITUTION.sub(substitute, line) for line, code in zip(body, codes)]
     for line, number, code in zip(body, numbers, codes):
         match = DIRECTIVE.match(line) if not code else None
         if not match:

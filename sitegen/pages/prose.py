@@ -313,4 +313,16 @@ def transform_prose(text: str, results: dict | None, href, figure_block=None, ma
 
 def _link(match, href) -> str:
     title = match["title"] or ""
-    return f"{match['bang']}[{match['text']}]({href(match['target'])}{title})"
+    target = href(match["target"])
+    return f"{match['bang']}[{match['text']}]({target}{title})" if target is not None else match["text"]
+
+
+# What a link names when it names a page (its source, a book's other formats, or a path without a suffix)
+# or a MyST label: one the site lacks is shown as its text, with a warning (check.py); a missing file is an error.
+PAGE_SUFFIXES = (*SOURCES, ".Rmd", ".qmd", ".myst", ".rst")
+
+
+def names_page(target: str) -> bool:
+    path = target.partition("#")[0].rstrip("/")
+    return bool(path) and (path.endswith(PAGE_SUFFIXES) or "." not in path.rsplit("/", 1)[-1]
+                           and not path.startswith(("../", "/")))

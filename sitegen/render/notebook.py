@@ -64,10 +64,7 @@ def build_notebook(cfg: SiteConfig, page: Page, art: Artifacts, sitemap: SiteMap
     results = art.results
 
     def href(target: str) -> str:
-        if is_external(target):
-            return target
-        output, fragment = resolve_target(page, target, sitemap)
-        return f"{cfg.base_url}/{pretty_url(output)}" + (f"#{fragment}" if fragment else "")
+        return published_href(cfg, page, sitemap, target)
 
     # Cells are plain nbformat 4 dicts (tests/test_notebook.py validates what they make).
     def markdown_cell(text: str) -> dict:
@@ -125,6 +122,18 @@ def build_notebook(cfg: SiteConfig, page: Page, art: Artifacts, sitemap: SiteMap
     }})
 
 
+def published_href(cfg: SiteConfig, page: Page, sitemap: SiteMap, target: str) -> str:
+    """A link of a notebook download: to the published site; one to a page the site lacks as written
+    (the page shows its text)."""
+    if is_external(target):
+        return target
+    try:
+        output, fragment = resolve_target(page, target, sitemap)
+    except Unresolved:
+        return target
+    return f"{cfg.base_url}/{pretty_url(output)}" + (f"#{fragment}" if fragment else "")
+
+
 def computed_notebook(cfg: SiteConfig, page: Page, art: Artifacts, sitemap: SiteMap, data: bytes,
                       solutions: str = "folded") -> bytes:
     """A notebook page's download: the teacher's notebook (`data`), its code cells' outputs those this
@@ -134,13 +143,7 @@ def computed_notebook(cfg: SiteConfig, page: Page, art: Artifacts, sitemap: Site
     notebook = json.loads(data.decode("utf-8-sig"))
 
     def href(target: str) -> str:
-        if is_external(target):
-            return target
-        try:
-            output, fragment = resolve_target(page, target, sitemap)
-        except Unresolved:          # a notebook the site lacks (the page shows the link's text): as written
-            return target
-        return f"{cfg.base_url}/{pretty_url(output)}" + (f"#{fragment}" if fragment else "")
+        return published_href(cfg, page, sitemap, target)
     cells, ran, count, inside = [], iter(art.cells), 0, 0
     translated = _in_site_syntax(notebook) if solutions == "omitted" else {}
     for number, cell in enumerate(notebook.get("cells", [])):

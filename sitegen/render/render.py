@@ -20,7 +20,7 @@ from .converters import markdown_converter, template_environment, template_line
 from ..labs.artifacts import NARROW, Artifacts, artifacts_digest
 from ..project.config import SiteConfig
 from ..pages.page import Page
-from ..pages.prose import (SiteMap, Unresolved, is_external, math_spans, pretty_url, references_of, relative_url,
+from ..pages.prose import (SiteMap, Unresolved, is_external, math_spans, names_page, pretty_url, references_of, relative_url,
                            resolve_target, to_mathml, transform_prose)
 from ..core.errors import BuildError, Problem
 from ..core.incremental import Phase
@@ -303,7 +303,12 @@ class Renderer:
                 return target
             if target.startswith("figure:"):
                 return relative_url(page.output, art.figure_path(target[len("figure:"):]))
-            output, fragment = resolve_target(page, target, self.sitemap)
+            try:
+                output, fragment = resolve_target(page, target, self.sitemap)
+            except Unresolved:
+                if names_page(target):
+                    return None         # a page the site lacks: its text alone (check.py warned)
+                raise
             return relative_url(page.output, output, fragment)
 
         def figure_block(name: str, alt: str, caption: str, label: str = "", src: str = "") -> str:
