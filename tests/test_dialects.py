@@ -177,7 +177,8 @@ def test_a_chapter_taken_from_a_book_builds_with_its_substitutions_and_its_links
     root = tiny_site(tmp_path / "site")
     (root / "content/chapter.md").write_text(
         "---\ntitle: 一章\nsubstitutions:\n  course: 视觉 Transformer\n---\n本章属于 {{ course }}。\n\n"
-        "Here is my figure: 见[下一章](next.md)与[标签](some-label)。\n", encoding="utf-8")
+        "Here is my figure: 见[下一章](next.md)与[标签](some-label)。\n\n```yaml\nkey: {{ lab_value }}  # [x](gone.md)\n```\n",
+        encoding="utf-8")
     result = run_build(root, root / "dist", root / ".cache")
     assert result.returncode == 0, result.stderr
     assert "content/chapter.md:8: links to next.md, which is no page or label of this site: shown as its text" in result.stderr
@@ -185,3 +186,4 @@ def test_a_chapter_taken_from_a_book_builds_with_its_substitutions_and_its_links
     page = Elements((root / "dist/chapter.html").read_text(encoding="utf-8"))
     assert [e[2] for e in page.find("p")][1:3] == ["本章属于 视觉 Transformer。",
                                                    "Here is my figure: 见下一章与标签。"]
+    assert "key: {{ lab_value }}  # [x](gone.md)" in "".join(e[2] for e in page.find("pre"))   # (code: as written)

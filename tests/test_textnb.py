@@ -142,3 +142,39 @@ def test_a_header_that_is_not_yaml_is_said_at_its_line(tmp_path):
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert result.stderr.startswith((f"error: content/chapter.md:{at}: YAML syntax error",     # (or where YAML
                                      f"error: content/chapter.md:{at + 1}: YAML syntax error")), result.stderr  # finds it)
+
+
+GLUED = HEADER.replace("authors:\n  - name: A. Teacher\n", "") + """
+# Glued
+
+```{code-cell} ipython3
+from myst_nb import glue
+import matplotlib.pyplot as plt
+mean = 2.0
+glue("mean_value", mean * 1.25)
+figure, axes = plt.subplots()
+axes.plot([0, 1], [0, 1])
+glue("line_fig", figure, display=False)
+```
+
+The mean is {glue:}`mean_value`, to one place {glue:text}`mean_value:.1f`.
+
+```{glue:figure} line_fig
+:name: fig-line
+A straight line.
+```
+
+See {numref}`fig-line`.
+"""
+
+
+def test_myst_nb_s_glue_quotes_a_value_and_shows_a_figure_without_myst_nb_installed(tmp_path):
+    """`from myst_nb import glue` works in a build that has no myst-nb (sitegen/labs/glue.py); the {glue}
+    roles are values of the notebook and {glue:figure} its figure, numbered."""
+    root, result = build(tmp_path, GLUED, "glued.md", "--strict")
+    assert result.returncode == 0, result.stderr
+    page = Elements((root / "dist/glued.html").read_text(encoding="utf-8"))
+    assert "The mean is 2.5000, to one place 2.5." in [e[2] for e in page.find("p")]
+    figures = [e for e in page.find("figure") if e[1].get("id") == "fig-line"]
+    assert len(figures) == 1 and "图 1 · A straight line." in figures[0][2]
+    assert [e[2] for e in page.find("a") if e[1].get("href", "").endswith("#fig-line")] == ["图 1"]

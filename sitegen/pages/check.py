@@ -135,8 +135,8 @@ def _check_page(page, artifacts, sitemap, references, checking, problems, warnin
     _references(page, references, problems, warnings)
     for block in page.blocks:
         if block.kind == "prose":
-            if art is None and (VALUE.search(block.text) or any(
-                    link["target"].startswith("figure:") for link in LINK.finditer(block.text))):
+            if art is None and any(VALUE.search(text) or any(link["target"].startswith("figure:") for link in
+                                                              LINK.finditer(text)) for _, text in prose_lines((block,))):
                 if not page.lab:
                     problems.add(page.source, block.line,
                                  "this refers to a lab, but the front matter names none: add 'lab: ID'")
@@ -203,8 +203,7 @@ def _prose(page, block, art, results, sitemap, problems, warnings, memo):
             to_mathml(tex, display, memo)
         except Unresolved as exc:
             problems.add(page.source, number, str(exc))
-    for offset, line in enumerate(block.text.splitlines()):
-        number = block.line + offset
+    for number, line in prose_lines((block,)):         # (outside fenced code, which shows as written)
         for match in VALUE.finditer(line):
             try:
                 format_value(lookup(results, match["path"], NOTEBOOK_NAMES if runs_as_notebook(art.lab.script)

@@ -315,9 +315,16 @@ def _glossary(out, start: int, end: int, ordered: bool) -> None:
 
 def _captioned(out, index, after, name: str, title: str, options: dict, fence, closers, number: int, notes) -> int:
     """MyST's {figure} (its image, :name: and :alt:, and its content the caption) as this site's
-    `![alt](image "caption"){#name}`, numbered; its {table} (its title the caption, its content the
+    `![alt](image "caption"){#name}`, numbered (myst-nb's {glue:figure} NAME too: the figure glued as
+    NAME, labs/glue.py); its {table} (its title the caption, its content the
     table) with a caption line `: caption {#name}` after the table, as Pandoc writes one."""
     label = options.get("name", "")
+    if name.startswith("glue") and "doc" in options:        # (glued in another notebook: that page shows it)
+        notes.append((number, f"{{{name}}} {title} with :doc: (a figure another notebook glued) is not supported "
+                              "here: left out; show it on that notebook's page"))
+        out[index] = ""
+        closers.append((*fence, "", number))
+        return after
     for key in sorted(options.keys() - {"name", "alt", "width", "height", "align", "class", "figwidth", "scale"}):
         notes.append((number, f"{{{name}}}: option :{key}: not supported here (left out)"))
     if name == "table":
@@ -327,7 +334,8 @@ def _captioned(out, index, after, name: str, title: str, options: dict, fence, c
     end = next((k for k in range(after, len(out)) if (f := FENCE.match(out[k]) or COLONS.match(out[k]))
                 and f[0].strip().startswith(fence[0] * fence[1]) and not f[0].strip()[fence[1]:].strip()), len(out))
     caption = " ".join(line.strip() for line in out[after:end] if line.strip()).replace('"', "'")
-    alt = options.get("alt", caption).replace("]", ")").replace("[", "(")
+    alt = options.get("alt", caption or (title if name != "figure" else "")).replace("]", ")").replace("[", "(")
+    title = f"figure:{title}.png" if name != "figure" else title        # (a glued figure: its name's)
     out[index] = f'![{alt}]({title}' + (f' "{caption}"' if caption else "") + ")" + (f" {{#{label}}}" if label else "")
     for k in range(index + 1, min(end + 1, len(out))):
         out[k] = ""
@@ -343,7 +351,7 @@ def _myst(out, index, number, myst, fence, closers, notes, ended=None) -> int:
     if name in EXERCISES and ended is not None:
         _exercise(out, index, number, name, myst["title"].strip(), options, fence, closers, ended, notes)
         return after
-    if name in ("figure", "table"):
+    if name in ("figure", "table", "glue", "glue:figure"):    # (a figure myst-nb's glue saved: labs/glue.py)
         return _captioned(out, index, after, name, myst["title"].strip(), options, fence, closers, number, notes)
     if name.startswith("prf:") and name[4:] in STATEMENTS:        # sphinx-proof: this site's statement
         for key in sorted(options.keys() - {"label", "class", "nonumber"}):
@@ -478,6 +486,9 @@ def _role(role: re.Match, line: int, notes: list, in_title: bool = False) -> str
         if CITATIONS[role["name"]] == "@":
             return ", ".join(f"@{key}" for key in keys)
         return "[" + "; ".join(CITATIONS[role["name"]][1:] + key for key in keys) + "]"
+    if role["name"] in ("glue", "glue:", "glue:text", "glue:md") and not in_title:     # myst-nb's: a value
+        name, _, spec = text.partition(":")                                           # (labs/glue.py)
+        return f"{{{{ {name.strip()}{' | ' + spec.strip() if spec.strip() else ''} }}}}"
     if role["name"] == "term" and not in_title:           # a glossary's term: [](#term-x) shows it
         explicit = re.match(r"^(?P<text>.*?)\s*<(?P<term>[^<>]+)>$", text)
         return f"[{explicit['text']}](#{term_label(explicit['term'])})" if explicit else f"[](#{term_label(text)})"

@@ -20,7 +20,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from ..core.memo import Memo, digest, package_version
-from .labels import LABELLED_FIGURE, LABELLED_MATH, TABLE_CAPTION, References, SiteLabels, page_labels
+from .labels import FENCE, LABELLED_FIGURE, LABELLED_MATH, TABLE_CAPTION, References, SiteLabels, page_labels
 
 if TYPE_CHECKING:              # content reads pages with blocks.py, which resolves prose through here
     from .page import Page
@@ -272,7 +272,13 @@ def transform_prose(text: str, results: dict | None, href, figure_block=None, ma
     `math(tex, display, label, number)`; without it, a numbered formula is numbered as Jupyter's
     MathJax numbers one, with \\tag."""
     lines, labels = [], references.own if references is not None else {}
+    fence = None
     for line in text.splitlines():
+        if (opened := FENCE.match(line)) or fence:      # fenced code: as written (its {{ }} and links too)
+            if opened:
+                fence = None if fence and opened[1].startswith(fence) else (fence or opened[1][:3])
+            lines.append(line)
+            continue
         match = FIGURE_LINE.match(line)
         if match and figure_block is not None:
             lines.append(figure_block(match["name"], match["alt"], match["title"] or ""))
@@ -324,5 +330,4 @@ PAGE_SUFFIXES = (*SOURCES, ".Rmd", ".qmd", ".myst", ".rst")
 
 def names_page(target: str) -> bool:
     path = target.partition("#")[0].rstrip("/")
-    return bool(path) and (path.endswith(PAGE_SUFFIXES) or "." not in path.rsplit("/", 1)[-1]
-                           and not path.startswith(("../", "/")))
+    return bool(path) and (path.endswith(PAGE_SUFFIXES) or "." not in path.rsplit("/", 1)[-1])

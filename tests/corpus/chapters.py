@@ -82,10 +82,30 @@ def lay() -> None:
             body = re.sub(r"\A---\n.*?\n---\n", "", text, flags=re.S)
             title = next((m[1] for m in re.finditer(r"^# +(.+)$", body, re.M)), Path(path).stem).replace('"', "'")
             home = f'---\ntitle: "{title}"\n---\n{body}'
+        bibliography = book_bibliography(git, path)
+        for name, data in bibliography.items():
+            (root / "content" / name).write_bytes(data)
+        if bibliography:        # (as the book's _config.yml names them: what its {cite} roles cite)
+            (root / "site.yaml").write_text(SITE + "  bibliography: [" + ", ".join(bibliography) + "]\n", encoding="utf-8")
         (root / "content/index.md").write_text(home, encoding="utf-8")
         (root / "source.md").write_text(body, encoding="utf-8")          # (what the report counts in)
         (root / "content/404.md").write_text("---\ntitle: Not found\n---\nBack to [the start](/).\n", encoding="utf-8")
     print(f"laid {len(CHAPTERS)} chapters in {LAID / 'chapters'}")
+
+
+def book_bibliography(git: Path, path: str) -> dict[str, bytes]:
+    """The BibTeX files the chapter's book names (bibtex_bibfiles in the nearest _config.yml above it)."""
+    import yaml
+    folder = Path(path).parent
+    for parent in [folder, *folder.parents]:
+        config = subprocess.run(["git", f"--git-dir={git}", "show", f"HEAD:{(parent / '_config.yml').as_posix()}"],
+                                capture_output=True, text=True)
+        if config.returncode == 0:
+            files = (yaml.safe_load(config.stdout) or {}).get("bibtex_bibfiles") or []
+            return {Path(name).name: subprocess.run(["git", f"--git-dir={git}", "show",
+                                                     f"HEAD:{(parent / name).as_posix()}"], capture_output=True,
+                                                    check=True).stdout for name in files}
+    return {}
 
 
 class Text(HTMLParser):
@@ -94,6 +114,7 @@ class Text(HTMLParser):
     def __init__(self, html: str):
         super().__init__(convert_charrefs=True)
         self.depth, self.parts, self.callouts, self.equations, self.exercises = 0, [], 0, 0, 0
+        self.citations, self.terms = 0, 0
         self.feed(html)
 
     def handle_starttag(self, tag, attrs):
@@ -102,6 +123,8 @@ class Text(HTMLParser):
         self.callouts += tag == "aside" and "callout" in classes and "callout-statement" not in classes
         self.equations += tag == "div" and "equation" in classes
         self.exercises += tag == "section" and "exercise" in classes
+        self.citations += tag == "a" and "citation" in classes
+        self.terms += tag == "a" and "#term-" in (dict(attrs).get("href") or "")
 
     def handle_endtag(self, tag):
         self.depth -= tag in ("pre", "code", "script")
@@ -115,6 +138,8 @@ class Text(HTMLParser):
 # example of markup, ````md ... ````, is not counted): labelled formulas, references to labels, exercises.
 REFERENCE = re.compile(r"\{(?:eq|ref|numref)\}`|(?<![\w@.])@(?:eq|sec|fig|tbl)-")
 EXERCISE = re.compile(r"^ {0,3}(?:`{3,}|:{3,})\{(?:exercise|exercise-start)\}")
+CITATION = re.compile(r"\{cite(?::\w+)?\}`|(?<![\\!])\[-?@[A-Za-z0-9_]")
+TERM = re.compile(r"\{term\}`")
 
 
 CODE_DIRECTIVES = ("{code-cell}", "{code-block}", "{code}", "{literalinclude}", "{raw}", "{math}")
@@ -122,7 +147,7 @@ CODE_DIRECTIVES = ("{code-cell}", "{code-block}", "{code}", "{literalinclude}", 
 
 def counted(source: str) -> dict[str, int]:
     """Each kind's count in a chapter's source, outside code (a fence in another fence's example too)."""
-    found = {"callouts": 0, "formulas": 0, "references": 0, "exercises": 0}
+    found = {"callouts": 0, "formulas": 0, "references": 0, "exercises": 0, "citations": 0, "terms": 0}
     fences: list[tuple[str, bool]] = []         # open fences: (the fence, whether what it holds is code)
     lines = source.splitlines()
     for k, line in enumerate(lines):
@@ -145,13 +170,15 @@ def counted(source: str) -> dict[str, int]:
             found["callouts"] += bool(CALLOUT.match(line))
             found["formulas"] += bool(re.search(r"\$\$\s*\([^()\s]+\)\s*$|\$\$\s*\{#eq-", line))
             found["references"] += len(REFERENCE.findall(line))
+            found["citations"] += len(CITATION.findall(line))
+            found["terms"] += len(TERM.findall(line))
     return found
 
 
 def report() -> int:
     print("| chapter | built | callouts: source / shown | labelled formulas: source / numbered | references | "
-          "exercises: source / shown | warnings | raw markup on the page |")
-    print("|---|---|---|---|---|---|---|---|")
+          "exercises: source / shown | citations: source / shown | terms: source / shown | warnings | raw markup on the page |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     bad = 0
     for repo, path in CHAPTERS:
         root = chapter_dir(repo, path)
@@ -165,15 +192,18 @@ def report() -> int:
                 first = next((line for line in result.stderr.splitlines() if line.startswith(("error", "  1."))),
                              result.stderr[-200:])
                 print(f"| {repo}:{path} | no: {first.strip()[:150]} | {source['callouts']} / – | {source['formulas']} / – "
-                      f"| {source['references']} | {source['exercises']} / – | {warnings} | – |")
+                      f"| {source['references']} | {source['exercises']} / – | {source['citations']} / – "
+                      f"| {source['terms']} / – | {warnings} | – |")
                 bad += 1
                 continue
             page = Text((Path(tmp) / shown).read_text(encoding="utf-8"))
         raw = RAW.findall("".join(page.parts))
-        bad += bool(raw) or page.callouts < source["callouts"] or page.equations < source["formulas"]
+        bad += bool(raw) or page.callouts < source["callouts"] or page.equations < source["formulas"] \
+            or page.citations < source["citations"] or page.terms < source["terms"]
         # (a reference to a label the page lacks fails the build: one that built shows each as a link)
         print(f"| {repo}:{path} | yes | {source['callouts']} / {page.callouts} | {source['formulas']} / {page.equations} "
-              f"| {source['references']} / {source['references']} | {source['exercises']} / {page.exercises} | {warnings} "
+              f"| {source['references']} / {source['references']} | {source['exercises']} / {page.exercises} "
+              f"| {source['citations']} / {page.citations} | {source['terms']} / {page.terms} | {warnings} "
               f"| {len(raw)}{': ' + ', '.join(sorted(set(raw))[:4]) if raw else ''} |")
     return 1 if bad else 0
 
