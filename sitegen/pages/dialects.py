@@ -25,6 +25,8 @@ from __future__ import annotations
 import re
 import shlex
 
+from .bookparts import COLONS, EXERCISE_END, EXERCISES, FENCE, ROLE, captioned, directive, exercise, glossary, read_role
+
 CALLOUTS = ("note", "tip", "important", "warning", "caution")      # the kinds of callout, as GitHub's alerts name them
 # A mathematical statement, numbered per kind on its page (a proof is not): sphinx-proof's {prf:...} directives.
 STATEMENTS = ("theorem", "lemma", "corollary", "proposition", "conjecture", "definition", "axiom", "assumption",
@@ -50,13 +52,11 @@ ELSEWHERE = {"bibliography": "; a course's BibTeX files are named once, in site.
              "lang": "; the course's language is site.yaml's site: language:"}
 MYST_OPTIONS = {"class", "open", "name"}     # what a callout's options may say; `name`: kept for references
 
-FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
+OPTION = re.compile(r"^\s*:(?P<key>[\w-]+):\s*(?P<value>.*)$")
 MYST = re.compile(r"^\{(?P<name>[A-Za-z][\w:-]*)\}\s*(?P<title>.*)$")
-COLONS = re.compile(r"^(?P<indent> {0,3})(?P<fence>:{3,})\s*(?P<rest>.*)$")
 QUARTO = re.compile(r"^\{(?P<attrs>[^}]*)\}\s*$")
 QUARTO_CALLOUT = re.compile(r"(?:^|\s)\.callout-(?P<kind>[a-z]+)(?=\s|$)")
 ALERT = re.compile(r"^ {0,3}>\s*\[!(?P<kind>[A-Za-z]+)\][+-]?\s*(?P<title>.*)$")
-OPTION = re.compile(r"^\s*:(?P<key>[\w-]+):\s*(?P<value>.*)$")
 HEADING = re.compile(r"^\s*#{1,6}\s+(?P<title>.+?)\s*#*\s*$")
 TARGET = re.compile(r"^ {0,3}\((?P<label>[^()\s]+)\)=\s*$")     # MyST's `(label)=` above a heading
 # A display formula across lines, as MyST and Quarto write one: `$$` alone on its first line, and on its
@@ -66,26 +66,9 @@ MATH_CLOSE = re.compile(r"^(?P<tex>.*?)\$\$\s*(?:\((?P<myst>[^()\s]+)\)|\{#(?P<q
 MYST_LABELLED = re.compile(r"^(?P<math>\s*\$\$.+?\$\$)\s*\((?P<label>[^()\s]+)\)\s*$")     # $$ x $$ (label)
 # Quarto's cross-reference: @fig-x, @eq-x, @sec-x, @tbl-x (never an e-mail address's @).
 QUARTO_REF = re.compile(r"(?<![\w@.])\[?@(?P<label>(?:fig|eq|sec|tbl)-[\w-]*\w)\]?")
-REFERENCES = {"ref", "numref", "eq", "doc", "prf:ref"}      # (prf:ref: sphinx-proof's)
-# sphinxcontrib-bibtex's roles as Pandoc's citations (citations.py): in brackets, in the sentence, the year.
-CITATIONS = {"cite": "[@", "cite:p": "[@", "cite:ps": "[@", "cite:alp": "[@", "cite:alps": "[@", "cite:t": "@",
-             "cite:ts": "@", "cite:year": "[-@", "cite:yearpar": "[-@"}
 DEFINED = re.compile(r"^ {0,3}\((?P<label>[^()\s]+)\)=\s*$|^\s*:(?:label|name):\s*(?P<option>\S+)")
 LABEL_LINK = re.compile(r"(?<!!)\[(?P<text>[^\]]*)\]\((?P<label>[A-Za-z][\w:.-]*)\)")
 QUARTO_FIGURE = re.compile(r'^\s*!\[(?P<caption>[^\]]+)\]\((?P<target>[^)\s]+)\)\{#(?P<label>fig-[^}\s]+)(?P<attrs>[^}]*)\}\s*$')
-EXERCISES = {"exercise", "exercise-start", "exercise-end", "solution", "solution-start", "solution-end"}   # sphinx-exercise
-EXERCISE_END = "\0exercise-end"    # (a closer: the exercise's `::: end`, which a solution right after it moves)      # MyST's roles that refer to a label: this site's [](#label)
-# A MyST role ({cite}`key`, {ref}`label`) in prose: {math} is this site's $...$; the others are not supported yet.
-ROLE = re.compile(r"(?<![\w`{])\{(?P<name>[a-z][\w:-]*)\}`(?P<text>[^`]+)`")
-EXPLICIT = re.compile(r"^(?P<text>.*?)\s*<[^<>]+>$")       # {ref}`the text shown <label>`
-
-
-def directive(kind: str, title: str, fold: str | None, line: int, notes: list, label: str = "") -> str:
-    """This site's line opening a callout or a statement (a role in its title read as in prose)."""
-    title = ROLE.sub(lambda role: _role(role, line, notes, in_title=True), title)
-    words = [f"::: {kind}"] + ([f"title={shlex.quote(title)}"] if title else []) + ([f"fold={fold}"] if fold else []) \
-        + ([f"label={shlex.quote(label)}"] if label else [])
-    return " ".join(words)
 
 
 def translate(lines: list[str], start: int, notes: list) -> tuple[list[str], list[int], list[bool]]:
@@ -205,7 +188,7 @@ def translate(lines: list[str], start: int, notes: list) -> tuple[list[str], lis
             found = MYST_LABELLED.match(line)
             out[index] = f"{found['math']} {{#{found['label']}}}"
         if ROLE.search(out[index]):
-            out[index] = ROLE.sub(lambda role: _role(role, number, notes), out[index])
+            out[index] = ROLE.sub(lambda found: read_role(found, number, notes), out[index])
         if (figure := QUARTO_FIGURE.match(out[index])) and not codes[index]:   # Quarto: the bracket is the caption
             alt = re.search(r'fig-alt="([^"]*)"', figure["attrs"] or "")
             out[index] = (f'![{alt[1] if alt else figure["caption"]}]({figure["target"]} "{figure["caption"].replace(chr(34), chr(39))}")'
@@ -260,88 +243,6 @@ def _close(closer: tuple, index: int, ended: list) -> str:
     return closer[2]
 
 
-def _exercise(out, index, number, name: str, title: str, options: dict, fence, closers, ended, notes) -> None:
-    """sphinx-exercise's directives as this site's exercise: `{exercise}` (or `{exercise-start}` ...
-    `{exercise-end}`) is `::: exercise`; a `{solution}` (or `{solution-start}` ... `{solution-end}`)
-    right after it is its `::: solution`, which a student's build leaves out; one elsewhere is a
-    solution of an exercise of its own, never shown to students either."""
-    title = title if name.startswith("exercise") else ""
-    opening = directive("exercise", title, None, number, notes)
-    if name in ("exercise", "exercise-start"):
-        out[index] = opening
-        closers.append((*fence, EXERCISE_END if name == "exercise" else "", number))
-    elif name == "exercise-end":
-        out[index] = ""
-        closers.append((*fence, EXERCISE_END, number))
-    elif name in ("solution", "solution-start"):
-        follows = ended[0] >= 0 and all(not line.strip() for line in out[ended[0] + 1: index])
-        if follows:
-            out[ended[0]] = ""                          # (the exercise ends after its solution)
-        out[index] = "::: solution" if follows else opening + "\n::: solution"
-        closers.append((*fence, "::: end" if name == "solution" else "", number))
-    else:                                               # solution-end
-        out[index] = "::: end"
-        closers.append((*fence, "", number))
-    ended[0] = -1 if name != "exercise-end" else ended[0]
-    for key in sorted(options.keys() - {"label", "class", "nonumber", "hidden"}):
-        notes.append((number, f"{{{name}}}: option :{key}: not supported here (left out)"))
-
-
-def term_label(term: str) -> str:
-    """The label of a glossary's term, which MyST's {term} role names: term-<its words joined by ->."""
-    return "term-" + re.sub(r"[^\w]+", "-", term.strip().lower()).strip("-")
-
-
-def _glossary(out, start: int, end: int, ordered: bool) -> None:
-    """MyST's {glossary} (terms at the margin, each definition indented below them) as a definition list,
-    each term labelled (term_label) for references to show it: `Term {#term-term}` then `:   definition`."""
-    entries: list[tuple[list[str], list[str]]] = []
-    for line in out[start:end]:
-        if line.strip() and not line[0].isspace():
-            if not entries or entries[-1][1]:
-                entries.append(([], []))
-            entries[-1][0].append(line.strip())
-        elif entries and (line.strip() or entries[-1][1]):
-            entries[-1][1].append(line)
-    lines = []
-    for terms, definition in sorted(entries) if ordered else entries:
-        indent = min((len(line) - len(line.lstrip()) for line in definition if line.strip()), default=0)
-        body = [line[indent:] for line in definition]
-        lines += [f"{term} {{#{term_label(term)}}}" for term in terms]
-        lines += [f":   {body[0]}" if body else ":"] + [f"    {line}" if line.strip() else "" for line in body[1:]] + [""]
-    out[start:end] = (lines + [""] * (end - start))[: end - start] if len(lines) <= end - start else \
-        ["\n".join(lines)] + [""] * (end - start - 1)
-
-
-def _captioned(out, index, after, name: str, title: str, options: dict, fence, closers, number: int, notes) -> int:
-    """MyST's {figure} (its image, :name: and :alt:, and its content the caption) as this site's
-    `![alt](image "caption"){#name}`, numbered (myst-nb's {glue:figure} NAME too: the figure glued as
-    NAME, labs/glue.py); its {table} (its title the caption, its content the
-    table) with a caption line `: caption {#name}` after the table, as Pandoc writes one."""
-    label = options.get("name", "")
-    if name.startswith("glue") and "doc" in options:        # (glued in another notebook: that page shows it)
-        notes.append((number, f"{{{name}}} {title} with :doc: (a figure another notebook glued) is not supported "
-                              "here: left out; show it on that notebook's page"))
-        out[index] = ""
-        closers.append((*fence, "", number))
-        return after
-    for key in sorted(options.keys() - {"name", "alt", "width", "height", "align", "class", "figwidth", "scale"}):
-        notes.append((number, f"{{{name}}}: option :{key}: not supported here (left out)"))
-    if name == "table":
-        out[index] = ""
-        closers.append((*fence, f"\n: {title} {{#{label}}}" if label and title else "", number))     # (a line apart)
-        return after
-    end = next((k for k in range(after, len(out)) if (f := FENCE.match(out[k]) or COLONS.match(out[k]))
-                and f[0].strip().startswith(fence[0] * fence[1]) and not f[0].strip()[fence[1]:].strip()), len(out))
-    caption = " ".join(line.strip() for line in out[after:end] if line.strip()).replace('"', "'")
-    alt = options.get("alt", caption or (title if name != "figure" else "")).replace("]", ")").replace("[", "(")
-    title = f"figure:{title}.png" if name != "figure" else title        # (a glued figure: its name's)
-    out[index] = f'![{alt}]({title}' + (f' "{caption}"' if caption else "") + ")" + (f" {{#{label}}}" if label else "")
-    for k in range(index + 1, min(end + 1, len(out))):
-        out[k] = ""
-    return min(end + 1, len(out))
-
-
 def _myst(out, index, number, myst, fence, closers, notes, ended=None) -> int:
     """A MyST directive in a fence of backticks or tildes: a callout, an exercise, or said and shown as
     its content."""
@@ -349,10 +250,10 @@ def _myst(out, index, number, myst, fence, closers, notes, ended=None) -> int:
     kind = MYST_KINDS.get(name)
     options, after = _options(out, index + 1)
     if name in EXERCISES and ended is not None:
-        _exercise(out, index, number, name, myst["title"].strip(), options, fence, closers, ended, notes)
+        exercise(out, index, number, name, myst["title"].strip(), options, fence, closers, ended, notes)
         return after
     if name in ("figure", "table", "glue", "glue:figure"):    # (a figure myst-nb's glue saved: labs/glue.py)
-        return _captioned(out, index, after, name, myst["title"].strip(), options, fence, closers, number, notes)
+        return captioned(out, index, after, name, myst["title"].strip(), options, fence, closers, number, notes)
     if name.startswith("prf:") and name[4:] in STATEMENTS:        # sphinx-proof: this site's statement
         for key in sorted(options.keys() - {"label", "class", "nonumber"}):
             notes.append((number, f"{{{name}}}: option :{key}: not supported here (left out)"))
@@ -369,7 +270,7 @@ def _myst(out, index, number, myst, fence, closers, notes, ended=None) -> int:
         end = next((k for k in range(after, len(out)) if (f := FENCE.match(out[k]) or COLONS.match(out[k]))
                     and not (f.groupdict().get("info") or f.groupdict().get("rest") or "").strip()), len(out))
         if name == "glossary":
-            _glossary(out, after, end, "sorted" in options)
+            glossary(out, after, end, "sorted" in options)
         else:                       # (the list of what a page cites is at its end, always: citations.py)
             out[after:end] = [""] * (end - after)
         return after
@@ -474,30 +375,3 @@ def _joined(out, index: int, end: int, tex: str, label: str) -> int:
     return end + 1
 
 
-def _role(role: re.Match, line: int, notes: list, in_title: bool = False) -> str:
-    """A MyST role as this site writes it: {math} as $...$; a reference ({ref}, {numref}, {eq}) as a link
-    to its label, [](#label), which shows the label's number or title; another one said in `notes` and
-    shown as its text (`text <label>`: the text), never with its {name}."""
-    text = role["text"]
-    if role["name"] == "math":
-        return f"${text}$"
-    if role["name"] in CITATIONS and not in_title:         # sphinxcontrib-bibtex's: Pandoc's citations
-        keys = [key.strip() for key in text.split(",") if key.strip()]
-        if CITATIONS[role["name"]] == "@":
-            return ", ".join(f"@{key}" for key in keys)
-        return "[" + "; ".join(CITATIONS[role["name"]][1:] + key for key in keys) + "]"
-    if role["name"] in ("glue", "glue:", "glue:text", "glue:md") and not in_title:     # myst-nb's: a value
-        name, _, spec = text.partition(":")                                           # (labs/glue.py)
-        return f"{{{{ {name.strip()}{' | ' + spec.strip() if spec.strip() else ''} }}}}"
-    if role["name"] == "term" and not in_title:           # a glossary's term: [](#term-x) shows it
-        explicit = re.match(r"^(?P<text>.*?)\s*<(?P<term>[^<>]+)>$", text)
-        return f"[{explicit['text']}](#{term_label(explicit['term'])})" if explicit else f"[](#{term_label(text)})"
-    if role["name"] in REFERENCES and role["name"] != "doc" and not in_title:     # (a title is text)
-        explicit = re.match(r"^(?P<text>.*?)\s*<(?P<label>[^<>]+)>$", text)
-        label = (explicit["label"] if explicit else text).strip().lstrip("#")
-        shown = explicit["text"].replace("{number}", "%s") if explicit else ""
-        return f"[{shown}](#{label})"
-    explicit = EXPLICIT.match(text)
-    notes.append((line, f"the MyST role {{{role['name']}}} is not supported here: "
-                        + (f"shown as its text '{explicit['text']}'" if explicit else f"shown as `{text}`")))
-    return explicit["text"] if explicit else f"`{text}`"

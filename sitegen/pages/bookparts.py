@@ -1,0 +1,141 @@
+"""A book's parts in MyST (Jupyter Book) and Quarto, as this site writes them (dialects.py reads the
+fences around them): sphinx-exercise's exercises and solutions, figures and tables with captions,
+glossaries, and roles in prose (references, citations, glossary terms, glued values).
+"""
+from __future__ import annotations
+
+import re
+import shlex
+
+# A fence: backticks or tildes (MyST's directive), or colons (MyST's colon fence, Quarto's div).
+FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
+COLONS = re.compile(r"^(?P<indent> {0,3})(?P<fence>:{3,})\s*(?P<rest>.*)$")
+REFERENCES = {"ref", "numref", "eq", "doc", "prf:ref"}      # (prf:ref: sphinx-proof's)
+# sphinxcontrib-bibtex's roles as Pandoc's citations (citations.py): in brackets, in the sentence, the year.
+CITATIONS = {"cite": "[@", "cite:p": "[@", "cite:ps": "[@", "cite:alp": "[@", "cite:alps": "[@", "cite:t": "@",
+             "cite:ts": "@", "cite:year": "[-@", "cite:yearpar": "[-@"}
+EXERCISES = {"exercise", "exercise-start", "exercise-end", "solution", "solution-start", "solution-end"}   # sphinx-exercise
+EXERCISE_END = "\0exercise-end"    # (a closer: the exercise's `::: end`, which a solution right after it moves)
+# A MyST role ({cite}`key`, {ref}`label`) in prose: {math} is this site's $...$, references, citations, terms
+# and glued values this site's own; the others are said, and shown as their text.
+ROLE = re.compile(r"(?<![\w`{])\{(?P<name>[a-z][\w:-]*)\}`(?P<text>[^`]+)`")
+EXPLICIT = re.compile(r"^(?P<text>.*?)\s*<[^<>]+>$")       # {ref}`the text shown <label>`
+
+
+def directive(kind: str, title: str, fold: str | None, line: int, notes: list, label: str = "") -> str:
+    """This site's line opening a callout or a statement (a role in its title read as in prose)."""
+    title = ROLE.sub(lambda found: read_role(found, line, notes, in_title=True), title)
+    words = [f"::: {kind}"] + ([f"title={shlex.quote(title)}"] if title else []) + ([f"fold={fold}"] if fold else []) \
+        + ([f"label={shlex.quote(label)}"] if label else [])
+    return " ".join(words)
+
+
+def exercise(out, index, number, name: str, title: str, options: dict, fence, closers, ended, notes) -> None:
+    """sphinx-exercise's directives as this site's exercise: `{exercise}` (or `{exercise-start}` ...
+    `{exercise-end}`) is `::: exercise`; a `{solution}` (or `{solution-start}` ... `{solution-end}`)
+    right after it is its `::: solution`, which a student's build leaves out; one elsewhere is a
+    solution of an exercise of its own, never shown to students either."""
+    title = title if name.startswith("exercise") else ""
+    opening = directive("exercise", title, None, number, notes)
+    if name in ("exercise", "exercise-start"):
+        out[index] = opening
+        closers.append((*fence, EXERCISE_END if name == "exercise" else "", number))
+    elif name == "exercise-end":
+        out[index] = ""
+        closers.append((*fence, EXERCISE_END, number))
+    elif name in ("solution", "solution-start"):
+        follows = ended[0] >= 0 and all(not line.strip() for line in out[ended[0] + 1: index])
+        if follows:
+            out[ended[0]] = ""                          # (the exercise ends after its solution)
+        out[index] = "::: solution" if follows else opening + "\n::: solution"
+        closers.append((*fence, "::: end" if name == "solution" else "", number))
+    else:                                               # solution-end
+        out[index] = "::: end"
+        closers.append((*fence, "", number))
+    ended[0] = -1 if name != "exercise-end" else ended[0]
+    for key in sorted(options.keys() - {"label", "class", "nonumber", "hidden"}):
+        notes.append((number, f"{{{name}}}: option :{key}: not supported here (left out)"))
+
+
+def term_label(term: str) -> str:
+    """The label of a glossary's term, which MyST's {term} role names: term-<its words joined by ->."""
+    return "term-" + re.sub(r"[^\w]+", "-", term.strip().lower()).strip("-")
+
+
+def glossary(out, start: int, end: int, ordered: bool) -> None:
+    """MyST's {glossary} (terms at the margin, each definition indented below them) as a definition list,
+    each term labelled (term_label) for references to show it: `Term {#term-term}` then `:   definition`."""
+    entries: list[tuple[list[str], list[str]]] = []
+    for line in out[start:end]:
+        if line.strip() and not line[0].isspace():
+            if not entries or entries[-1][1]:
+                entries.append(([], []))
+            entries[-1][0].append(line.strip())
+        elif entries and (line.strip() or entries[-1][1]):
+            entries[-1][1].append(line)
+    lines = []
+    for terms, definition in sorted(entries) if ordered else entries:
+        indent = min((len(line) - len(line.lstrip()) for line in definition if line.strip()), default=0)
+        body = [line[indent:] for line in definition]
+        lines += [f"{term} {{#{term_label(term)}}}" for term in terms]
+        lines += [f":   {body[0]}" if body else ":"] + [f"    {line}" if line.strip() else "" for line in body[1:]] + [""]
+    out[start:end] = (lines + [""] * (end - start))[: end - start] if len(lines) <= end - start else \
+        ["\n".join(lines)] + [""] * (end - start - 1)
+
+
+def captioned(out, index, after, name: str, title: str, options: dict, fence, closers, number: int, notes) -> int:
+    """MyST's {figure} (its image, :name: and :alt:, and its content the caption) as this site's
+    `![alt](image "caption"){#name}`, numbered (myst-nb's {glue:figure} NAME too: the figure glued as
+    NAME, labs/glue.py); its {table} (its title the caption, its content the
+    table) with a caption line `: caption {#name}` after the table, as Pandoc writes one."""
+    label = options.get("name", "")
+    if name.startswith("glue") and "doc" in options:        # (glued in another notebook: that page shows it)
+        notes.append((number, f"{{{name}}} {title} with :doc: (a figure another notebook glued) is not supported "
+                              "here: left out; show it on that notebook's page"))
+        out[index] = ""
+        closers.append((*fence, "", number))
+        return after
+    for key in sorted(options.keys() - {"name", "alt", "width", "height", "align", "class", "figwidth", "scale"}):
+        notes.append((number, f"{{{name}}}: option :{key}: not supported here (left out)"))
+    if name == "table":
+        out[index] = ""
+        closers.append((*fence, f"\n: {title} {{#{label}}}" if label and title else "", number))     # (a line apart)
+        return after
+    end = next((k for k in range(after, len(out)) if (f := FENCE.match(out[k]) or COLONS.match(out[k]))
+                and f[0].strip().startswith(fence[0] * fence[1]) and not f[0].strip()[fence[1]:].strip()), len(out))
+    caption = " ".join(line.strip() for line in out[after:end] if line.strip()).replace('"', "'")
+    alt = options.get("alt", caption or (title if name != "figure" else "")).replace("]", ")").replace("[", "(")
+    title = f"figure:{title}.png" if name != "figure" else title        # (a glued figure: its name's)
+    out[index] = f'![{alt}]({title}' + (f' "{caption}"' if caption else "") + ")" + (f" {{#{label}}}" if label else "")
+    for k in range(index + 1, min(end + 1, len(out))):
+        out[k] = ""
+    return min(end + 1, len(out))
+
+
+def read_role(role: re.Match, line: int, notes: list, in_title: bool = False) -> str:
+    """A MyST role as this site writes it: {math} as $...$; a reference ({ref}, {numref}, {eq}) as a link
+    to its label, [](#label), which shows the label's number or title; another one said in `notes` and
+    shown as its text (`text <label>`: the text), never with its {name}."""
+    text = role["text"]
+    if role["name"] == "math":
+        return f"${text}$"
+    if role["name"] in CITATIONS and not in_title:         # sphinxcontrib-bibtex's: Pandoc's citations
+        keys = [key.strip() for key in text.split(",") if key.strip()]
+        if CITATIONS[role["name"]] == "@":
+            return ", ".join(f"@{key}" for key in keys)
+        return "[" + "; ".join(CITATIONS[role["name"]][1:] + key for key in keys) + "]"
+    if role["name"] in ("glue", "glue:", "glue:text", "glue:md") and not in_title:     # myst-nb's: a value
+        name, _, spec = text.partition(":")                                           # (labs/glue.py)
+        return f"{{{{ {name.strip()}{' | ' + spec.strip() if spec.strip() else ''} }}}}"
+    if role["name"] == "term" and not in_title:           # a glossary's term: [](#term-x) shows it
+        explicit = re.match(r"^(?P<text>.*?)\s*<(?P<term>[^<>]+)>$", text)
+        return f"[{explicit['text']}](#{term_label(explicit['term'])})" if explicit else f"[](#{term_label(text)})"
+    if role["name"] in REFERENCES and role["name"] != "doc" and not in_title:     # (a title is text)
+        explicit = re.match(r"^(?P<text>.*?)\s*<(?P<label>[^<>]+)>$", text)
+        label = (explicit["label"] if explicit else text).strip().lstrip("#")
+        shown = explicit["text"].replace("{number}", "%s") if explicit else ""
+        return f"[{shown}](#{label})"
+    explicit = EXPLICIT.match(text)
+    notes.append((line, f"the MyST role {{{role['name']}}} is not supported here: "
+                        + (f"shown as its text '{explicit['text']}'" if explicit else f"shown as `{text}`")))
+    return explicit["text"] if explicit else f"`{text}`"
