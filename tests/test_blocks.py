@@ -219,7 +219,12 @@ $\\det A \\neq 0$ 时有解，见 [](#demand)。
 
 : 一些数 {#numbers}
 
-由 {eq}`demand`、{prf:ref}`thm-exist`、[](#blue) 与 [](#numbers) 可知。
+由 {eq}`demand`、{prf:ref}`thm-exist`、[](#blue) 与 [](#numbers) 可知，见 {cite}`li2019` 与 {term}`注意力`。
+
+```{glossary}
+注意力
+  一种加权平均。
+```
 """
 PIXEL = bytes.fromhex("89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c636060f80f0000010100"
                       "5a4d6e4b0000000049454e44ae426082")
@@ -294,9 +299,13 @@ def test_callouts_and_numbered_things_are_valid_html_and_accessible_light_and_da
     root = empty_course(tmp_path / "site")
     (root / "content/boxes.md").write_text(BOXES + BOOK, encoding="utf-8")
     (root / "content/cat.png").write_bytes(PIXEL)
+    (root / "content/references.bib").write_text("@book{li2019, author = {李航}, title = {统计学习方法}, year = {2019}}\n",
+                                                 encoding="utf-8")
+    edit(root / "site.yaml", "site:\n", "site:\n  bibliography: references.bib\n")
     build(root, tmp_path / "dist", cache=tmp_path / "cache", strict=True)
     shown = (tmp_path / "dist/boxes.html").read_text(encoding="utf-8")
-    assert all(f'id="{label}"' in shown for label in ("thm-exist", "demand", "blue", "numbers")), shown
+    assert all(f'id="{label}"' in shown for label in ("thm-exist", "demand", "blue", "numbers", "ref-li2019",
+                                                      "term-注意力")), shown
     checked = subprocess.run([*vnu, "--errors-only", str(tmp_path / "dist/boxes.html")], capture_output=True, text=True)
     assert checked.returncode == 0, checked.stderr
 

@@ -68,8 +68,8 @@ def test_citations_link_to_the_page_s_bibliography_numbered_as_gb_t_7714_numbers
     assert texts(built, "sup") == ["[1]", "[1,2]", "[2]"]           # numbered in the order first cited
     entries = [(e[1]["id"], e[2]) for e in built.find("li") if e[1].get("id", "").startswith("ref-")]
     assert [key for key, _ in entries] == ["ref-vaswani2017", "ref-li2019"]
-    assert entries[0][1].startswith("[1]VASWANI A, SHAZEER N, PARMAR N, 等. Attention Is All You Need.")
-    assert "5998-6008" in entries[0][1] and entries[1][1] == "[2]李航. 统计学习方法. 北京: 清华大学出版社, 2019."
+    assert entries[0][1].startswith("[1] VASWANI A, SHAZEER N, PARMAR N, 等. Attention Is All You Need.")
+    assert "5998-6008" in entries[0][1] and entries[1][1] == "[2] 李航. 统计学习方法. 北京: 清华大学出版社, 2019."
     assert texts(built, "h2", id="bibliography") == ["参考文献"]
     paragraph = next(text for text in texts(built, "p") if "写信到" in text)
     assert "写信到 a@li2019.cn，" in paragraph and "{cite" not in paragraph and "[@" not in paragraph

@@ -26,6 +26,7 @@ BRACKETED = re.compile(r"(?<![\\!])\[(?P<body>[^\[\]]*-?@" + KEY + r"[^\[\]]*)\]
 ITEM = re.compile(r"^\s*(?P<prefix>.*?)(?P<minus>-?)@(?P<key>" + KEY + r")(?P<suffix>.*?)\s*$")
 NARRATIVE = re.compile(r"(?<![\w@.\[/\\-])@(?P<key>" + KEY + ")")
 CODE = re.compile(r"(`+).*?\1")
+NUMBERED, SPACED = re.compile(r"^(\[\d+\])(?=\S)"), r"\1 "     # a numeric style's entry: its number, a space
 
 
 class Cited(NamedTuple):
@@ -134,7 +135,7 @@ class Citations:
         if processor is None or not processor.items:
             return ""
         processor.sort()
-        entries = "".join(f'<li id="ref-{html.escape(key)}">{entry}</li>'
+        entries = "".join(f'<li id="ref-{html.escape(key)}">{NUMBERED.sub(SPACED, entry)}</li>'   # ([1] Author...)
                           for key, entry in zip(processor.keys, map(str, processor.bibliography())))
         title = html.escape(self.words.get("bibliography", "References"))
         return (f'<section class="bibliography" aria-labelledby="bibliography"><h2 id="bibliography">{title}</h2>'
