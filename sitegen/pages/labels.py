@@ -114,9 +114,7 @@ class Target(NamedTuple):
 
 
 class SiteLabels(dict):
-    """Every page's labels: name -> the Targets of the pages that define it, in the pages' order; and
-    each page's own (`own`: source -> its labels by name)."""
-    own: dict
+    """Every page's labels: name -> the Targets of the pages that define it, in the pages' order."""
 
     def seen(self, names) -> tuple:
         """What references to these names (a page's, its record's summary) find now."""
@@ -124,12 +122,10 @@ class SiteLabels(dict):
 
 
 def site_labels(pages, words: dict | None = None) -> SiteLabels:
-    found, own = SiteLabels(), {}
+    found = SiteLabels()
     for page in pages:
-        own[page.source] = labels = page_labels(page.blocks, words)[0]
-        for name, label in labels.items():
+        for name, label in page_labels(page.blocks, words)[0].items():
             found[name] = (*found.get(name, ()), Target(page.output, *label[:3], label.shown))
-    found.own = own
     return found
 
 
