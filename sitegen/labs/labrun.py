@@ -282,8 +282,9 @@ def run_cells(script: str, cells: tuple[Cell, ...], workdir: str, confined: bool
     folder, results = Path(workdir), []
     with unrecorded():          # (the shell's own reading: its settings, the variables it asks for)
         runner = _NotebookCells(folder, script) if display == "jupyter" else _ScriptCells(script)
-        from . import glue
-        glue.install()          # (myst-nb's glue, if a notebook calls it)
+        if any("myst_nb" in cell.source for cell in cells):     # (myst-nb's glue, for a notebook that calls it)
+            from . import glue
+            glue.install()
     # Figures are re-encoded in threads while the next cells run (Pillow and zlib
     # release the GIL), from a snapshot of their bytes: a file the lab writes
     # again later is re-encoded again at the end.
@@ -327,8 +328,8 @@ def run_cells(script: str, cells: tuple[Cell, ...], workdir: str, confined: bool
                 cells, threads = resumed, ThreadPoolExecutor(2)
     if not any(p.relative_to(folder).parts[0] != "inputs" for p in _files(folder, RESULTS)):
         # A notebook rarely writes a results.json: its own top-level values are its results.
-        from .glue import GLUED     # (what it glued, myst-nb's way: under the names it gave)
-        (folder / RESULTS).write_text(json.dumps(namespace_results({**runner.namespace, **GLUED}, runner.hidden), indent=1),
+        glued = getattr(sys.modules.get(f"{__package__}.glue"), "GLUED", {})     # (myst-nb's way: labs/glue.py)
+        (folder / RESULTS).write_text(json.dumps(namespace_results({**runner.namespace, **glued}, runner.hidden), indent=1),
                                       encoding="utf-8")
     if cells_done:
         cells_done()
