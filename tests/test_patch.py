@@ -8,8 +8,8 @@ import pytest
 from support import EPOCH, edit, empty_course, tree_bytes
 
 PAGES = {
-    "a.md": "---\ntitle: 第一篇\n---\n## 起点 {#start}\n\n第一篇的正文，公式 $x^2$。\n",
-    "b.md": "---\ntitle: 第二篇\n---\n## 中段\n\n见[起点](a.md#start)与[第三篇](c.md)。\n",
+    "a.md": "---\ntitle: 第一篇\n---\n## 起点 {#start}\n\n第一篇的正文，公式 $x^2$。\n\n## 其次 {#then}\n",
+    "b.md": "---\ntitle: 第二篇\n---\n## 中段\n\n见[起点](a.md#start)、[](#start)与[第三篇](c.md)。\n",
     "c.md": "---\ntitle: 第三篇\n---\n## 终点\n\n最后一篇。\n",
 }
 
@@ -57,6 +57,7 @@ def test_a_prose_edit_is_patched_in_and_renders_that_page_alone(course):
     ("c.md", "最后一篇。", "![](missing.png) 最后一篇。"),          # a problem: said as a full build says it
     ("c.md", "最后一篇。", "<a href=\"https://example.com\">外链</a>最后一篇。"),   # a warning: said among the others
     ("c.md", "## 终点\n\n最后一篇。", "::: materials\n"),      # a lecture map shows every page
+    ("c.md", "最后一篇。", "见[](#then)。最后一篇。"),         # a label no page looked up: not kept for patches
 ])
 def test_an_edit_a_patch_cannot_see_the_whole_of_is_a_full_build(course, change):
     from sitegen.core.errors import BuildError

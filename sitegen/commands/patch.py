@@ -24,6 +24,8 @@ from ..core.stored import Stored, sha256_of
 from ..pages.blocks import KINDS, Checking
 from ..pages.check import check_page
 from ..pages.content import load_pages
+from ..pages.shared import Shared
+from ..project.bibliography import site_bibliography
 from ..project.nbsource import edits_notebook
 from ..publish.htmlcheck import source_line, file_problems, read_html
 from ..publish.write import MARK, last_output
@@ -35,12 +37,13 @@ from ..render.search import INDEX, entry_start, page_sections_json
 PATCHES = 50        # patched builds in a row, at most: then a full build prunes what they left
 
 
-def patch_info(files: Outputs, check_context: str, sitemap, shared, labs: list[str], frozen: tuple,
+def patch_info(files: Outputs, check_context: str, sitemap, labels, labs: list[str], frozen: tuple,
                text_notebooks: frozenset) -> dict:
-    """What a full build keeps for the builds that patch pages into its site (`shared`: every page's labels
-    and the bibliography, pages/shared.py; `text_notebooks`: which .md files were notebooks, as a patch reads no
-    records, nbsource.text_notebooks)."""
-    return {"check_context": check_context, "sitemap": sitemap, "shared": shared, "labs": labs, "frozen": frozen,
+    """What a full build keeps for the builds that patch pages into its site (`labels`: the site's labels
+    that some page looks up, labels.SiteLabels: a patched page that looks up another finds none, a warning,
+    and is built whole; `text_notebooks`: which .md files were notebooks, as a patch reads no records,
+    nbsource.text_notebooks)."""
+    return {"check_context": check_context, "sitemap": sitemap, "labels": labels, "labs": labs, "frozen": frozen,
             "patches": 0,
             "text_notebooks": sorted(text_notebooks), **files.made_with}
 
@@ -67,7 +70,8 @@ def patch(out: Path, cfg, memo, last: dict, snapshot: dict[str, str], edited: li
                 or "materials" in page.kinds or any(kind != "prose" and KINDS[kind].needs_lab for kind in page.kinds)
                 or page_face(was, solutions) != page_face(page, solutions)):
             return None
-    sitemap, shared, problems, said = info["sitemap"], info["shared"], Collector(), Collector()
+    sitemap, problems, said = info["sitemap"], Collector(), Collector()
+    shared = Shared(info["labels"], site_bibliography(cfg, snapshot, memo))     # (the .bib's entries: from the memo)
     for page in pages:
         check_page(page, info["check_context"], {}, sitemap, shared, Checking(cfg, problems), problems, said, memo)
     problems.raise_if_any()

@@ -252,7 +252,7 @@ def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: boo
                                           "folder (if you edited the file meanwhile, build again)")
                           for rel in touched])
     shared, said = Shared(site_labels(pages, cfg.vocabulary.words), site_bibliography(cfg, snapshot, memo)), Collector()
-    sitemap = check_site(cfg, pages, artifacts, snapshot, shared, said, memo)
+    sitemap, looked_up = check_site(cfg, pages, artifacts, snapshot, shared, said, memo)
     files = render_site(cfg, pages, artifacts, sitemap, snapshot, preview=preview, memo=memo, solutions=solutions,
                         shared=shared)
     warnings = [Problem(page.source, line, message) for page in pages for line, message in page.notes] \
@@ -268,7 +268,8 @@ def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: boo
     reads = {**own.reads, **{rel: seen for art in artifacts.values() for rel, seen in (art.reads or {}).items()
                              if rel not in snapshot}}
     _save_state(root, cache, key, found, snapshot, source_states, fingerprinted, files, total, written, warnings, reads,
-            patch_info(files, check_context(cfg, artifacts, sitemap), sitemap, shared, list(artifacts), frozen,
+            patch_info(files, check_context(cfg, artifacts, sitemap), sitemap, shared.labels.kept(looked_up), list(artifacts),
+                       frozen,
                        text_notebooks(root, snapshot, memo)))
     return BuildReport(out=out, files=len(files), bytes=total,
                        computed=tuple(a.lab.id for a in artifacts.values() if a.recomputed),

@@ -42,9 +42,10 @@ def site_map(cfg: SiteConfig, pages: list[Page], published: dict[str, set[str]],
 
 
 def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts], snapshot: dict[str, str],
-               shared: Shared, warnings: Collector, memo: Memo | None = None) -> SiteMap:
-    """Raises every problem at once; else the site map, for rendering (`snapshot`: the build's; `shared`:
-    what pages may show of the site beside their own). What --strict makes an error is added to `warnings`."""
+               shared: Shared, warnings: Collector, memo: Memo | None = None) -> tuple[SiteMap, frozenset]:
+    """Raises every problem at once; else the site map, for rendering, and the label names the pages look up
+    in `shared` (what pages may show of the site beside their own; `snapshot`: the build's). What --strict
+    makes an error is added to `warnings`."""
     problems = Collector()
     checking = Checking(cfg, problems)
     for art in artifacts.values():
@@ -89,7 +90,7 @@ def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifact
                 continue                # as the last build found it, in this same context
             check_page(page, context, artifacts, sitemap, shared, checking, problems, warnings, memo, phase)
         problems.raise_if_any()
-    return sitemap
+    return sitemap, frozenset(name for _, _, read in phase.now.values() if read for name in read[0])
 
 
 def check_context(cfg: SiteConfig, artifacts: dict[str, Artifacts], sitemap: SiteMap) -> str:

@@ -120,6 +120,10 @@ class SiteLabels(dict):
         """What references to these names (a page's, its record's summary) find now."""
         return tuple((name, self.get(name, ())) for name in names)
 
+    def kept(self, names) -> SiteLabels:
+        """Only these names' labels (a name left out is found by none: as a label no page defines)."""
+        return SiteLabels((name, self[name]) for name in names if name in self)
+
 
 def site_labels(pages, words: dict | None = None) -> SiteLabels:
     found = SiteLabels()
