@@ -168,10 +168,16 @@ See {numref}`fig-line`.
 """
 
 
-def test_myst_nb_s_glue_quotes_a_value_and_shows_a_figure_without_myst_nb_installed(tmp_path):
-    """`from myst_nb import glue` works in a build that has no myst-nb (sitegen/labs/glue.py); the {glue}
-    roles are values of the notebook and {glue:figure} its figure, numbered."""
-    root, result = build(tmp_path, GLUED, "glued.md", "--strict")
+@pytest.mark.parametrize("preamble", [False, True])
+def test_myst_nb_s_glue_quotes_a_value_and_shows_a_figure_without_myst_nb_installed(tmp_path, preamble):
+    """`from myst_nb import glue` works in a build that has no myst-nb (sitegen/labs/glue.py), in a cell or
+    in a module beside the notebook that a cell imports (a book's preamble); the {glue} roles are values of
+    the notebook and {glue:figure} its figure, numbered."""
+    text = GLUED.replace("from myst_nb import glue", "from preamble import *") if preamble else GLUED
+    if preamble:
+        (tmp_path / "site/content").mkdir(parents=True)
+        (tmp_path / "site/content/preamble.py").write_text("from myst_nb import glue\n", encoding="utf-8")
+    root, result = build(tmp_path, text, "glued.md", "--strict")
     assert result.returncode == 0, result.stderr
     page = Elements((root / "dist/glued.html").read_text(encoding="utf-8"))
     assert "The mean is 2.5000, to one place 2.5." in [e[2] for e in page.find("p")]

@@ -2,11 +2,12 @@
 the text): `from myst_nb import glue; glue("name", value)` keeps the value under its name, which a page
 quotes as {{ name }} (MyST's {glue} roles are read as that: dialects.py); a Matplotlib figure is saved
 as name.png, a figure of the cell, which `![what it shows](figure:name.png)` (or MyST's {glue:figure})
-shows. Installed as the module `myst_nb` in a lab's process when myst-nb itself is not installed.
+shows. Found as the module `myst_nb` in a lab's process when myst-nb itself is not installed (by its
+notebook's cells or by a module they import: a book's common preamble).
 """
 from __future__ import annotations
 
-import importlib.util
+import importlib.machinery
 import sys
 
 GLUED: dict = {}
@@ -23,7 +24,23 @@ def glue(name: str, variable, display: bool = True) -> None:
         show(variable)
 
 
+class _Finder:
+    """Last on sys.meta_path: `import myst_nb` finds this module when no other finder finds myst-nb."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        return importlib.machinery.ModuleSpec(name, _Finder) if name == "myst_nb" else None
+
+    @staticmethod
+    def create_module(spec):
+        return sys.modules[__name__]
+
+    @staticmethod
+    def exec_module(module) -> None:
+        pass
+
+
 def install() -> None:
-    """This module as `myst_nb`, unless myst-nb is installed."""
-    if "myst_nb" not in sys.modules and importlib.util.find_spec("myst_nb") is None:
-        sys.modules["myst_nb"] = sys.modules[__name__]
+    """Let `import myst_nb` find this module unless myst-nb is installed (nothing is imported before)."""
+    if _Finder not in sys.meta_path:
+        sys.meta_path.append(_Finder)

@@ -282,9 +282,8 @@ def run_cells(script: str, cells: tuple[Cell, ...], workdir: str, confined: bool
     folder, results = Path(workdir), []
     with unrecorded():          # (the shell's own reading: its settings, the variables it asks for)
         runner = _NotebookCells(folder, script) if display == "jupyter" else _ScriptCells(script)
-        if any("myst_nb" in cell.source for cell in cells):     # (myst-nb's glue, for a notebook that calls it)
-            from . import glue
-            glue.install()
+        from . import glue          # (myst-nb's glue, for a notebook that calls it)
+        glue.install()
     # Figures are re-encoded in threads while the next cells run (Pillow and zlib
     # release the GIL), from a snapshot of their bytes: a file the lab writes
     # again later is re-encoded again at the end.
