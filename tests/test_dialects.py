@@ -76,6 +76,8 @@ def test_what_is_not_supported_is_named_with_its_line_and_not_shown_raw(text, sh
     # A figure and a table with labels: this site's numbered figure line, and a caption line after the table.
     ("```{figure} a.png\n:name: f\n:alt: 图\n\n说明 \"一\"。\n```", ["![图](a.png \"说明 '一'。\") {#f}", "", "", "", "", ""]),
     ("```{figure} a.png\n说明。\n```", ['![说明。](a.png "说明。")', "", ""]),                 # no label: not numbered
+    ("```{figure} a.png\n:name: fig-data frame\n说明。\n```\n见 {numref}`fig-data frame`。",        # a space in a label
+     ['![说明。](a.png "说明。") {#fig-data-frame}', "", "", "", "见 [](#fig-data-frame)。"]),
     ("```{table} 数\n:name: t\n| a |\n|---|\n```", ["", "", "| a |", "|---|", "", ": 数 {#t}"]),
     ('![说明](a.png){#fig-a fig-alt="图"}', ['![图](a.png "说明") {#fig-a}']),                   # Quarto
     # MyST's Markdown link to a label the page defines: [](label) is [](#label); a page's link stays one.
@@ -171,19 +173,26 @@ def test_a_role_in_a_callout_s_title_is_read_as_in_prose():
 
 def test_a_chapter_taken_from_a_book_builds_with_its_substitutions_and_its_links_to_chapters_left_behind(tmp_path):
     """MyST's front matter substitutions fill {{ name }}; a link to a chapter (or a label) the site lacks is
-    its text and a warning, not a broken link; "figure:" in a sentence asks for no lab."""
+    its text and a warning, not a broken link; "figure:" in a sentence asks for no lab; a glued value quoted
+    on a page that runs no code is its name and a warning."""
     from support import run_build, tiny_site
     from helpers import Elements
     root = tiny_site(tmp_path / "site")
     (root / "content/chapter.md").write_text(
         "---\ntitle: 一章\nsubstitutions:\n  course: 视觉 Transformer\n---\n本章属于 {{ course }}。\n\n"
-        "Here is my figure: 见[下一章](next.md)与[标签](some-label)。\n\n```yaml\nkey: {{ lab_value }}  # [x](gone.md)\n```\n",
+        "Here is my figure: 见[下一章](next.md)与[标签](some-label)。\n\n均值为 {glue:}`mean`。\n\n"
+        "```{figure} data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7\n:name: fig-dot\n"
+        "一个点。\n```\n\n```yaml\nkey: {{ lab_value }}  # [x](gone.md)\n```\n",
         encoding="utf-8")
     result = run_build(root, root / "dist", root / ".cache")
     assert result.returncode == 0, result.stderr
     assert "content/chapter.md:8: links to next.md, which is no page or label of this site: shown as its text" in result.stderr
     assert "content/chapter.md:8: links to some-label, which is no page or label" in result.stderr
+    assert "content/chapter.md:10: {glue:}`mean` quotes a value a notebook's code glued, and this page runs no code: " \
+           "shown as its name" in result.stderr
     page = Elements((root / "dist/chapter.html").read_text(encoding="utf-8"))
-    assert [e[2] for e in page.find("p")][1:3] == ["本章属于 视觉 Transformer。",
-                                                   "Here is my figure: 见下一章与标签。"]
+    assert [e[2] for e in page.find("p")][1:4] == ["本章属于 视觉 Transformer。",
+                                                   "Here is my figure: 见下一章与标签。", "均值为 mean。"]
     assert "key: {{ lab_value }}  # [x](gone.md)" in "".join(e[2] for e in page.find("pre"))   # (code: as written)
+    dot = [e for e in page.find("figure") if e[1].get("id") == "fig-dot"]   # (written into the page: no full size)
+    assert len(dot) == 1 and "图 1 · 一个点。" in dot[0][2] and not [e for e in page.find("a") if "data:" in e[1].get("href", "")]

@@ -152,12 +152,13 @@ from myst_nb import glue
 import matplotlib.pyplot as plt
 mean = 2.0
 glue("mean_value", mean * 1.25)
+glue("mean-half", mean / 2)
 figure, axes = plt.subplots()
 axes.plot([0, 1], [0, 1])
 glue("line_fig", figure, display=False)
 ```
 
-The mean is {glue:}`mean_value`, to one place {glue:text}`mean_value:.1f`.
+The mean is {glue:}`mean_value`, to one place {glue:text}`mean_value:.1f`; half of it {glue:}`mean-half`.
 
 ```{glue:figure} line_fig
 :name: fig-line
@@ -180,7 +181,7 @@ def test_myst_nb_s_glue_quotes_a_value_and_shows_a_figure_without_myst_nb_instal
     root, result = build(tmp_path, text, "glued.md", "--strict")
     assert result.returncode == 0, result.stderr
     page = Elements((root / "dist/glued.html").read_text(encoding="utf-8"))
-    assert "The mean is 2.5000, to one place 2.5." in [e[2] for e in page.find("p")]
+    assert "The mean is 2.5000, to one place 2.5; half of it 1.0000." in [e[2] for e in page.find("p")]
     figures = [e for e in page.find("figure") if e[1].get("id") == "fig-line"]
     assert len(figures) == 1 and "图 1 · A straight line." in figures[0][2]
     assert [e[2] for e in page.find("a") if e[1].get("href", "").endswith("#fig-line")] == ["图 1"]

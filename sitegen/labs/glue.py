@@ -1,7 +1,7 @@
 """myst-nb's `glue`, for a notebook that calls it (Jupyter Book's way of quoting a computed value in
 the text): `from myst_nb import glue; glue("name", value)` keeps the value under its name, which a page
 quotes as {{ name }} (MyST's {glue} roles are read as that: dialects.py); a Matplotlib figure is saved
-as name.png, a figure of the cell, which `![what it shows](figure:name.png)` (or MyST's {glue:figure})
+as name.png, a figure of the cell (an Altair chart too, drawn by vl-convert if it is installed), which `![what it shows](figure:name.png)` (or MyST's {glue:figure})
 shows. Found as the module `myst_nb` in a lab's process when myst-nb itself is not installed (by its
 notebook's cells or by a module they import: a book's common preamble).
 """
@@ -18,6 +18,9 @@ def glue(name: str, variable, display: bool = True) -> None:
     figure = sys.modules.get("matplotlib.figure")
     if figure is not None and isinstance(variable, figure.Figure):
         variable.savefig(f"{name}.png", dpi=2 * variable.dpi, bbox_inches="tight")
+        return
+    if type(variable).__module__.startswith("altair.") and hasattr(variable, "save"):
+        variable.save(f"{name}.png", scale_factor=2)        # (an Altair chart: drawn by vl-convert, offline)
         return
     if display:
         from IPython.display import display as show

@@ -112,7 +112,13 @@ def captioned(out, index, after, name: str, title: str, options: dict, fence, cl
     return min(end + 1, len(out))
 
 
-def read_role(role: re.Match, line: int, notes: list, in_title: bool = False) -> str:
+def label_name(name: str) -> str:
+    """A label's name as this site writes it: MyST (docutils) reads spaces in one as one, and the page's id
+    can hold none; so each run of them is a hyphen ("data frame" is "data-frame")."""
+    return re.sub(r"\s+", "-", name.strip())
+
+
+def read_role(role: re.Match, line: int, notes: list, in_title: bool = False, computed: bool = True) -> str:
     """A MyST role as this site writes it: {math} as $...$; a reference ({ref}, {numref}, {eq}) as a link
     to its label, [](#label), which shows the label's number or title; another one said in `notes` and
     shown as its text (`text <label>`: the text), never with its {name}."""
@@ -126,13 +132,17 @@ def read_role(role: re.Match, line: int, notes: list, in_title: bool = False) ->
         return "[" + "; ".join(CITATIONS[role["name"]][1:] + key for key in keys) + "]"
     if role["name"] in ("glue", "glue:", "glue:text", "glue:md") and not in_title:     # myst-nb's: a value
         name, _, spec = text.partition(":")                                           # (labs/glue.py)
+        if not computed:
+            notes.append((line, f"{{{role['name']}}}`{text}` quotes a value a notebook's code glued, and this page "
+                                "runs no code: shown as its name; quote it in the notebook that glues it"))
+            return f"`{name.strip()}`"
         return f"{{{{ {name.strip()}{' | ' + spec.strip() if spec.strip() else ''} }}}}"
     if role["name"] == "term" and not in_title:           # a glossary's term: [](#term-x) shows it
         explicit = re.match(r"^(?P<text>.*?)\s*<(?P<term>[^<>]+)>$", text)
         return f"[{explicit['text']}](#{term_label(explicit['term'])})" if explicit else f"[](#{term_label(text)})"
     if role["name"] in REFERENCES and role["name"] != "doc" and not in_title:     # (a title is text)
         explicit = re.match(r"^(?P<text>.*?)\s*<(?P<label>[^<>]+)>$", text)
-        label = (explicit["label"] if explicit else text).strip().lstrip("#")
+        label = label_name((explicit["label"] if explicit else text).lstrip("#"))
         shown = explicit["text"].replace("{number}", "%s") if explicit else ""
         return f"[{shown}](#{label})"
     explicit = EXPLICIT.match(text)

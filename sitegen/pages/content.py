@@ -108,7 +108,7 @@ def parse_page(text: str, source: str, output: str, memo=None) -> Page:
     blocks: list[Block] = []
     prose: list[str] = []
     prose_line = body_start + 1
-    body, numbers, codes = translate(lines[body_start:], body_start, notes)
+    body, numbers, codes = translate(lines[body_start:], body_start, notes, computed="lab" in meta)
     if substitutions:           # MyST's substitutions, outside code: the text the front matter gives each name
         def substitute(match) -> str:
             return substitutions.get(match[2], match[0]) if match[2] else match[0]

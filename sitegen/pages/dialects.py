@@ -25,7 +25,8 @@ from __future__ import annotations
 import re
 import shlex
 
-from .bookparts import COLONS, EXERCISE_END, EXERCISES, FENCE, ROLE, captioned, directive, exercise, glossary, read_role
+from .bookparts import (COLONS, EXERCISE_END, EXERCISES, FENCE, ROLE, captioned, directive, exercise, glossary, label_name,
+                        read_role)
 
 CALLOUTS = ("note", "tip", "important", "warning", "caution")      # the kinds of callout, as GitHub's alerts name them
 # A mathematical statement, numbered per kind on its page (a proof is not): sphinx-proof's {prf:...} directives.
@@ -71,12 +72,13 @@ LABEL_LINK = re.compile(r"(?<!!)\[(?P<text>[^\]]*)\]\((?P<label>[A-Za-z][\w:.-]*
 QUARTO_FIGURE = re.compile(r'^\s*!\[(?P<caption>[^\]]+)\]\((?P<target>[^)\s]+)\)\{#(?P<label>fig-[^}\s]+)(?P<attrs>[^}]*)\}\s*$')
 
 
-def translate(lines: list[str], start: int, notes: list) -> tuple[list[str], list[int], list[bool]]:
+def translate(lines: list[str], start: int, notes: list, computed: bool = True) -> tuple[list[str], list[int], list[bool]]:
     """`lines` (a page's body, its first at file line `start` + 1) with other tools' callouts written in
     this site's syntax; the file's line number of each line (a GitHub alert's end is a line of its
     own, which the file lacks: it takes the number of the line after it); and whether each is code
     (a fenced block's, its fences included: read here once, as CommonMark reads fences, for
-    content.py too). What is not supported is said in `notes` as (line, message)."""
+    content.py too). What is not supported is said in `notes` as (line, message); so is a glued value's
+    role on a page that is not `computed` (names no lab: it has no values)."""
     out = list(lines)
     numbers = list(range(start + 1, start + 1 + len(lines)))
     codes = [False] * len(lines)
@@ -188,7 +190,7 @@ def translate(lines: list[str], start: int, notes: list) -> tuple[list[str], lis
             found = MYST_LABELLED.match(line)
             out[index] = f"{found['math']} {{#{found['label']}}}"
         if ROLE.search(out[index]):
-            out[index] = ROLE.sub(lambda found: read_role(found, number, notes), out[index])
+            out[index] = ROLE.sub(lambda found: read_role(found, number, notes, computed=computed), out[index])
         if (figure := QUARTO_FIGURE.match(out[index])) and not codes[index]:   # Quarto: the bracket is the caption
             alt = re.search(r'fig-alt="([^"]*)"', figure["attrs"] or "")
             out[index] = (f'![{alt[1] if alt else figure["caption"]}]({figure["target"]} "{figure["caption"].replace(chr(34), chr(39))}")'
@@ -217,7 +219,7 @@ def translate(lines: list[str], start: int, notes: list) -> tuple[list[str], lis
 
 def _options(out: list[str], index: int) -> tuple[dict, int]:
     """A MyST directive's options below its opening line (`:key: value` lines, or a `---` YAML block),
-    blanked: what they say, and the index of the first line after them."""
+    blanked: what they say (a label's name as label_name reads it), and the index of the first line after them."""
     options: dict[str, str] = {}
     if index < len(out) and out[index].strip() == "---":
         end = next((k for k in range(index + 1, len(out)) if out[k].strip() == "---"), None)
@@ -232,7 +234,7 @@ def _options(out: list[str], index: int) -> tuple[dict, int]:
         options[option["key"]] = option["value"].strip()
         out[index] = ""
         index += 1
-    return options, index
+    return {key: label_name(value) if key in ("name", "label") else value for key, value in options.items()}, index
 
 
 def _close(closer: tuple, index: int, ended: list) -> str:

@@ -6,10 +6,15 @@ the page raw.
     python tests/corpus/chapters.py report    # build each, print the table
 
 The chapters are not committed: this file says which they are (`fetch github:OWNER/NAME` for each
-repository). A chapter's front matter (a jupytext header, MyST's settings) is replaced by a title,
-its first heading's: what this measures is the body's markup, read as received. A MyST Markdown
-notebook (QuantEcon's lectures) is laid as received, front matter and all, beside a home page: a
-notebook page whose code the build runs, as Jupyter Book would.
+repository). Each lies in content/ where it lies in its book (beside a home page that links to it),
+with the files its images name, where the book keeps them. A page of Jupyter Book's documentation
+(not a notebook) has its front matter (MyST's settings) replaced by a title,
+its first heading's (MyST's substitutions are kept): what this measures is the body's markup, read as
+received. A MyST Markdown notebook (QuantEcon's, UBC's lectures) is laid as received, front matter
+and all, with the modules beside it and its data folder: a notebook page whose code the build runs,
+as Jupyter Book would. What its book's
+_config.yml says of it is said as a teacher taking the chapter would say it here: its BibTeX files
+are site.yaml's bibliography, and `execute: allow_errors: true` is the notebook's `allow_errors: true`.
 
 Per chapter: whether it built; its callouts (counted in the source by their opening lines: MyST's
 admonitions in any fence, Quarto's .callout- divs, GitHub's alerts) and the boxes the page shows;
@@ -18,7 +23,9 @@ a role's {name}, a (label)= target, an alert's [!KIND]), which must be none.
 """
 from __future__ import annotations
 
+import posixpath
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -57,55 +64,82 @@ def chapter_dir(repo: str, path: str) -> Path:
     return LAID / "chapters" / f"{repo.replace('/', '+')}+{Path(path).stem}"
 
 
+REFERENCED = re.compile(r"!\[[^\]]*\]\(<?([^)\s>]+)|^\s*(?:`{3,}|:{3,})\{(?:image|figure)\}\s+(\S+)|\bsrc=\"([^\"]+)\"", re.M)
+
+
 def lay() -> None:
     for repo, path in CHAPTERS:
         git = MIRROR / repo.replace("/", "+") / "repo"
-        text = subprocess.run(["git", f"--git-dir={git}", "show", f"HEAD:{path}"], capture_output=True, text=True,
-                              check=True).stdout
+        text = _show(git, path).decode("utf-8")
+        config, book = book_config(git, path)
+        at = Path(path).relative_to(book)           # where it lies in its book, and so in content/
         root = chapter_dir(repo, path)
-        (root / "content").mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(root, ignore_errors=True)
+        (root / "content" / at.parent).mkdir(parents=True)
         (root / "site.yaml").write_text(SITE, encoding="utf-8")
         if re.match(r"\A---\n(?:.*\n)*?kernelspec:", text):      # a MyST Markdown notebook: as received
-            (root / "content/chapter.md").write_text(text, encoding="utf-8")
+            if (config.get("execute") or {}).get("allow_errors"):        # (as its book runs it)
+                text = "---\nallow_errors: true\n" + text[len("---\n"):]
+            body = page = text
             folder = str(Path(path).parent)
             listed = subprocess.run(["git", f"--git-dir={git}", "ls-tree", "-r", "--name-only", "HEAD", folder + "/"],
                                     capture_output=True, text=True, check=True).stdout.split()
             for rel in listed:      # its neighbours as Jupyter finds them: modules beside it, its data folder
                 inside = rel[len(folder) + 1:]
                 if inside.endswith(".py") and "/" not in inside or inside.startswith("data/"):
-                    data = subprocess.run(["git", f"--git-dir={git}", "show", f"HEAD:{rel}"], capture_output=True,
-                                          check=True).stdout
-                    (root / "content" / inside).parent.mkdir(parents=True, exist_ok=True)
-                    (root / "content" / inside).write_bytes(data)
-            body, home = text, "---\ntitle: Chapters\n---\nThe [chapter](chapter.md).\n"
-        else:                   # a page of Jupyter Book's docs: its front matter (MyST's settings) is a title
-            body = re.sub(r"\A---\n.*?\n---\n", "", text, flags=re.S)
-            title = next((m[1] for m in re.finditer(r"^# +(.+)$", body, re.M)), Path(path).stem).replace('"', "'")
-            home = f'---\ntitle: "{title}"\n---\n{body}'
+                    (root / "content" / at.parent / inside).parent.mkdir(parents=True, exist_ok=True)
+                    (root / "content" / at.parent / inside).write_bytes(_show(git, rel))
+        else:                   # a page of Jupyter Book's docs: its title (its first heading's) is added to its
+            import yaml         # front matter, of which MyST's substitutions are kept (its other settings are Sphinx's)
+            matter = re.match(r"\A---\n(.*?\n)---\n", text, flags=re.S)
+            body = text[matter.end():] if matter else text
+            kept = {key: value for key, value in (yaml.safe_load(matter[1]) if matter else {}).items()
+                    if key in ("myst", "substitutions")}
+            title = next((m[1] for m in re.finditer(r"^# +(.+)$", body, re.M)), Path(path).stem)
+            page = "---\n" + yaml.safe_dump({"title": title, **kept}, allow_unicode=True, sort_keys=False) + "---\n" + body
+        (root / "content" / at).write_text(page, encoding="utf-8")
+        for found in REFERENCED.finditer(body):     # the images it shows, where the book keeps them
+            target = next(group for group in found.groups() if group)
+            rel = posixpath.normpath((at.parent / target).as_posix())
+            if "://" not in target and not target.startswith(("data:", "/")) and not rel.startswith("..") \
+                    and (data := _show(git, (book / rel).as_posix(), check=False)) is not None:
+                (root / "content" / rel).parent.mkdir(parents=True, exist_ok=True)
+                (root / "content" / rel).write_bytes(data)
         bibliography = book_bibliography(git, path)
         for name, data in bibliography.items():
             (root / "content" / name).write_bytes(data)
         if bibliography:        # (as the book's _config.yml names them: what its {cite} roles cite)
             (root / "site.yaml").write_text(SITE + "  bibliography: [" + ", ".join(bibliography) + "]\n", encoding="utf-8")
-        (root / "content/index.md").write_text(home, encoding="utf-8")
+        (root / "content/index.md").write_text(f"---\ntitle: Chapters\n---\nThe [chapter]({at.as_posix()}).\n",
+                                               encoding="utf-8")
         (root / "source.md").write_text(body, encoding="utf-8")          # (what the report counts in)
+        (root / "page.txt").write_text(at.with_suffix(".html").as_posix(), encoding="utf-8")    # (and reads)
         (root / "content/404.md").write_text("---\ntitle: Not found\n---\nBack to [the start](/).\n", encoding="utf-8")
     print(f"laid {len(CHAPTERS)} chapters in {LAID / 'chapters'}")
 
 
-def book_bibliography(git: Path, path: str) -> dict[str, bytes]:
-    """The BibTeX files the chapter's book names (bibtex_bibfiles in the nearest _config.yml above it)."""
+def _show(git: Path, path: str, check: bool = True) -> bytes | None:
+    """A file of the snapshot's newest commit (None if it has none there and not `check`)."""
+    found = subprocess.run(["git", f"--git-dir={git}", "show", f"HEAD:{path}"], capture_output=True, check=check)
+    return found.stdout if found.returncode == 0 else None
+
+
+def book_config(git: Path, path: str) -> tuple[dict, Path]:
+    """The nearest _config.yml above the chapter (its book's settings) and its folder; ({}, .) if none."""
     import yaml
     folder = Path(path).parent
     for parent in [folder, *folder.parents]:
         config = subprocess.run(["git", f"--git-dir={git}", "show", f"HEAD:{(parent / '_config.yml').as_posix()}"],
                                 capture_output=True, text=True)
         if config.returncode == 0:
-            files = (yaml.safe_load(config.stdout) or {}).get("bibtex_bibfiles") or []
-            return {Path(name).name: subprocess.run(["git", f"--git-dir={git}", "show",
-                                                     f"HEAD:{(parent / name).as_posix()}"], capture_output=True,
-                                                    check=True).stdout for name in files}
-    return {}
+            return yaml.safe_load(config.stdout) or {}, parent
+    return {}, Path(".")
+
+
+def book_bibliography(git: Path, path: str) -> dict[str, bytes]:
+    """The BibTeX files the chapter's book names (bibtex_bibfiles in its _config.yml)."""
+    config, parent = book_config(git, path)
+    return {Path(name).name: _show(git, (parent / name).as_posix()) for name in config.get("bibtex_bibfiles") or []}
 
 
 class Text(HTMLParser):
@@ -183,7 +217,7 @@ def report() -> int:
     for repo, path in CHAPTERS:
         root = chapter_dir(repo, path)
         source = counted((root / "source.md").read_text(encoding="utf-8"))
-        shown = "dist/chapter.html" if (root / "content/chapter.md").exists() else "dist/index.html"
+        shown = "dist/" + (root / "page.txt").read_text(encoding="utf-8")
         with tempfile.TemporaryDirectory() as tmp:
             result = subprocess.run([sys.executable, str(REPO / "build.py"), "--root", str(root), "--out", f"{tmp}/dist",
                                      "--cache", f"{tmp}/cache"], capture_output=True, text=True)
