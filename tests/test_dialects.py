@@ -171,28 +171,68 @@ def test_a_role_in_a_callout_s_title_is_read_as_in_prose():
     assert [message.split(":")[0] for _, message in notes] == ["the MyST role {ref} is not supported here"]
 
 
+def built_chapter(tmp_path, text: str):
+    """A tiny site with `text` as content/chapter.md, built: the build's stderr and the page's elements."""
+    from support import run_build, tiny_site
+    from helpers import Elements
+    root = tiny_site(tmp_path / "site")
+    (root / "content/chapter.md").write_text(text, encoding="utf-8")
+    result = run_build(root, root / "dist", root / ".cache")
+    assert result.returncode == 0, result.stderr
+    return result.stderr, Elements((root / "dist/chapter.html").read_text(encoding="utf-8"))
+
+
 def test_a_chapter_taken_from_a_book_builds_with_its_substitutions_and_its_links_to_chapters_left_behind(tmp_path):
     """MyST's front matter substitutions fill {{ name }}; a link to a chapter (or a label) the site lacks is
     its text and a warning, not a broken link; "figure:" in a sentence asks for no lab; a glued value quoted
     on a page that runs no code is its name and a warning."""
-    from support import run_build, tiny_site
-    from helpers import Elements
-    root = tiny_site(tmp_path / "site")
-    (root / "content/chapter.md").write_text(
+    stderr, page = built_chapter(tmp_path,
         "---\ntitle: 一章\nsubstitutions:\n  course: 视觉 Transformer\n---\n本章属于 {{ course }}。\n\n"
         "Here is my figure: 见[下一章](next.md)与[标签](some-label)。\n\n均值为 {glue:}`mean`。\n\n"
         "```{figure} data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7\n:name: fig-dot\n"
-        "一个点。\n```\n\n```yaml\nkey: {{ lab_value }}  # [x](gone.md)\n```\n",
-        encoding="utf-8")
-    result = run_build(root, root / "dist", root / ".cache")
-    assert result.returncode == 0, result.stderr
-    assert "content/chapter.md:8: links to next.md, which is no page or label of this site: shown as its text" in result.stderr
-    assert "content/chapter.md:8: links to some-label, which is no page or label" in result.stderr
+        "一个点。\n```\n\n```yaml\nkey: {{ lab_value }}  # [x](gone.md)\n```\n")
+    assert "content/chapter.md:8: links to next.md, which is no page or label of this site: shown as its text" in stderr
+    assert "content/chapter.md:8: links to some-label, which is no page or label" in stderr
     assert "content/chapter.md:10: {glue:}`mean` quotes a value a notebook's code glued, and this page runs no code: " \
-           "shown as its name" in result.stderr
-    page = Elements((root / "dist/chapter.html").read_text(encoding="utf-8"))
+           "shown as its name" in stderr
     assert [e[2] for e in page.find("p")][1:4] == ["本章属于 视觉 Transformer。",
                                                    "Here is my figure: 见下一章与标签。", "均值为 mean。"]
     assert "key: {{ lab_value }}  # [x](gone.md)" in "".join(e[2] for e in page.find("pre"))   # (code: as written)
     dot = [e for e in page.find("figure") if e[1].get("id") == "fig-dot"]   # (written into the page: no full size)
     assert len(dot) == 1 and "图 1 · 一个点。" in dot[0][2] and not [e for e in page.find("a") if "data:" in e[1].get("href", "")]
+
+
+def test_a_code_span_shows_markup_as_written_and_sphinx_s_own_pages_are_their_text():
+    lines, _, notes = read("写法 `` {ref}`文 <sec-a>` `` 得 {ref}`文 <sec-a>`；`[](genindex)` 得 [](genindex)，"
+                           "{ref}`总索引 <genindex>`，`@fig-a` 得 @fig-a")
+    assert lines == ["写法 `` {ref}`文 <sec-a>` `` 得 [文](#sec-a)；`[](genindex)` 得 genindex，总索引，`@fig-a` 得 [](#fig-a)"]
+    assert [message.split(":")[0] for _, message in notes] == ["{ref}`总索引 <genindex>`", "[](genindex) links to Sphinx's "
+                                                               "general index, which this site does not make"]
+
+
+def test_a_reference_to_an_index_entry_is_its_text_and_its_name_is_no_label():
+    lines, _, notes = read("```{index} 名目\n:name: idx-a\n```\n(sec-a)=\n## 节\n见 [此处](idx-a)、{ref}`彼处 <idx-a>` 与 [节](sec-a)")
+    assert lines[-1] == "见 此处、彼处 与 [节](#sec-a)"
+    assert sum("an entry of the index" in message for _, message in notes) == 2
+
+
+def test_myst_s_substitutions_nest_span_lines_take_jinja_s_filters_and_an_unknown_one_is_said(tmp_path):
+    """{{ name }} outside code is its front matter's Markdown, substituted again (a callout's fence it holds
+    is read as written there), with Jinja's filters; an unknown name on a page with no lab is said and
+    shown as its name; a code span, a fence inside a longer one, and a {glue:figure} with nothing glued
+    (a page that runs no code) show no lab's value."""
+    stderr, page = built_chapter(tmp_path,
+        "---\ntitle: 一章\nsubstitutions:\n  course: 视觉 Transformer\n  whole: 《{{ course }}》\n"
+        "  box: |\n    ```{note}\n    {{ whole }}\n    ```\n---\n"
+        "课程 {{ whole }}，大写 {{ course | upper }}，无名 {{ nobody }}，代码 `{{ course }}`。\n\n{{ box }}\n\n"
+        "`````md\n````{tabbed} 例\n{{ course }}\n````\n`````\n\n"
+        "```{glue:figure} boot_fig\n:name: fig-boot\n\n自助法的直方图。\n```\n")
+    assert "content/chapter.md:11: {{ nobody }}: the front matter's substitutions name no 'nobody' (they are: box, " \
+           "course, whole): shown as its name" in stderr
+    assert "content/chapter.md:21: {glue:figure} boot_fig shows a figure a notebook's code glued, and this page runs " \
+           "no code: its caption shown alone" in stderr
+    paragraphs = [e[2] for e in page.find("p")]
+    assert "课程 《视觉 Transformer》，大写 视觉 TRANSFORMER，无名 nobody，代码 {{ course }}。" in paragraphs
+    assert "自助法的直方图。" in paragraphs
+    assert [e[1]["class"] for e in page.find("aside") if "《视觉 Transformer》" in e[2]] == ["callout callout-note"]
+    assert "````{tabbed} 例\n{{ course }}\n````" in "".join(e[2] for e in page.find("pre"))

@@ -4,12 +4,32 @@ glossaries, and roles in prose (references, citations, glossary terms, glued val
 """
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 
 # A fence: backticks or tildes (MyST's directive), or colons (MyST's colon fence, Quarto's div).
 FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 COLONS = re.compile(r"^(?P<indent> {0,3})(?P<fence>:{3,})\s*(?P<rest>.*)$")
+CODE_FENCE = re.compile(r"^\s*(?P<fence>`{3,}|~{3,})(?P<info>.*)$")       # (in a list item too: indented)
+
+
+def in_code(lines) -> list[bool]:
+    """Whether each of `lines` is fenced code, its fences included, as CommonMark reads fences: one
+    closes on a fence of its character at least as long, with nothing after it (a longer fence holds
+    shorter ones shown as examples; a backtick fence's info holds no backtick)."""
+    code, open_ = [], None
+    for line in lines:
+        found = CODE_FENCE.match(line)
+        if open_ is None:
+            if found and not (found["fence"][0] == "`" and "`" in found["info"]):
+                open_ = found["fence"]
+            code.append(open_ is not None)
+            continue
+        code.append(True)
+        if found and found["fence"][0] == open_[0] and len(found["fence"]) >= len(open_) and not found["info"].strip():
+            open_ = None
+    return code
 REFERENCES = {"ref", "numref", "eq", "doc", "prf:ref"}      # (prf:ref: sphinx-proof's)
 # sphinxcontrib-bibtex's roles as Pandoc's citations (citations.py): in brackets, in the sentence, the year.
 CITATIONS = {"cite": "[@", "cite:p": "[@", "cite:ps": "[@", "cite:alp": "[@", "cite:alps": "[@", "cite:t": "@",
@@ -19,12 +39,28 @@ EXERCISE_END = "\0exercise-end"    # (a closer: the exercise's `::: end`, which 
 # A MyST role ({cite}`key`, {ref}`label`) in prose: {math} is this site's $...$, references, citations, terms
 # and glued values this site's own; the others are said, and shown as their text.
 ROLE = re.compile(r"(?<![\w`{])\{(?P<name>[a-z][\w:-]*)\}`(?P<text>[^`]+)`")
+SPHINX_PAGES = {"genindex": "Sphinx's general index", "modindex": "Sphinx's module index", "search": "Sphinx's search page"}
+# A code span (CommonMark's: a run of backticks, closed by a run as long): what it holds shows as written.
+SPAN = r"(?P<span>(?<![`}])(?P<ticks>`+)(?!`).+?(?<!`)(?P=ticks)(?!`))"
+
+
+def outside_spans(pattern: re.Pattern, replace, line: str) -> str:
+    """`line` with `pattern`'s matches replaced (`replace(match)`), but not in its code spans (a role's
+    `text` is none: it follows its {name})."""
+    return _with_spans(pattern).sub(lambda found: found[0] if found["span"] else replace(found), line)
+
+
+@functools.lru_cache(maxsize=None)
+def _with_spans(pattern: re.Pattern) -> re.Pattern:
+    return re.compile(f"{SPAN}|(?:{pattern.pattern})", pattern.flags)
+
+
 EXPLICIT = re.compile(r"^(?P<text>.*?)\s*<[^<>]+>$")       # {ref}`the text shown <label>`
 
 
 def directive(kind: str, title: str, fold: str | None, line: int, notes: list, label: str = "") -> str:
     """This site's line opening a callout or a statement (a role in its title read as in prose)."""
-    title = ROLE.sub(lambda found: read_role(found, line, notes, in_title=True), title)
+    title = outside_spans(ROLE, lambda found: read_role(found, line, notes, in_title=True), title)
     words = [f"::: {kind}"] + ([f"title={shlex.quote(title)}"] if title else []) + ([f"fold={fold}"] if fold else []) \
         + ([f"label={shlex.quote(label)}"] if label else [])
     return " ".join(words)
@@ -83,7 +119,8 @@ def glossary(out, start: int, end: int, ordered: bool) -> None:
         ["\n".join(lines)] + [""] * (end - start - 1)
 
 
-def captioned(out, index, after, name: str, title: str, options: dict, fence, closers, number: int, notes) -> int:
+def captioned(out, index, after, name: str, title: str, options: dict, fence, closers, number: int, notes,
+              computed: bool = True) -> int:
     """MyST's {figure} (its image, :name: and :alt:, and its content the caption) as this site's
     `![alt](image "caption"){#name}`, numbered (myst-nb's {glue:figure} NAME too: the figure glued as
     NAME, labs/glue.py); its {table} (its title the caption, its content the
@@ -104,7 +141,14 @@ def captioned(out, index, after, name: str, title: str, options: dict, fence, cl
     end = next((k for k in range(after, len(out)) if (f := FENCE.match(out[k]) or COLONS.match(out[k]))
                 and f[0].strip().startswith(fence[0] * fence[1]) and not f[0].strip()[fence[1]:].strip()), len(out))
     caption = " ".join(line.strip() for line in out[after:end] if line.strip()).replace('"', "'")
+    caption = outside_spans(ROLE, lambda found: read_role(found, number, notes, computed=computed), caption)
     alt = options.get("alt", caption or (title if name != "figure" else "")).replace("]", ")").replace("[", "(")
+    if name.startswith("glue") and not computed:         # (no code runs here: nothing glued it)
+        notes.append((number, f"{{{name}}} {title} shows a figure a notebook's code glued, and this page runs no "
+                              "code: its caption shown alone; show it in the notebook that glues it"))
+        out[index] = caption
+        out[index + 1:end + 1] = [""] * (min(end + 1, len(out)) - index - 1)
+        return min(end + 1, len(out))
     title = f"figure:{title}.png" if name != "figure" else title        # (a glued figure: its name's)
     out[index] = f'![{alt}]({title}' + (f' "{caption}"' if caption else "") + ")" + (f" {{#{label}}}" if label else "")
     for k in range(index + 1, min(end + 1, len(out))):
@@ -118,7 +162,8 @@ def label_name(name: str) -> str:
     return re.sub(r"\s+", "-", name.strip())
 
 
-def read_role(role: re.Match, line: int, notes: list, in_title: bool = False, computed: bool = True) -> str:
+def read_role(role: re.Match, line: int, notes: list, in_title: bool = False, computed: bool = True,
+              unmade: frozenset | set = frozenset()) -> str:
     """A MyST role as this site writes it: {math} as $...$; a reference ({ref}, {numref}, {eq}) as a link
     to its label, [](#label), which shows the label's number or title; another one said in `notes` and
     shown as its text (`text <label>`: the text), never with its {name}."""
@@ -144,8 +189,58 @@ def read_role(role: re.Match, line: int, notes: list, in_title: bool = False, co
         explicit = re.match(r"^(?P<text>.*?)\s*<(?P<label>[^<>]+)>$", text)
         label = label_name((explicit["label"] if explicit else text).lstrip("#"))
         shown = explicit["text"].replace("{number}", "%s") if explicit else ""
+        if label in SPHINX_PAGES or label in unmade:        # (unmade: the names of {index} entries)
+            notes.append((line, f"{{{role['name']}}}`{text}`: '{label}' is "
+                                f"{SPHINX_PAGES.get(label, 'an entry of the index')}, which this site does not make: "
+                                "shown as its text"))
+            return shown.replace("%s", label) or label
         return f"[{shown}](#{label})"
     explicit = EXPLICIT.match(text)
     notes.append((line, f"the MyST role {{{role['name']}}} is not supported here: "
                         + (f"shown as its text '{explicit['text']}'" if explicit else f"shown as `{text}`")))
     return explicit["text"] if explicit else f"`{text}`"
+
+
+SUBSTITUTION = re.compile(r"(`+).*?\1|\{\{\s*(?P<name>[\w-]+)\s*(?P<filters>\|[^}]*)?\}\}")    # (code spans: as written)
+DEPTH = 10          # substitutions within substitutions, at most (MyST's refuses a circle)
+
+
+def substitute(lines: list[str], codes: list[bool], numbers: list[int], substitutions: dict[str, str], computed: bool,
+               notes: list) -> tuple[list[str], list[int]]:
+    """MyST's substitutions: `{{ name }}` outside code (`codes`: which lines are) is the Markdown the front
+    matter gives `name`, itself substituted, a block of lines where it holds several (each at the line of
+    its {{ }}: `numbers`); `{{ name | filter(...) }}` is Jinja's, as MyST renders it. On a page that is not
+    `computed` (no lab's values to quote) an unknown name is said and shown as its name."""
+    out: list[str] = []
+    at: list[int] = []
+    for line, code, number in zip(lines, codes, numbers):
+        if not code:
+            for _ in range(DEPTH):
+                done = SUBSTITUTION.sub(lambda found: _substituted(found, substitutions, computed, number, notes), line)
+                if done == line:
+                    break
+                line = done
+        parts = line.split("\n")
+        out += parts
+        at += [number] * len(parts)
+    return out, at
+
+
+def _substituted(found: re.Match, substitutions: dict[str, str], computed: bool, line: int, notes: list) -> str:
+    name = found["name"]
+    if name is None or (name not in substitutions and computed):
+        return found[0]                     # (code, or a lab's value: {{ name | .2f }})
+    if name not in substitutions:
+        notes.append((line, f"{{{{ {name} }}}}: the front matter's substitutions name no '{name}' "
+                            f"(they are: {', '.join(sorted(substitutions))}): shown as its name"))
+        return f"`{name}`"
+    if not found["filters"]:
+        return substitutions[name]
+    from jinja2 import TemplateError
+    from jinja2.sandbox import SandboxedEnvironment
+    try:
+        return SandboxedEnvironment().from_string(found[0]).render(substitutions)
+    except TemplateError as exc:
+        notes.append((line, f"{found[0]}: {exc} (Jinja, as MyST reads a substitution with a filter): "
+                            "shown as the substitution alone"))
+        return substitutions[name]

@@ -14,7 +14,7 @@ from ..project.config import SiteConfig
 from ..core.memo import Memo, digest
 from .content import content_images, media_problem
 from .page import Page
-from .prose import (LINK, NOTEBOOK_NAMES, VALUE, SiteMap, Unresolved, block_formulas, format_value, is_external, lookup,
+from .prose import (CODE_SPAN, LINK, NOTEBOOK_NAMES, VALUE, SiteMap, Unresolved, block_formulas, format_value, is_external, lookup,
                     names_page, references_of, resolve_target, to_mathml)
 from ..core.errors import Collector
 from ..core.incremental import Phase
@@ -136,8 +136,8 @@ def _check_page(page, artifacts, sitemap, references, checking, problems, warnin
     _references(page, references, problems, warnings)
     for block in page.blocks:
         if block.kind == "prose":
-            if art is None and any(VALUE.search(text) or any(link["target"].startswith("figure:") for link in
-                                                              LINK.finditer(text)) for _, text in prose_lines((block,))):
+            if art is None and any(VALUE.search(CODE_SPAN.sub("", text)) or any(link["target"].startswith("figure:") for link in
+                                                              LINK.finditer(CODE_SPAN.sub("", text))) for _, text in prose_lines((block,))):
                 if not page.lab:
                     problems.add(page.source, block.line,
                                  "this refers to a lab, but the front matter names none: add 'lab: ID'")
@@ -205,13 +205,13 @@ def _prose(page, block, art, results, sitemap, problems, warnings, memo):
         except Unresolved as exc:
             problems.add(page.source, number, str(exc))
     for number, line in prose_lines((block,)):         # (outside fenced code, which shows as written)
-        for match in VALUE.finditer(line):
+        for match in VALUE.finditer(line if art is not None else CODE_SPAN.sub("", line)):   # (no lab: none)
             try:
                 format_value(lookup(results, match["path"], NOTEBOOK_NAMES if runs_as_notebook(art.lab.script)
                                     else "results.json"), match["spec"])
             except Unresolved as exc:
                 problems.add(page.source, number, f"value {{{{ {match['path']} }}}}: {exc}")
-        for match in LINK.finditer(line):
+        for match in LINK.finditer(CODE_SPAN.sub("", line)):          # (a code span: as written)
             target = match["target"]
             if target.startswith("figure:"):
                 name = target[len("figure:"):]

@@ -22,9 +22,9 @@ import shlex
 from pathlib import Path
 
 from .blocks import KINDS
+from .bookparts import substitute
 from .dialects import ELSEWHERE, FOREIGN_FRONT_MATTER, translate
 
-SUBSTITUTION = re.compile(r"(`+).*?\1|\{\{\s*([\w-]+)\s*\}\}")       # (code spans are kept as written)
 from ..core.errors import BuildError, Collector, Problem
 from ..core.incremental import Phase
 from ..core.memo import Memo
@@ -108,11 +108,12 @@ def parse_page(text: str, source: str, output: str, memo=None) -> Page:
     blocks: list[Block] = []
     prose: list[str] = []
     prose_line = body_start + 1
-    body, numbers, codes = translate(lines[body_start:], body_start, notes, computed="lab" in meta)
-    if substitutions:           # MyST's substitutions, outside code: the text the front matter gives each name
-        def substitute(match) -> str:
-            return substitutions.get(match[2], match[0]) if match[2] else match[0]
-        body = [line if code else SUBSTITUTION.sub(substitute, line) for line, code in zip(body, codes)]
+    body, numbers = lines[body_start:], list(range(body_start + 1, len(lines) + 1))
+    if substitutions:           # MyST's substitutions, outside code, before its markup is read (they may hold some)
+        _, at, codes = translate(body, body_start, [])
+        code_lines = {number for number, code in zip(at, codes) if code}      # (by line: a GitHub alert adds one)
+        body, numbers = substitute(body, [n in code_lines for n in numbers], numbers, substitutions, "lab" in meta, notes)
+    body, numbers, codes = translate(body, body_start, notes, computed="lab" in meta, numbers=numbers)
     for line, number, code in zip(body, numbers, codes):
         match = DIRECTIVE.match(line) if not code else None
         if not match:

@@ -25,8 +25,8 @@ from __future__ import annotations
 import re
 import shlex
 
-from .bookparts import (COLONS, EXERCISE_END, EXERCISES, FENCE, ROLE, captioned, directive, exercise, glossary, label_name,
-                        read_role)
+from .bookparts import (COLONS, EXERCISE_END, EXERCISES, FENCE, ROLE, SPHINX_PAGES, captioned, directive, exercise, glossary, label_name,
+                        outside_spans, read_role)
 
 CALLOUTS = ("note", "tip", "important", "warning", "caution")      # the kinds of callout, as GitHub's alerts name them
 # A mathematical statement, numbered per kind on its page (a proof is not): sphinx-proof's {prf:...} directives.
@@ -68,19 +68,21 @@ MYST_LABELLED = re.compile(r"^(?P<math>\s*\$\$.+?\$\$)\s*\((?P<label>[^()\s]+)\)
 # Quarto's cross-reference: @fig-x, @eq-x, @sec-x, @tbl-x (never an e-mail address's @).
 QUARTO_REF = re.compile(r"(?<![\w@.])\[?@(?P<label>(?:fig|eq|sec|tbl)-[\w-]*\w)\]?")
 DEFINED = re.compile(r"^ {0,3}\((?P<label>[^()\s]+)\)=\s*$|^\s*:(?:label|name):\s*(?P<option>\S+)")
-LABEL_LINK = re.compile(r"(?<!!)\[(?P<text>[^\]]*)\]\((?P<label>[A-Za-z][\w:.-]*)\)")
+LABEL_LINK = re.compile(r"(?<!!)\[(?P<text>[^\]]*)\]\((?P<label>[A-Za-z][\w:./-]*)\)")
 QUARTO_FIGURE = re.compile(r'^\s*!\[(?P<caption>[^\]]+)\]\((?P<target>[^)\s]+)\)\{#(?P<label>fig-[^}\s]+)(?P<attrs>[^}]*)\}\s*$')
 
 
-def translate(lines: list[str], start: int, notes: list, computed: bool = True) -> tuple[list[str], list[int], list[bool]]:
+def translate(lines: list[str], start: int, notes: list, computed: bool = True,
+              numbers: list[int] | None = None) -> tuple[list[str], list[int], list[bool]]:
     """`lines` (a page's body, its first at file line `start` + 1) with other tools' callouts written in
     this site's syntax; the file's line number of each line (a GitHub alert's end is a line of its
     own, which the file lacks: it takes the number of the line after it); and whether each is code
     (a fenced block's, its fences included: read here once, as CommonMark reads fences, for
     content.py too). What is not supported is said in `notes` as (line, message); so is a glued value's
-    role on a page that is not `computed` (names no lab: it has no values)."""
+    role on a page that is not `computed` (names no lab: it has no values). `numbers`: each line's in the
+    file, when they are not start + 1 on (a substitution's lines are its {{ }}'s)."""
     out = list(lines)
-    numbers = list(range(start + 1, start + 1 + len(lines)))
+    numbers = list(numbers) if numbers is not None else list(range(start + 1, start + 1 + len(lines)))
     codes = [False] * len(lines)
     closers: list[tuple[str, int, str, int]] = []   # open fences of directives: (char, length, the line that
                                                     # closes it here: "::: end" or "", the line it opened at)
@@ -89,7 +91,7 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True) 
     alert = False
     pending = ""                # a (label)= above a formula: its label
     # The page's labels, as MyST defines them: a Markdown link to one, [text](label), is [text](#label).
-    named = {m["label"] or m["option"] for line in lines for m in DEFINED.finditer(line)}
+    named, indexed = _defined(lines)
     index = 0
     while index < len(out):
         line, number = out[index], numbers[index]
@@ -122,7 +124,7 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True) 
                 continue
             myst = MYST.match(info)
             if myst and myst["name"] in MYST_KINDS:
-                index = _myst(out, index, number, myst, (char, length), closers, notes, ended)
+                index = _myst(out, index, number, myst, (char, length), closers, notes, ended, computed)
                 continue
             if myst and myst["name"] == "math":      # a display formula: this site's $$ ... $$ {#label}
                 index = _math_directive(out, numbers, codes, index, (char, length), pending, notes)
@@ -139,7 +141,7 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True) 
                 index = after
                 continue
             if myst:                # another directive (an exercise, tabs, a margin, a figure): its content is prose
-                index = _myst(out, index, number, myst, (char, length), closers, notes, ended)
+                index = _myst(out, index, number, myst, (char, length), closers, notes, ended, computed)
                 continue
             code = (char, length)
             codes[index] = True
@@ -147,7 +149,7 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True) 
             continue
         colons = COLONS.match(line)
         if colons and colons["rest"].startswith("{"):
-            index = _colon_fence(out, index, number, colons, closers, notes, ended)
+            index = _colon_fence(out, index, number, colons, closers, notes, ended, computed)
             continue
         if colons and not colons["rest"]:
             if closers and closers[-1][0] == ":" and len(colons["fence"]) >= closers[-1][1]:
@@ -190,16 +192,16 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True) 
             found = MYST_LABELLED.match(line)
             out[index] = f"{found['math']} {{#{found['label']}}}"
         if ROLE.search(out[index]):
-            out[index] = ROLE.sub(lambda found: read_role(found, number, notes, computed=computed), out[index])
+            out[index] = outside_spans(ROLE, lambda found: read_role(found, number, notes, computed=computed,
+                                                                     unmade=indexed), out[index])
         if (figure := QUARTO_FIGURE.match(out[index])) and not codes[index]:   # Quarto: the bracket is the caption
             alt = re.search(r'fig-alt="([^"]*)"', figure["attrs"] or "")
             out[index] = (f'![{alt[1] if alt else figure["caption"]}]({figure["target"]} "{figure["caption"].replace(chr(34), chr(39))}")'
                           f' {{#{figure["label"]}}}')
-        if named and "](" in out[index] and not codes[index]:
-            out[index] = LABEL_LINK.sub(lambda m: f"[{m['text']}](#{m['label']})" if m["label"] in named else m[0],
-                                        out[index])
+        if "](" in out[index] and not codes[index]:
+            out[index] = outside_spans(LABEL_LINK, lambda m: _label_link(m, named, indexed, number, notes), out[index])
         if "@" in out[index] and not codes[index]:
-            out[index] = QUARTO_REF.sub(lambda ref: f"[](#{ref['label']})", out[index])
+            out[index] = outside_spans(QUARTO_REF, lambda ref: f"[](#{ref['label']})", out[index])
         index += 1
     if alert:
         closers.append(("", 0, "::: end", 0))
@@ -215,6 +217,30 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True) 
         split = [(part, number, code) for line, number, code in zip(out, numbers, codes) for part in line.split("\n")]
         out, numbers, codes = [p[0] for p in split], [p[1] for p in split], [p[2] for p in split]
     return out, numbers, codes
+
+
+def _defined(lines: list[str]) -> tuple[set[str], set[str]]:
+    """The labels MyST defines in `lines`: its targets, and the :name: or :label: of a directive; and
+    apart, the names of {index} entries (places in the book's index: this site has none)."""
+    named, indexed, directive_name = set(), set(), ""
+    for line in lines:
+        if (fence := FENCE.match(line) or COLONS.match(line)) and (
+                myst := MYST.match(fence.groupdict().get("info") or fence.groupdict().get("rest") or "")):
+            directive_name = myst["name"]
+        for m in DEFINED.finditer(line):
+            (indexed if m["option"] and directive_name == "index" else named).add(m["label"] or m["option"])
+    return named, indexed
+
+
+def _label_link(link: re.Match, named: set[str], indexed: set[str], number: int, notes: list) -> str:
+    """MyST's Markdown link to a label, [text](label): this site's [text](#label); to an index entry or
+    to one of Sphinx's own pages (its general index), its text, said."""
+    label = link["label"]
+    if label in indexed or label in SPHINX_PAGES:
+        notes.append((number, f"[{link['text']}]({label}) links to {SPHINX_PAGES.get(label, 'an entry of the index')}, "
+                              "which this site does not make: shown as its text"))
+        return link["text"] or label
+    return f"[{link['text']}](#{label})" if label in named else link[0]
 
 
 def _options(out: list[str], index: int) -> tuple[dict, int]:
@@ -245,7 +271,7 @@ def _close(closer: tuple, index: int, ended: list) -> str:
     return closer[2]
 
 
-def _myst(out, index, number, myst, fence, closers, notes, ended=None) -> int:
+def _myst(out, index, number, myst, fence, closers, notes, ended=None, computed=True) -> int:
     """A MyST directive in a fence of backticks or tildes: a callout, an exercise, or said and shown as
     its content."""
     name = myst["name"]
@@ -255,7 +281,8 @@ def _myst(out, index, number, myst, fence, closers, notes, ended=None) -> int:
         exercise(out, index, number, name, myst["title"].strip(), options, fence, closers, ended, notes)
         return after
     if name in ("figure", "table", "glue", "glue:figure"):    # (a figure myst-nb's glue saved: labs/glue.py)
-        return captioned(out, index, after, name, myst["title"].strip(), options, fence, closers, number, notes)
+        return captioned(out, index, after, name, myst["title"].strip(), options, fence, closers, number, notes,
+                         computed)
     if name.startswith("prf:") and name[4:] in STATEMENTS:        # sphinx-proof: this site's statement
         for key in sorted(options.keys() - {"label", "class", "nonumber"}):
             notes.append((number, f"{{{name}}}: option :{key}: not supported here (left out)"))
@@ -287,12 +314,12 @@ def _myst(out, index, number, myst, fence, closers, notes, ended=None) -> int:
     return after
 
 
-def _colon_fence(out, index, number, colons, closers, notes, ended=None) -> int:
+def _colon_fence(out, index, number, colons, closers, notes, ended=None, computed=True) -> int:
     """`:::{name} ...` (MyST) or `::: {.class ...}` (Quarto): a callout, or said and shown as its content."""
     rest, fence = colons["rest"], (":", len(colons["fence"]))
     myst = MYST.match(rest)
     if myst:
-        return _myst(out, index, number, myst, fence, closers, notes, ended)
+        return _myst(out, index, number, myst, fence, closers, notes, ended, computed)
     quarto = QUARTO.match(rest)
     attrs = _attributes(quarto["attrs"]) if quarto else {}
     callout = QUARTO_CALLOUT.search(quarto["attrs"]) if quarto else None

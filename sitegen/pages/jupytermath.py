@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 
+from .bookparts import in_code
+
 ENVIRONMENTS = "equation|align|alignat|gather|multline|eqnarray|flalign"
 MATH = re.compile(
     r"(?P<code>(?P<ticks>`+).+?(?P=ticks))"                     # a code span: as it is
@@ -26,7 +28,6 @@ MATH = re.compile(
     r"|\\\((?P<parens>.+?)\\\)"
     r"|\$(?P<inline>[^$\n]*?[^\s$\\][^$\n]*?)\$",               # inline, in one line: not empty, not `$ $`
     re.S)
-FENCE = re.compile(r"^\s*(```|~~~)")
 LABEL = re.compile(r"\s*(?:\((?P<myst>[^()\s]+)\)|\{#(?P<quarto>[^}\s]+)\})")
 
 
@@ -35,10 +36,9 @@ def site_math(lines: list[str]) -> list[tuple[str, int]]:
     the given line it starts at (a display formula across lines becomes one line)."""
     out: list[tuple[str, int]] = []
     prose: list[str] = []                       # lines outside code fences, not yet rewritten
-    start, fence = 0, None
-    for index, line in enumerate(lines + [None]):
-        opener = FENCE.match(line) if line is not None else None
-        if line is not None and fence is None and opener is None:
+    start = 0
+    for index, (line, code) in enumerate(zip(lines + [None], in_code(lines) + [True])):
+        if not code:
             if not prose:
                 start = index
             prose.append(line)
@@ -46,13 +46,8 @@ def site_math(lines: list[str]) -> list[tuple[str, int]]:
         if prose:
             out += _rewritten(prose, start)
             prose = []
-        if line is None:
-            break
-        if fence is None:
-            fence = opener[1]
-        elif line.strip().startswith(fence):
-            fence = None
-        out.append((line, index))
+        if line is not None:
+            out.append((line, index))
     return out
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from .bookparts import in_code
 from .dialects import STATEMENTS
 
 LABELLED_MATH = re.compile(r"^\s*\$\$(?P<tex>.+?)\$\$\s*\{#(?P<label>[^}\s]+)\}\s*$")
@@ -33,7 +34,6 @@ HEADING = re.compile(r"^ {0,3}#{1,6}\s+(?P<title>.+?)\s*\{#(?P<label>[^}\s]+)\}\
 TERM = re.compile(r"^ {0,3}(?P<title>[^\s:>|].*?)\s*\{#(?P<label>[^}\s]+)\}\s*$")
 # A reference: to a label of its own page, of the site, or of the page a source path names.
 REFERENCE = re.compile(r"(?<![!\]])\[(?P<text>[^\]]*)\]\((?P<page>[^)\s#]*\.(?:md|ipynb))?#(?P<label>[^)\s]+)\)")
-FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
 class Label(NamedTuple):
@@ -49,12 +49,9 @@ def prose_lines(blocks):
     for block in blocks:
         if block.kind != "prose":
             continue
-        fence = None
-        for offset, line in enumerate(block.text.split("\n")):
-            if found := FENCE.match(line):
-                fence = None if fence and found[1].startswith(fence) else (fence or found[1][:3])
-                continue
-            if fence is None:
+        lines = block.text.split("\n")
+        for offset, (line, code) in enumerate(zip(lines, in_code(lines))):
+            if not code:
                 yield block.line + offset, line
 
 

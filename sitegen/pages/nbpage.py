@@ -18,6 +18,7 @@ from pathlib import PurePosixPath
 
 from ..core.errors import BuildError, Problem
 from ..project.nbsource import SUFFIX, NotebookSource, load, notebooks, page_output, source_line
+from .bookparts import outside_spans
 from .cellshow import cell_figure, cell_visibility
 from .jupytermath import site_math
 from .prose import LINK, is_external
@@ -90,7 +91,7 @@ def page_text(source: NotebookSource, pages: frozenset = frozenset()) -> tuple[s
             if 0 < where[-1] < numbers[0] <= where[-1] + GAP:
                 lines += [""] * (numbers[0] - where[-1] - 1)
                 where += list(range(where[-1] + 1, numbers[0]))
-            lines += [LINK.sub(lambda m, n=n: unlinked(m, n), text) for text, n in zip(body, numbers)] + [""]
+            lines += [outside_spans(LINK, lambda m, n=n: unlinked(m, n), text) for text, n in zip(body, numbers)] + [""]
             where += numbers + [numbers[-1] + 1]
             has_downloads = has_downloads or any(line.strip() == "::: downloads" for line in body)
         elif cell.kind == "code" and cell.text.strip():

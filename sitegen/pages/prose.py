@@ -20,7 +20,8 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from ..core.memo import Memo, digest, package_version
-from .labels import FENCE, LABELLED_FIGURE, LABELLED_MATH, TABLE_CAPTION, References, SiteLabels, page_labels
+from .bookparts import in_code, outside_spans
+from .labels import LABELLED_FIGURE, LABELLED_MATH, TABLE_CAPTION, References, SiteLabels, page_labels
 
 if TYPE_CHECKING:              # content reads pages with blocks.py, which resolves prose through here
     from .page import Page
@@ -272,18 +273,17 @@ def transform_prose(text: str, results: dict | None, href, figure_block=None, ma
     `math(tex, display, label, number)`; without it, a numbered formula is numbered as Jupyter's
     MathJax numbers one, with \\tag."""
     lines, labels = [], references.own if references is not None else {}
-    fence = None
-    for line in text.splitlines():
-        if (opened := FENCE.match(line)) or fence:      # fenced code: as written (its {{ }} and links too)
-            if opened:
-                fence = None if fence and opened[1].startswith(fence) else (fence or opened[1][:3])
+    given = text.splitlines()
+    for line, code in zip(given, in_code(given)):
+        if code:                                        # fenced code: as written (its {{ }} and links too)
             lines.append(line)
             continue
         match = FIGURE_LINE.match(line)
         if match and figure_block is not None:
             lines.append(figure_block(match["name"], match["alt"], match["title"] or ""))
             continue
-        line = VALUE.sub(lambda m: html.escape(format_value(lookup(results, m["path"]), m["spec"])), line)
+        if results is not None:         # (a page with no lab has none, but in code spans: shown as written)
+            line = VALUE.sub(lambda m: html.escape(format_value(lookup(results, m["path"]), m["spec"])), line)
         if references is not None:
             line = references.fill(line)
         if citations is not None:
@@ -313,7 +313,7 @@ def transform_prose(text: str, results: dict | None, href, figure_block=None, ma
         if math is not None:
             for start, end, tex, display in reversed(math_spans(line)):
                 line = line[:start] + math(tex, display) + line[end:]
-        lines.append(LINK.sub(lambda m: _link(m, href), line))
+        lines.append(outside_spans(LINK, lambda m: _link(m, href), line))     # (a code span: as written)
     return "\n".join(lines)
 
 
