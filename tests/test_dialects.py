@@ -225,14 +225,31 @@ def test_myst_s_substitutions_nest_span_lines_take_jinja_s_filters_and_an_unknow
         "---\ntitle: 一章\nsubstitutions:\n  course: 视觉 Transformer\n  whole: 《{{ course }}》\n"
         "  box: |\n    ```{note}\n    {{ whole }}\n    ```\n---\n"
         "课程 {{ whole }}，大写 {{ course | upper }}，无名 {{ nobody }}，代码 `{{ course }}`。\n\n{{ box }}\n\n"
+        "| 格 | 框 |\n|---|---|\n| 一 | {{ box }} |\n\n"
         "`````md\n````{tabbed} 例\n{{ course }}\n````\n`````\n\n"
         "```{glue:figure} boot_fig\n:name: fig-boot\n\n自助法的直方图。\n```\n")
     assert "content/chapter.md:11: {{ nobody }}: the front matter's substitutions name no 'nobody' (they are: box, " \
            "course, whole): shown as its name" in stderr
-    assert "content/chapter.md:21: {glue:figure} boot_fig shows a figure a notebook's code glued, and this page runs " \
+    assert "content/chapter.md:25: {glue:figure} boot_fig shows a figure a notebook's code glued, and this page runs " \
            "no code: its caption shown alone" in stderr
     paragraphs = [e[2] for e in page.find("p")]
     assert "课程 《视觉 Transformer》，大写 视觉 TRANSFORMER，无名 nobody，代码 {{ course }}。" in paragraphs
     assert "自助法的直方图。" in paragraphs
     assert [e[1]["class"] for e in page.find("aside") if "《视觉 Transformer》" in e[2]] == ["callout callout-note"]
+    assert "content/chapter.md:17: {{ box }} holds several lines (a block: a callout, a figure), and stands inside a " \
+           "line here (a table's cell): a block cannot show there; shown as its name" in stderr
+    assert [e[2] for e in page.find("td")] == ["一", "box"]
     assert "````{tabbed} 例\n{{ course }}\n````" in "".join(e[2] for e in page.find("pre"))
+
+
+def test_a_list_item_that_opens_with_code_is_code_to_its_indented_closing_fence():
+    text = "* - ```md\n    {cite}`key` (label)=\n    ```\n  - {ref}`sec-a`"
+    lines, _, codes = translate(text.split("\n"), 0, [])
+    assert codes == [True, True, True, False] and lines[:3] == text.split("\n")[:3] and lines[3] == "  - [](#sec-a)"
+
+
+def test_in_code_reads_a_directive_s_fence_as_markup_only_when_asked():
+    from sitegen.pages.bookparts import in_code
+    lines = "````{example}\n```{index} 名目\n:name: idx\n```\n````\n```{code-cell}\nx\n```".split("\n")
+    assert in_code(lines) == [True] * 8
+    assert in_code(lines, {"code-cell"}) == [False] * 5 + [True] * 3

@@ -165,7 +165,7 @@ The mean is {glue:}`mean_value`, to one place {glue:text}`mean_value:.1f`; half 
 A straight line.
 ```
 
-See {numref}`fig-line`.
+See {numref}`fig-line`; in a sentence, {glue:}`line_fig`.
 """
 
 
@@ -185,3 +185,6 @@ def test_myst_nb_s_glue_quotes_a_value_and_shows_a_figure_without_myst_nb_instal
     figures = [e for e in page.find("figure") if e[1].get("id") == "fig-line"]
     assert len(figures) == 1 and "图 1 · A straight line." in figures[0][2]
     assert [e[2] for e in page.find("a") if e[1].get("href", "").endswith("#fig-line")] == ["图 1"]
+    inline = [e for e in page.find("img") if e[1].get("alt") == "line_fig"]       # (the figure, in the sentence)
+    drawn = [e[1]["src"] for e in page.find("img") if e[1].get("alt") != "line_fig"]
+    assert len(inline) == 1 and {inline[0][1]["src"]} == set(drawn)

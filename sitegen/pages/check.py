@@ -210,7 +210,8 @@ def _prose(page, block, art, results, sitemap, problems, warnings, memo):
                 format_value(lookup(results, match["path"], NOTEBOOK_NAMES if runs_as_notebook(art.lab.script)
                                     else "results.json"), match["spec"])
             except Unresolved as exc:
-                problems.add(page.source, number, f"value {{{{ {match['path']} }}}}: {exc}")
+                if art is None or f"{match['path']}.png" not in art.figures:       # (a glued figure: in the line)
+                    problems.add(page.source, number, f"value {{{{ {match['path']} }}}}: {exc}")
         for match in LINK.finditer(CODE_SPAN.sub("", line)):          # (a code span: as written)
             target = match["target"]
             if target.startswith("figure:"):

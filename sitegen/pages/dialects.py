@@ -26,7 +26,7 @@ import re
 import shlex
 
 from .bookparts import (COLONS, EXERCISE_END, EXERCISES, FENCE, ROLE, SPHINX_PAGES, captioned, directive, exercise, glossary, label_name,
-                        outside_spans, read_role)
+                        closes_code, in_code, opens_code, outside_spans, read_role)
 
 CALLOUTS = ("note", "tip", "important", "warning", "caution")      # the kinds of callout, as GitHub's alerts name them
 # A mathematical statement, numbered per kind on its page (a proof is not): sphinx-proof's {prf:...} directives.
@@ -87,7 +87,7 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True,
     closers: list[tuple[str, int, str, int]] = []   # open fences of directives: (char, length, the line that
                                                     # closes it here: "::: end" or "", the line it opened at)
     ended = [-1]            # the index of the last exercise's `::: end`: a solution right after it moves it
-    code: tuple[str, int] | None = None         # an open code fence: what closes it
+    code: tuple[str, int] | None = None         # an open code fence: what closes it (bookparts.opens_code)
     alert = False
     pending = ""                # a (label)= above a formula: its label
     # The page's labels, as MyST defines them: a Markdown link to one, [text](label), is [text](#label).
@@ -111,7 +111,7 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True,
             continue
         fence = FENCE.match(line)
         if code is not None:
-            if fence and fence["fence"][0] == code[0] and len(fence["fence"]) >= code[1] and not fence["info"].strip():
+            if closes_code(line, code):
                 code = None
             codes[index] = True
             index += 1
@@ -136,14 +136,19 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True,
                 language = "python" if myst["name"] in ("code-cell", "code-block", "code") else ""
                 out[index] = f"{fence['indent']}{fence['fence']}{language}"
                 _, after = _options(out, index + 1)
-                code = (char, length)
+                code = (fence["fence"], 3)
                 codes[index:after] = [True] * (after - index)
                 index = after
                 continue
             if myst:                # another directive (an exercise, tabs, a margin, a figure): its content is prose
                 index = _myst(out, index, number, myst, (char, length), closers, notes, ended, computed)
                 continue
-            code = (char, length)
+            code = (fence["fence"], 3)
+            codes[index] = True
+            index += 1
+            continue
+        if listed := opens_code(line):      # a list item that opens with code (its markup: as written)
+            code = listed
             codes[index] = True
             index += 1
             continue
@@ -223,7 +228,7 @@ def _defined(lines: list[str]) -> tuple[set[str], set[str]]:
     """The labels MyST defines in `lines`: its targets, and the :name: or :label: of a directive; and
     apart, the names of {index} entries (places in the book's index: this site has none)."""
     named, indexed, directive_name = set(), set(), ""
-    for line in lines:
+    for line in (line for line, code in zip(lines, in_code(lines, CODE)) if not code):     # (an example's: none)
         if (fence := FENCE.match(line) or COLONS.match(line)) and (
                 myst := MYST.match(fence.groupdict().get("info") or fence.groupdict().get("rest") or "")):
             directive_name = myst["name"]

@@ -266,6 +266,15 @@ def relative_url(from_output: str, to_output: str, fragment: str = "") -> str:
     return (rel or "./") + (f"#{fragment}" if fragment else "")
 
 
+def _value(results: dict, value: re.Match) -> str:
+    """A value quoted in prose, as the page shows it; a name no value has is a figure myst-nb's glue
+    saved (labs/glue.py; check.py made sure): the image, in the sentence."""
+    try:
+        return html.escape(format_value(lookup(results, value["path"]), value["spec"]))
+    except Unresolved:
+        return f"![{value['path']}](figure:{value['path']}.png)"
+
+
 def transform_prose(text: str, results: dict | None, href, figure_block=None, math=None, references=None,
                     join: str = " · ", citations=None) -> str:
     """Fill values, point links at their targets, give references their text (`references`: the page's,
@@ -283,7 +292,7 @@ def transform_prose(text: str, results: dict | None, href, figure_block=None, ma
             lines.append(figure_block(match["name"], match["alt"], match["title"] or ""))
             continue
         if results is not None:         # (a page with no lab has none, but in code spans: shown as written)
-            line = VALUE.sub(lambda m: html.escape(format_value(lookup(results, m["path"]), m["spec"])), line)
+            line = VALUE.sub(lambda m: _value(results, m), line)
         if references is not None:
             line = references.fill(line)
         if citations is not None:
