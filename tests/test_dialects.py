@@ -253,3 +253,9 @@ def test_in_code_reads_a_directive_s_fence_as_markup_only_when_asked():
     lines = "````{example}\n```{index} 名目\n:name: idx\n```\n````\n```{code-cell}\nx\n```".split("\n")
     assert in_code(lines) == [True] * 8
     assert in_code(lines, {"code-cell"}) == [False] * 5 + [True] * 3
+
+
+def test_raw_html_s_style_attribute_is_dropped_and_said_but_not_in_a_code_span():
+    lines, _, notes = read('<div class="admonition note" style="background: lightgreen">正文</div> `<p style="x">`')
+    assert lines == ['<div class="admonition note">正文</div> `<p style="x">`']
+    assert notes == [(1, "a style= attribute is dropped: the site's Content-Security-Policy refuses inline styles")]

@@ -80,6 +80,19 @@ def _with_spans(pattern: re.Pattern) -> re.Pattern:
     return re.compile(f"{SPAN}|(?:{pattern.pattern})", pattern.flags)
 
 
+STYLE = re.compile(r"\s+style\s*=\s*(?:\"[^\"]*\"|'[^']*')", re.I)      # (in raw HTML's tags)
+
+
+def without_style(text: str, line: int, notes: list) -> str:
+    """A line of prose with raw HTML's style= attributes dropped (the site's Content-Security-Policy
+    refuses inline styles; a book's chapter or a notebook from elsewhere may hold them), said; a code
+    span's as written."""
+    kept = outside_spans(STYLE, lambda found: "", text)
+    if kept != text:
+        notes.append((line, "a style= attribute is dropped: the site's Content-Security-Policy refuses inline styles"))
+    return kept
+
+
 EXPLICIT = re.compile(r"^(?P<text>.*?)\s*<[^<>]+>$")       # {ref}`the text shown <label>`
 
 

@@ -25,8 +25,8 @@ from __future__ import annotations
 import re
 import shlex
 
-from .bookparts import (COLONS, EXERCISE_END, EXERCISES, FENCE, ROLE, SPHINX_PAGES, captioned, directive, exercise, glossary, label_name,
-                        closes_code, in_code, opens_code, outside_spans, read_role)
+from .bookparts import (COLONS, EXERCISE_END, EXERCISES, FENCE, ROLE, SPHINX_PAGES, captioned, closes_code, directive,
+                        exercise, glossary, in_code, label_name, opens_code, outside_spans, read_role, without_style)
 
 CALLOUTS = ("note", "tip", "important", "warning", "caution")      # the kinds of callout, as GitHub's alerts name them
 # A mathematical statement, numbered per kind on its page (a proof is not): sphinx-proof's {prf:...} directives.
@@ -196,6 +196,8 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True,
         if MYST_LABELLED.match(line):
             found = MYST_LABELLED.match(line)
             out[index] = f"{found['math']} {{#{found['label']}}}"
+        if "style" in out[index].lower():       # (raw HTML's: dropped, said)
+            out[index] = without_style(out[index], number, notes)
         if ROLE.search(out[index]):
             out[index] = outside_spans(ROLE, lambda found: read_role(found, number, notes, computed=computed,
                                                                      unmade=indexed), out[index])

@@ -18,7 +18,7 @@ from pathlib import PurePosixPath
 
 from ..core.errors import BuildError, Problem
 from ..project.nbsource import SUFFIX, NotebookSource, load, notebooks, page_output, source_line
-from .bookparts import outside_spans
+from .bookparts import outside_spans, without_style
 from .cellshow import cell_figure, cell_visibility
 from .jupytermath import site_math
 from .prose import LINK, is_external
@@ -113,7 +113,6 @@ def page_text(source: NotebookSource, pages: frozenset = frozenset()) -> tuple[s
 
 REMOTE_IMAGE = re.compile(r"<img\b[^>]*?\bsrc\s*=\s*[\"']?(?:https?:)?//[^>]*>", re.I)
 EMPTY_LINK = re.compile(r"<a\b[^>]*>\s*</a>", re.I)
-STYLE = re.compile(r"\s+style\s*=\s*(?:\"[^\"]*\"|'[^']*')", re.I)
 
 
 def _own(text: str, line: int, notes: list) -> str:
@@ -130,10 +129,7 @@ def _own(text: str, line: int, notes: list) -> str:
     if REMOTE_IMAGE.search(kept):
         notes.append((line, "an <img> loaded from another site (a badge?) is left out: pages load nothing from elsewhere"))
         kept = EMPTY_LINK.sub("", REMOTE_IMAGE.sub("", kept))       # (and the badge's link, left empty)
-    if STYLE.search(kept):
-        notes.append((line, "a style= attribute is dropped: the site's Content-Security-Policy refuses inline styles"))
-        kept = STYLE.sub("", kept)
-    return kept
+    return without_style(kept, line, notes)
 
 
 def page_of(source: NotebookSource, output: str, memo=None, pages: frozenset = frozenset()):
