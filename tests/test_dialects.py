@@ -259,3 +259,14 @@ def test_raw_html_s_style_attribute_is_dropped_and_said_but_not_in_a_code_span()
     lines, _, notes = read('<div class="admonition note" style="background: lightgreen">正文</div> `<p style="x">`')
     assert lines == ['<div class="admonition note">正文</div> `<p style="x">`']
     assert notes == [(1, "a style= attribute is dropped: the site's Content-Security-Policy refuses inline styles")]
+
+
+def test_a_list_table_is_a_table_with_its_caption_and_one_with_code_in_a_cell_stays_lists():
+    lines, numbers, notes = read("```{list-table} 问题的类型\n:header-rows: 1\n:name: tbl-kinds\n\n* - 类型\n  - 说明\n"
+                                 "* - 描述\n  - 汇总 | 事实，\n    见 {ref}`sec-a`\n```\n后文")
+    assert [line for line in lines if line] == ["| 类型 | 说明 |", "|---|---|", "| 描述 | 汇总 \\| 事实， 见 [](#sec-a) |",
+                                                ": 问题的类型 {#tbl-kinds}", "后文"]
+    assert len(lines) == len(numbers) == 11 and not notes
+    lines, _, notes = read("```{list-table}\n* - 写法\n  - ```md\n    {cite}`key`\n    ```\n```")
+    assert "  - ```md" in lines and notes == [(1, "a {list-table} whose cell holds a block (code, a list, a directive) is "
+                                                  "not supported here (a table's cell holds one paragraph): its rows show as lists")]

@@ -136,6 +136,52 @@ def term_label(term: str) -> str:
     return "term-" + re.sub(r"[^\w]+", "-", term.strip().lower()).strip("-")
 
 
+def closing(out: list[str], after: int, fence: tuple[str, int]) -> int:
+    """The index of the line that closes a directive's `fence` (its character, its length), from
+    `after` on: one of that character, as long or longer, with nothing after it; or the page's end."""
+    return next((k for k in range(after, len(out)) if (f := FENCE.match(out[k]) or COLONS.match(out[k]))
+                 and f["fence"][0] == fence[0] and len(f["fence"]) >= fence[1]
+                 and not (f.groupdict().get("info") or f.groupdict().get("rest") or "").strip()), len(out))
+
+
+ROW = re.compile(r"^\*\s+-\s+(?P<cell>.*)$")          # a list-table's row: `* - first cell`
+CELL = re.compile(r"^ {2}-\s+(?P<cell>.*)$")             # and each other cell: `  - cell`
+
+
+def list_table(out, index: int, after: int, title: str, options: dict, fence, number: int, notes) -> int | None:
+    """MyST's {list-table} (a list of rows, each a list of cells) as a Markdown table: its first
+    :header-rows: row the header, its title the caption (`: title {#name}` below it, as {table}'s);
+    `index` (its lines are read on from there), or None where a cell holds more than one paragraph of text (a block of code, a
+    list), which a table's cell cannot: then its content shows as the lists it is."""
+    end = closing(out, after, fence)
+    rows: list[list[str]] = []
+    for line in out[after:end]:
+        if (row := ROW.match(line)) is not None:
+            rows.append([row["cell"].strip()])
+        elif rows and (cell := CELL.match(line)) is not None:
+            rows[-1].append(cell["cell"].strip())
+        elif rows and line.startswith("    ") and line.strip() and rows[-1][-1] and not FENCE.match(line.strip()):
+            rows[-1][-1] += " " + line.strip()            # (a cell's text, on more lines)
+        elif line.strip():
+            return None
+    if not rows or any(FENCE.match(cell) or COLONS.match(cell) for row in rows for cell in row):
+        return None
+    for key in sorted(options.keys() - {"name", "header-rows", "widths", "width", "align", "class"}):
+        notes.append((number, f"{{list-table}}: option :{key}: not supported here (left out)"))
+    width = max(len(row) for row in rows)
+    heads = min(int(options.get("header-rows", "0") or 0), 1)
+
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells + [""] * (width - len(cells))) + " |"
+    table = [line(rows[0] if heads else [])] + ["|" + "---|" * width] + [line(row) for row in rows[heads:]]
+    label = options.get("name", "")
+    caption = [f": {title} {{#{label}}}"] if title and label else [f"**{title}**", ""] if title else []
+    lines = ([] if label else caption) + table + ([""] + caption if label else [])
+    span = end + 1 - index if end < len(out) else end - index
+    out[index:index + span] = (lines + [""] * span)[:span] if len(lines) <= span else ["\n".join(lines)] + [""] * (span - 1)
+    return index            # (its lines are read on as prose's: the roles in its cells)
+
+
 def glossary(out, start: int, end: int, ordered: bool) -> None:
     """MyST's {glossary} (terms at the margin, each definition indented below them) as a definition list,
     each term labelled (term_label) for references to show it: `Term {#term-term}` then `:   definition`."""
@@ -176,8 +222,7 @@ def captioned(out, index, after, name: str, title: str, options: dict, fence, cl
         out[index] = ""
         closers.append((*fence, f"\n: {title} {{#{label}}}" if label and title else "", number))     # (a line apart)
         return after
-    end = next((k for k in range(after, len(out)) if (f := FENCE.match(out[k]) or COLONS.match(out[k]))
-                and f[0].strip().startswith(fence[0] * fence[1]) and not f[0].strip()[fence[1]:].strip()), len(out))
+    end = closing(out, after, fence)
     caption = " ".join(line.strip() for line in out[after:end] if line.strip()).replace('"', "'")
     caption = outside_spans(ROLE, lambda found: read_role(found, number, notes, computed=computed), caption)
     alt = options.get("alt", caption or (title if name != "figure" else "")).replace("]", ")").replace("[", "(")

@@ -25,8 +25,8 @@ from __future__ import annotations
 import re
 import shlex
 
-from .bookparts import (COLONS, EXERCISE_END, EXERCISES, FENCE, ROLE, SPHINX_PAGES, captioned, closes_code, directive,
-                        exercise, glossary, in_code, label_name, opens_code, outside_spans, read_role, without_style)
+from .bookparts import (COLONS, EXERCISE_END, EXERCISES, FENCE, ROLE, SPHINX_PAGES, captioned, closes_code, closing, directive,
+                        exercise, glossary, in_code, label_name, list_table, opens_code, outside_spans, read_role, without_style)
 
 CALLOUTS = ("note", "tip", "important", "warning", "caution")      # the kinds of callout, as GitHub's alerts name them
 # A mathematical statement, numbered per kind on its page (a proof is not): sphinx-proof's {prf:...} directives.
@@ -287,6 +287,15 @@ def _myst(out, index, number, myst, fence, closers, notes, ended=None, computed=
     if name in EXERCISES and ended is not None:
         exercise(out, index, number, name, myst["title"].strip(), options, fence, closers, ended, notes)
         return after
+    if name == "list-table":
+        done = list_table(out, index, after, myst["title"].strip(), options, fence, number, notes)
+        if done is not None:
+            return done
+        notes.append((number, "a {list-table} whose cell holds a block (code, a list, a directive) is not supported "
+                              "here (a table's cell holds one paragraph): its rows show as lists"))
+        out[index] = ""
+        closers.append((*fence, "", number))
+        return after
     if name in ("figure", "table", "glue", "glue:figure"):    # (a figure myst-nb's glue saved: labs/glue.py)
         return captioned(out, index, after, name, myst["title"].strip(), options, fence, closers, number, notes,
                          computed)
@@ -303,8 +312,7 @@ def _myst(out, index, number, myst, fence, closers, notes, ended=None, computed=
                                   "left out"))
         out[index] = ""
         closers.append((*fence, "", number))
-        end = next((k for k in range(after, len(out)) if (f := FENCE.match(out[k]) or COLONS.match(out[k]))
-                    and not (f.groupdict().get("info") or f.groupdict().get("rest") or "").strip()), len(out))
+        end = closing(out, after, fence)
         if name == "glossary":
             glossary(out, after, end, "sorted" in options)
         else:                       # (the list of what a page cites is at its end, always: citations.py)
@@ -393,11 +401,9 @@ def _display_math(out, numbers, codes, index, label: str, notes: list) -> int:
 def _math_directive(out, numbers, codes, index, fence, label: str, notes: list) -> int:
     """MyST's ```{math} with its :label: (or a (label)= above it): one line `$$ ... $$ {#label}`."""
     options, first = _options(out, index + 1)
-    end = next((k for k in range(first, len(out)) if (f := FENCE.match(out[k])) and f["fence"][0] == fence[0]
-                and len(f["fence"]) >= fence[1] and not f["info"].strip()), None)
-    if end is None:
+    end = closing(out, first, fence)
+    if end == len(out):
         notes.append((numbers[index], f"the fence opened here is never closed: close it with a line {fence[0] * fence[1]}"))
-        end = len(out)
     for key in sorted(options.keys() - {"label", "name", "nowrap", "class"}):
         notes.append((numbers[index], f"{{math}}: option :{key}: not supported here (left out)"))
     tex = " ".join(part.strip() for part in out[first:end] if part.strip())
