@@ -230,10 +230,9 @@ def captioned(out, index, after, name: str, title: str, options: dict, fence, cl
         notes.append((number, f"{{{name}}} {title} shows a figure a notebook's code glued, and this page runs no "
                               "code: its caption shown alone; show it in the notebook that glues it"))
         out[index] = caption
-        out[index + 1:end + 1] = [""] * (min(end + 1, len(out)) - index - 1)
-        return min(end + 1, len(out))
-    title = f"figure:{title}.png" if name != "figure" else title        # (a glued figure: its name's)
-    out[index] = f'![{alt}]({title}' + (f' "{caption}"' if caption else "") + ")" + (f" {{#{label}}}" if label else "")
+    else:
+        title = f"figure:{title}.png" if name != "figure" else title        # (a glued figure: its name's)
+        out[index] = f'![{alt}]({title}' + (f' "{caption}"' if caption else "") + ")" + (f" {{#{label}}}" if label else "")
     for k in range(index + 1, min(end + 1, len(out))):
         out[k] = ""
     return min(end + 1, len(out))
@@ -284,7 +283,7 @@ def read_role(role: re.Match, line: int, notes: list, in_title: bool = False, co
     return explicit["text"] if explicit else f"`{text}`"
 
 
-SUBSTITUTION = re.compile(r"(`+).*?\1|\{\{\s*(?P<name>[\w-]+)\s*(?P<filters>\|[^}]*)?\}\}")    # (code spans: as written)
+SUBSTITUTION = re.compile(r"\{\{\s*(?P<name>[\w-]+)\s*(?P<filters>\|[^}]*)?\}\}")
 DEPTH = 10          # substitutions within substitutions, at most (MyST's refuses a circle)
 
 
@@ -299,7 +298,8 @@ def substitute(lines: list[str], codes: list[bool], numbers: list[int], substitu
     for line, code, number in zip(lines, codes, numbers):
         if not code:
             for _ in range(DEPTH):
-                done = SUBSTITUTION.sub(lambda found: _substituted(found, substitutions, computed, number, notes), line)
+                done = outside_spans(SUBSTITUTION, lambda found: _substituted(found, substitutions, computed, number,
+                                                                               notes), line)      # (code spans: as written)
                 if done == line:
                     break
                 line = done
@@ -311,8 +311,8 @@ def substitute(lines: list[str], codes: list[bool], numbers: list[int], substitu
 
 def _substituted(found: re.Match, substitutions: dict[str, str], computed: bool, line: int, notes: list) -> str:
     name = found["name"]
-    if name is None or (name not in substitutions and computed):
-        return found[0]                     # (code, or a lab's value: {{ name | .2f }})
+    if name not in substitutions and computed:
+        return found[0]                     # (a lab's value: {{ name | .2f }})
     if name not in substitutions:
         notes.append((line, f"{{{{ {name} }}}}: the front matter's substitutions name no '{name}' "
                             f"(they are: {', '.join(sorted(substitutions))}): shown as its name"))

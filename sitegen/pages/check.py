@@ -136,8 +136,9 @@ def _check_page(page, artifacts, sitemap, references, checking, problems, warnin
     _references(page, references, problems, warnings)
     for block in page.blocks:
         if block.kind == "prose":
-            if art is None and any(VALUE.search(CODE_SPAN.sub("", text)) or any(link["target"].startswith("figure:") for link in
-                                                              LINK.finditer(CODE_SPAN.sub("", text))) for _, text in prose_lines((block,))):
+            outside = [CODE_SPAN.sub("", text) for _, text in prose_lines((block,))]     # (code spans: as written)
+            if art is None and any(VALUE.search(text) or any(link["target"].startswith("figure:") for link in
+                                                             LINK.finditer(text)) for text in outside):
                 if not page.lab:
                     problems.add(page.source, block.line,
                                  "this refers to a lab, but the front matter names none: add 'lab: ID'")

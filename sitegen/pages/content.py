@@ -22,8 +22,8 @@ import shlex
 from pathlib import Path
 
 from .blocks import KINDS
-from .bookparts import substitute
-from .dialects import ELSEWHERE, FOREIGN_FRONT_MATTER, translate
+from .bookparts import in_code, substitute
+from .dialects import CODE, ELSEWHERE, FOREIGN_FRONT_MATTER, translate
 
 from ..core.errors import BuildError, Collector, Problem
 from ..core.incremental import Phase
@@ -110,9 +110,7 @@ def parse_page(text: str, source: str, output: str, memo=None) -> Page:
     prose_line = body_start + 1
     body, numbers = lines[body_start:], list(range(body_start + 1, len(lines) + 1))
     if substitutions:           # MyST's substitutions, outside code, before its markup is read (they may hold some)
-        _, at, codes = translate(body, body_start, [])
-        code_lines = {number for number, code in zip(at, codes) if code}      # (by line: a GitHub alert adds one)
-        body, numbers = substitute(body, [n in code_lines for n in numbers], numbers, substitutions, "lab" in meta, notes)
+        body, numbers = substitute(body, in_code(body, CODE), numbers, substitutions, "lab" in meta, notes)
     body, numbers, codes = translate(body, body_start, notes, computed="lab" in meta, numbers=numbers)
     for line, number, code in zip(body, numbers, codes):
         match = DIRECTIVE.match(line) if not code else None
