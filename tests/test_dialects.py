@@ -62,7 +62,7 @@ def test_markup_inside_a_code_block_is_left_as_it_is():
     ("> [!TODO]\n> 待办", ["> [!TODO]", "> 待办"], "2: [!TODO] is not a GitHub alert this site knows"),
     ("(sec-one)=\n一段话", ["", "一段话"], "2: the MyST target (sec-one)= stands above no heading or formula"),
     ("见 {sub-ref}`knuth84`。", ["见 `knuth84`。"], "2: the MyST role {sub-ref} is not supported here"),
-    ("见 {doc}`下一讲 <next>`。", ["见 下一讲。"], "2: the MyST role {doc} is not supported here"),
+    ("见 {pep}`下一讲 <next>`。", ["见 下一讲。"], "2: the MyST role {pep} is not supported here"),
     (":::\n", ["", ""], "2: ':::' closes nothing"),
 ])
 def test_what_is_not_supported_is_named_with_its_line_and_not_shown_raw(text, shown, said):

@@ -354,9 +354,9 @@ class Sequence:
         self.write(rel, self.text(rel).replace(new, old, 1))     # same size, within the second if it can
 
     def edit_equations(self):
-        """A labelled formula added, removed or moved, or a label renamed: the numbers and the references
-        that show them follow (content/eqs.md, in this site's syntax, MyST's or Quarto's), on its page and
-        on another (content/refs.md)."""
+        """A labelled formula added, removed or moved, or a label renamed, the page's title edited: the
+        numbers, titles and the references that show them follow (content/eqs.md, in this site's syntax,
+        MyST's or Quarto's), on its page and on another (content/refs.md)."""
         names = list(getattr(self, "equations", ["a", "b"]))
         choice = self.rng.choice(["add", "remove", "move", "rename"])
         choice = "add" if len(names) < 2 else choice
@@ -376,14 +376,16 @@ class Sequence:
         body = "\n\n".join(formulas.format(k=k, name=name) for k, name in enumerate(names))
         refs = "、".join({"site": "[](#{0})", "myst": "{{eq}}`{0}`", "quarto": "[](#{0})"}[style].format(name)
                         for name in reversed(names))
-        self.write("content/eqs.md", f"---\ntitle: 公式\n---\n{body}\n\n见 {refs}。\n")
+        # Its title, which refs.md shows, is its front matter's or its first heading's, edited or not.
+        title = self.rng.choice(["---\ntitle: 公式\n---\n", f"# 公式 {self.rng.choice([1, 2])}\n\n"])
+        self.write("content/eqs.md", f"{title}{body}\n\n见 {refs}。\n")
         if not (self.root / "content/refs.md").exists() or self.rng.random() < 0.3:
             # Another page shows their numbers: by a name alone, by the page's source, with text of its
             # own; it may name one that is gone (a warning) or come (the names it had, and a new one).
             named = self.rng.sample(names + ["a", "b", f"e{self.n + 1}"], 3)
             self.log[-1] += f" (refs.md shows {' '.join(named)})"
             self.write("content/refs.md", f"---\ntitle: 引用\n---\n式 {{eq}}`{named[0]}`、[](eqs.md#{named[1]})、"
-                                          f"[第 %s 式](#{named[2]})。\n")
+                                          f"[第 %s 式](#{named[2]})，见 {{doc}}`eqs` 与 [](eqs.md)。\n")
 
     @staticmethod
     def bibliography(year: int, title: str, third: bool) -> str:

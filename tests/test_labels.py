@@ -378,3 +378,31 @@ def test_a_glossary_s_terms_are_defined_once_and_referred_to_from_any_page(tmp_p
     assert [(e[1]["href"], e[2]) for e in uses.find("a") if "#term-" in e[1].get("href", "")] == [
         ("glossary#term-注意力", "注意力"), ("glossary#term-patch-embedding", "切块"),
         ("glossary#term-patch-embedding", "Patch embedding")]
+
+
+def test_a_page_s_first_heading_is_its_title_and_a_link_to_a_page_without_text_shows_its_title(tmp_path):
+    """A Jupyter Book page has no front matter: its `# heading` is its title (shown once, its label the
+    title's); MyST's {doc} and an empty link to a page's source show that page's title, a notebook's too,
+    by a path relative to the page or from content/ (`/`), with or without its suffix; one naming no page
+    is a warning that shows the path."""
+    from support import write_notebook
+    root = tiny_site(tmp_path / "site")
+    (root / "content/book").mkdir()
+    (root / "content/book/intro.md").write_text("(start)=\n# Welcome to the book\n\nIts prose.\n", encoding="utf-8")
+    write_notebook(root / "content/book/numbers.ipynb", "Numbers")
+    (root / "content/book/uses.md").write_text(
+        "# Uses\n\nSee {doc}`intro`, {doc}`the notebook <numbers>`, {doc}`/book/intro.md`, [](numbers.ipynb), "
+        "{ref}`start` and [](intro.md).\n", encoding="utf-8")
+    result = run_build(root, root / "dist", root / ".cache", "--strict")
+    assert result.returncode == 0, result.stderr
+    intro = page_of((root / "dist/book/intro.html").read_text(encoding="utf-8"))
+    assert [(e[1].get("id"), e[2]) for e in intro.find("h1")] == [("start", "Welcome to the book")]
+    uses = page_of((root / "dist/book/uses.html").read_text(encoding="utf-8"))
+    assert [e[2] for e in uses.find("h1")] == ["Uses"]
+    assert [(e[1]["href"], e[2]) for e in uses.find("a") if e[1].get("href", "").startswith(("intro", "numbers"))] == [
+        ("intro", "Welcome to the book"), ("numbers", "the notebook"), ("intro", "Welcome to the book"),
+        ("numbers", "Numbers"), ("intro#start", "Welcome to the book"), ("intro", "Welcome to the book")]
+    (root / "content/book/uses.md").write_text("# Uses\n\nSee {doc}`outro`.\n", encoding="utf-8")
+    result = run_build(root, root / "dist", root / ".cache")
+    assert result.returncode == 0, result.stderr
+    assert "content/book/uses.md:3: [](outro.md) names no page of the site: it shows as 'outro.md'" in result.stderr

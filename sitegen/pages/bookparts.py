@@ -55,7 +55,7 @@ def in_code(lines, code_directives: frozenset | set | None = None) -> list[bool]
         opened.append((fence, is_code))
         code.append(is_code)
     return code
-REFERENCES = {"ref", "numref", "eq", "doc", "prf:ref"}      # (prf:ref: sphinx-proof's)
+REFERENCES = {"ref", "numref", "eq", "prf:ref"}      # (prf:ref: sphinx-proof's)
 # sphinxcontrib-bibtex's roles as Pandoc's citations (citations.py): in brackets, in the sentence, the year.
 CITATIONS = {"cite": "[@", "cite:p": "[@", "cite:ps": "[@", "cite:alp": "[@", "cite:alps": "[@", "cite:t": "@",
              "cite:ts": "@", "cite:year": "[-@", "cite:yearpar": "[-@"}
@@ -267,7 +267,12 @@ def read_role(role: re.Match, line: int, notes: list, in_title: bool = False, co
     if role["name"] == "term" and not in_title:           # a glossary's term: [](#term-x) shows it
         explicit = re.match(r"^(?P<text>.*?)\s*<(?P<term>[^<>]+)>$", text)
         return f"[{explicit['text']}](#{term_label(explicit['term'])})" if explicit else f"[](#{term_label(text)})"
-    if role["name"] in REFERENCES and role["name"] != "doc" and not in_title:     # (a title is text)
+    if role["name"] == "doc" and not in_title:      # a page, by its source's path (its suffix left out or not):
+        explicit = re.match(r"^(?P<text>.*?)\s*<(?P<path>[^<>]+)>$", text)      # [](path.md) shows its title
+        path = (explicit["path"] if explicit else text).strip()
+        path += "" if path.endswith((".md", ".ipynb")) else ".md"
+        return f"[{explicit['text'] if explicit else ''}]({path})"
+    if role["name"] in REFERENCES and not in_title:     # (a title is text)
         explicit = re.match(r"^(?P<text>.*?)\s*<(?P<label>[^<>]+)>$", text)
         label = label_name((explicit["label"] if explicit else text).lstrip("#"))
         shown = explicit["text"].replace("{number}", "%s") if explicit else ""

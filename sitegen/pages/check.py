@@ -164,14 +164,17 @@ def _check_page(page, artifacts, sitemap, references, checking, problems, warnin
 def _references(page, references: References, problems, warnings) -> None:
     """Its labels, each defined once on it, and each reference naming one label of this page or the
     site; one to no label is a warning (the chapter it points into may be missing: it shows the name)."""
-    for line, message in page_labels(page.blocks)[1]:
+    for line, message in page_labels(page)[1]:
         problems.add(page.source, line, message)
     for line, source, name in page_references(page.blocks):
         found = references.find(source, name)
         if isinstance(found, Target):
             continue
-        written = f"[]({source or ''}#{name})"
-        if found:
+        written = f"[]({source or ''}#{name})" if name else f"[]({source})"
+        if not name:
+            warnings.add(page.source, line, f"{written} names no page of the site: it shows as {source!r}; name a "
+                                            "page's source file, relative to this page's")
+        elif found:
             pages = ", ".join(sorted({target.output for target in found}))
             problems.add(page.source, line, f"{written} could be the label {name!r} of any of these pages: {pages}: "
                                             "name the page's source, as [](chapter.md#label)")

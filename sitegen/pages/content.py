@@ -39,7 +39,9 @@ FRONT_MATTER = {"title": str, "description": str, "lab": str, "toc": bool, "pare
                 "minutes": int}
 # A published address: ASCII folders and a name, as Pages wants them (a trailing / for a folder's index).
 URL = re.compile(r"^/?(?:[A-Za-z0-9][A-Za-z0-9._-]*/)*(?:[A-Za-z0-9][A-Za-z0-9._-]*)?$")
-REQUIRED = {"title"}
+# A page's first line of prose as its title, as Jupyter Book and MkDocs read one: `# Title`, its label
+# ({#label}, or MyST's `(label)=` above it, which translate made that) the title's.
+TITLE = re.compile(r"^ {0,3}#[ \t]+(?P<title>.+?)(?:\s*\{#(?P<label>[^}\s]+)\})?(?:[ \t]+#+)?[ \t]*$")
 
 
 def url_output(url: str) -> str | None:
@@ -102,9 +104,6 @@ def parse_page(text: str, source: str, output: str, memo=None) -> Page:
             if not (isinstance(alias, str) and alias.startswith("/") and URL.match(alias)):
                 problems.add(source, key_lines.get("aliases", 0) + 1, f"aliases: {alias!r} must be an old address "
                                                                       "of this page, e.g. /course/old-name")
-    for key in sorted(REQUIRED - set(meta)):
-        problems.add(source, meta_line, f"front matter is missing required key '{key}'")
-
     blocks: list[Block] = []
     prose: list[str] = []
     prose_line = body_start + 1
@@ -112,6 +111,10 @@ def parse_page(text: str, source: str, output: str, memo=None) -> Page:
     if substitutions:           # MyST's substitutions, outside code, before its markup is read (they may hold some)
         body, numbers = substitute(body, in_code(body, CODE), numbers, substitutions, "lab" in meta, notes)
     body, numbers, codes = translate(body, body_start, notes, computed="lab" in meta, numbers=numbers)
+    body, title_label = _title(meta, body, numbers, codes)
+    if "title" not in meta:
+        problems.add(source, meta_line, "the page has no title: start it with a heading (`# Its title`), or give "
+                                        "its front matter one (`title: Its title`)")
     for line, number, code in zip(body, numbers, codes):
         match = DIRECTIVE.match(line) if not code else None
         if not match:
@@ -130,7 +133,18 @@ def parse_page(text: str, source: str, output: str, memo=None) -> Page:
     _check_nesting(blocks, source, problems)
     problems.raise_if_any()
     return Page(source, output, meta, tuple(blocks), meta_line, notes=tuple(notes),
-                kinds=tuple(sorted({block.kind for block in blocks})))
+                kinds=tuple(sorted({block.kind for block in blocks})), title_label=title_label)
+
+
+def _title(meta: dict, body: list[str], numbers: list[int], codes: list[bool]) -> tuple[list[str], tuple]:
+    """The page's body without its first line of prose if that is its title's heading (`# Title`): the
+    page's title when its front matter gives none, or the same title again (shown once, by the page);
+    and that heading's label with its line, if it has one: the title's."""
+    first = next((i for i, (line, code) in enumerate(zip(body, codes)) if line.strip() and not code), None)
+    heading = TITLE.match(body[first]) if first is not None else None
+    if not heading or meta.setdefault("title", heading["title"]) != heading["title"]:
+        return body, ()
+    return body[:first] + [""] + body[first + 1:], (heading["label"], numbers[first]) if heading["label"] else ()
 
 
 def _check_nesting(blocks: list[Block], source: str, problems: Collector) -> None:

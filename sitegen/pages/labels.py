@@ -32,8 +32,10 @@ HEADING = re.compile(r"^ {0,3}#{1,6}\s+(?P<title>.+?)\s*\{#(?P<label>[^}\s]+)\}\
 # A term of a glossary (a definition list's term, `: its definition` below it), or any other line given
 # an anchor: a reference shows its text.
 TERM = re.compile(r"^ {0,3}(?P<title>[^\s:>|].*?)\s*\{#(?P<label>[^}\s]+)\}\s*$")
-# A reference: to a label of its own page, of the site, or of the page a source path names.
-REFERENCE = re.compile(r"(?<![!\]])\[(?P<text>[^\]]*)\]\((?P<page>[^)\s#]*\.(?:md|ipynb))?#(?P<label>[^)\s]+)\)")
+# A reference: to a label of its own page, of the site, or of the page a source path names; or to that
+# page itself, `[](chapter.md)`, which shows its title (as MyST's, and its {doc} role: dialects.py).
+REFERENCE = re.compile(r"(?<![!\]])\[(?P<text>[^\]]*)\]\((?:(?P<page>[^)\s#]*\.(?:md|ipynb))?#(?P<label>[^)\s]+)"
+                       r"|(?P<document>[^)\s#]*\.(?:md|ipynb)))\)")
 
 
 class Label(NamedTuple):
@@ -57,14 +59,18 @@ def prose_lines(blocks):
 
 KINDS = ((LABELLED_MATH, "equation"), (LABELLED_FIGURE, "figure"), (TABLE_CAPTION, "table"), (HEADING, "section"),
          (TERM, "term"))
-TITLED = ("section", "term")        # a reference shows their title (the others: their number)
+TITLED = ("section", "term", "page")        # a reference shows their title (the others: their number)
 
 
-def page_labels(blocks, words: dict | None = None) -> tuple[dict[str, Label], list[tuple[int, str]]]:
+def page_labels(page, words: dict | None = None) -> tuple[dict[str, Label], list[tuple[int, str]]]:
     """The page's labels by name (what a reference shows in the vocabulary's `words`: figure_ref,
     table_ref), and its problems as (line, message): a label defined twice."""
     labels: dict[str, Label] = {}
     problems = []
+    if page.title_label:            # its title's, when its first heading was its title (content.py)
+        name, line = page.title_label
+        labels[name] = Label("section", 0, page.title, line, page.title)
+    blocks = page.blocks
     counts = {"equation": 0, "figure": 0, "table": 0, **{kind: 0 for kind in STATEMENTS}}
     for block in blocks:
         if block.kind in STATEMENTS:            # a theorem, a definition, ...: numbered per kind (blocks.py)
@@ -122,17 +128,23 @@ class SiteLabels(dict):
         return SiteLabels((name, self[name]) for name in names if name in self)
 
 
+def page_label(output: str) -> str:
+    """The name under which the site holds a page's title, as a label (one no label can have: a path)."""
+    return "/" + output
+
+
 def site_labels(pages, words: dict | None = None) -> SiteLabels:
     found = SiteLabels()
     for page in pages:
-        for name, label in page_labels(page.blocks, words)[0].items():
+        found[page_label(page.output)] = (Target(page.output, "page", 0, page.title, page.title),)
+        for name, label in page_labels(page, words)[0].items():
             found[name] = (*found.get(name, ()), Target(page.output, *label[:3], label.shown))
     return found
 
 
-def face_labels(blocks) -> tuple:
+def face_labels(page) -> tuple:
     """A page's labels as other pages may show them (face.py): name, kind, number and title."""
-    return tuple((name, *label[:3]) for name, label in page_labels(blocks)[0].items())
+    return tuple((name, *label[:3]) for name, label in page_labels(page)[0].items())
 
 
 class References:
@@ -145,7 +157,12 @@ class References:
         self.read: set[str] = set()
 
     def find(self, page: str | None, name: str) -> Target | tuple[Target, ...]:
-        """The label a reference names; else the (zero or several) labels it might mean."""
+        """The label a reference names; else the (zero or several) labels it might mean. A page's own
+        title is found by the name "" (`[](chapter.md)`)."""
+        if not name:
+            where = self.output_of(page) if page and self.output_of else None
+            name = page_label(where) if where else ""
+            page = None
         if not page and name in self.own:
             label = self.own[name]
             return Target(self.output, *label[:3], label.shown)
@@ -167,19 +184,21 @@ class References:
         label's name (check.py says why)."""
         def fill(match) -> str:
             if not _filled(match):          # a link with text: to another page's glossary term if this page
-                if match["page"] or match["label"] in self.own:         # lacks it (any other #anchor may be one
-                    return match[0]                                      # of its headings' own)
+                if match["page"] or match["document"] or match["label"] in self.own:    # lacks it (any other
+                    return match[0]                                 # #anchor may be one of its headings' own)
                 found = self.find(None, match["label"])
                 return (f"[{match['text']}](/{found.output}#{match['label']})"
                         if isinstance(found, Target) and found.kind == "term" else match[0])
-            found = self.find(match["page"], match["label"])
+            page, label = match["page"] or match["document"], match["label"] or ""
+            found = self.find(page, label)
             if not isinstance(found, Target):
-                return match["text"].replace("%s", match["label"]) if "%s" in match["text"] else match["label"]
+                shown = label or page
+                return match["text"].replace("%s", shown) if "%s" in match["text"] else shown
             text = match["text"]
             value = found.title if found.kind in TITLED else str(found.number)
             text = text.replace("%s", value) if "%s" in text else found.shown
             where = "" if found.output == self.output else f"/{found.output}"
-            return f"[{text}]({where}#{match['label']})"
+            return f"[{text}]({where}#{label})" if label else f"[{text}]({where or '#'})"
         return REFERENCE.sub(fill, line) if "](" in line else line
 
 
@@ -193,5 +212,7 @@ def page_references(blocks, linked: bool = False):
     of each link with text to a label too (which may be another page's: References.fill)."""
     for line, text in prose_lines(blocks):
         for match in REFERENCE.finditer(text):
-            if _filled(match) or (linked and not match["page"]):
+            if match["document"] and _filled(match):
+                yield line, match["document"], ""
+            elif match["label"] and (_filled(match) or (linked and not match["page"])):
                 yield line, match["page"], match["label"]

@@ -29,6 +29,7 @@ class Page:
     digest: str = ""               # SHA-256 of the source file's bytes: what the page's memos are keyed on
     notes: tuple = ()              # (line, message): what the author should know, said as a warning
     kinds: tuple = ()              # the kinds of its blocks, sorted: known without unpickling them
+    title_label: tuple = ()        # (label, line) of its title, when its first heading was it: `# Title {#label}`
 
     # A page's blocks are most of its bytes, and a build after an edit reads few pages' blocks (the
     # others' checks and HTML are remembered): pickled, they are kept as bytes, unpickled on first use.

@@ -213,15 +213,17 @@ def resolve_target(page: Page, target: str, sitemap: SiteMap) -> tuple[str, str]
     path = unquote(path) if path.endswith(SOURCES) else path
     if not path:
         return page.output, fragment
-    if path.startswith("/"):
+    if path.startswith("/") and not path.endswith(SOURCES):
         candidates = [path.strip("/"), path.strip("/") + ".html",
                       (path.strip("/") + "/index.html").lstrip("/")]
-    else:
+    else:       # (a source's path from content/, `/guide.md`, as MyST's {doc} may name one: from the book's root)
         base = posixpath.dirname(page.content_path if path.endswith(SOURCES) else page.output)
-        normal = posixpath.normpath(posixpath.join(base, path))
+        normal = posixpath.normpath(posixpath.join(base, path)).lstrip("/")
         if normal == ".." or normal.startswith("../"):
             raise Unresolved(f"link '{target}' leaves the site")
-        candidates = [sitemap.pages.get(normal, "")] if normal.endswith(SOURCES) else [normal]
+        # (MyST names a page without its suffix, which dialects.py writes .md: a notebook's is .ipynb)
+        notebook = normal[:-len(".md")] + ".ipynb" if normal.endswith(".md") else ""
+        candidates = [sitemap.pages.get(normal) or sitemap.pages.get(notebook, "")] if normal.endswith(SOURCES) else [normal]
     for candidate in candidates:
         if candidate in sitemap:
             return candidate, fragment
@@ -236,7 +238,7 @@ def references_of(page: Page, sitemap: SiteMap, labels: SiteLabels, words: dict 
             return resolve_target(page, source, sitemap)[0]
         except Unresolved:
             return None
-    return References(page.output, page_labels(page.blocks, words)[0], labels, output_of)
+    return References(page.output, page_labels(page, words)[0], labels, output_of)
 
 
 def pretty_url(output: str) -> str:

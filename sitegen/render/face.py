@@ -36,7 +36,7 @@ class Face(NamedTuple):
 def page_face(page: Page, solutions: str) -> Face:
     """`page`'s face in a build with `solutions` (folded, shown or omitted: what formulas show)."""
     return Face(*linked(page), *mapped(page), tuple(page.aliases), tuple(page.kinds),
-                tuple(page_formulas(page, solutions)), face_labels(page.blocks))
+                tuple(page_formulas(page, solutions)), face_labels(page))
 
 
 def linked(page: Page) -> tuple[str, str, str | None]:

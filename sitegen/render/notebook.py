@@ -75,7 +75,7 @@ def build_notebook(cfg: SiteConfig, page: Page, art: Artifacts, sitemap: SiteMap
         cells.append({"cell_type": "code", "execution_count": None, "metadata": {"name": "figure-fonts"},
                       "outputs": [], "source": setup})
     hidden = hidden_blocks(page, solutions)
-    references = references or References(page.output, page_labels(page.blocks, cfg.vocabulary.words)[0])
+    references = references or References(page.output, page_labels(page, cfg.vocabulary.words)[0])
     for index, block in enumerate(page.blocks):
         if index in hidden:
             continue
