@@ -254,18 +254,18 @@ def test_a_callout_in_each_syntax_is_a_box_labelled_by_its_kind_and_title(tmp_pa
 def test_markup_of_other_tools_this_site_does_not_support_is_a_warning_naming_its_line(tmp_path):
     root = empty_course(tmp_path / "site")
     page = root / "content/index.md"
-    page.write_text(page.read_text(encoding="utf-8") + "\n(intro)=\n见 {sub-ref}`intro`。\n\n```{sidebar} 旁注\n图。\n```\n",
+    page.write_text(page.read_text(encoding="utf-8") + "\n(intro)=\n见 {sub-ref}`intro`。\n\n```{tab-set} 旁注\n图。\n```\n",
                     encoding="utf-8")
     lines = page.read_text(encoding="utf-8").splitlines()
     result = run_build(root, tmp_path / "dist", tmp_path / "cache")
     assert result.returncode == 0, result.stderr
     for marker, said in (("(intro)=", "the MyST target (intro)= stands above no heading or formula"),
                          ("见 {sub-ref}", "the MyST role {sub-ref} is not supported here"),
-                         ("```{sidebar}", "the MyST directive {sidebar} is not supported here")):
+                         ("```{tab-set}", "the MyST directive {tab-set} is not supported here")):
         line = next(n for n, text in enumerate(lines, 1) if text.startswith(marker))
         assert f"warning: content/index.md:{line}: {said}" in result.stderr
     shown = (tmp_path / "dist/index.html").read_text(encoding="utf-8")
-    assert "(intro)=" not in shown and "{sub-ref}" not in shown and "{sidebar}" not in shown
+    assert "(intro)=" not in shown and "{sub-ref}" not in shown and "{tab-set}" not in shown
     strict = run_build(root, tmp_path / "strict", tmp_path / "cache", "--strict")
     assert strict.returncode == 1 and "Traceback" not in strict.stderr
     assert "the MyST role {sub-ref} is not supported here" in strict.stderr and "--strict makes it an error" in strict.stderr

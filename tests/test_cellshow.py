@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sitegen.pages.cellshow import cell_options, cell_visibility
+from sitegen.pages.cellshow import cell_visibility
+from sitegen.project.cells import cell_options, runs
 
 
 def test_a_cell_s_quarto_options_are_its_leading_comment_lines_only():
@@ -26,6 +27,14 @@ def test_what_a_cell_shows_follows_its_tags_and_options(tags, text, shown):
 
 def test_a_cell_option_this_site_does_not_support_is_named():
     notes: list = []
-    assert cell_visibility((), "#| eval: false\nx", 7, notes) == {}
-    assert notes == [(7, "the cell option #| eval: false is not supported here: left out (supported: echo, output, "
-                         "include, code-fold)")]
+    assert cell_visibility((), "#| filename: a.py\nx", 7, notes) == {}
+    assert notes == [(7, "the cell option #| filename: a.py is not supported here: left out (supported: echo, output, "
+                         "include, eval, error, code-fold)")]
+
+
+@pytest.mark.parametrize("tags, text, ran", [
+    ((), "x", True), ((), "#| eval: false\nx", False), (("skip-execution",), "x", False),
+    ((), "#| eval: true\nx", True), ((), "x\n#| eval: false", True),      # (an option is a leading line)
+])
+def test_a_cell_runs_unless_its_tag_or_option_says_it_does_not(tags, text, ran):
+    assert runs(text, tags) is ran

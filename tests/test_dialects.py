@@ -27,6 +27,10 @@ def read(text: str, start: int = 0) -> tuple[list[str], list[int], list[tuple[in
     ("::: {.callout-important title=\"要点 一\"}\n正文\n:::", "::: important title='要点 一'"),   # Quarto
     ("::: {.callout-caution collapse=\"false\"}\n## 标题\n正文\n:::", "::: caution title=标题 fold=open"),
     ("> [!WARNING]\n> 正文\n", "::: warning"),                                      # GitHub
+    ("```{margin} 旁边\n正文\n```", "::: margin title=旁边"),                        # margin notes: MyST's
+    (":::{sidebar} 侧栏\n正文\n:::", "::: margin title=侧栏"),
+    ("::: {.column-margin}\n正文\n:::", "::: margin"),                              # Quarto's
+    ("::: aside\n正文\n:::", "::: margin"),                                         # (Pandoc's bare class)
 ])
 def test_each_syntax_of_a_callout_is_this_site_s_line_for_line(text, opening):
     lines, numbers, notes = read(text, start=10)
@@ -53,12 +57,12 @@ def test_markup_inside_a_code_block_is_left_as_it_is():
 
 
 @pytest.mark.parametrize("text, shown, said", [
-    ("```{sidebar} 旁注\n说明\n```", ["", "说明", ""], "2: the MyST directive {sidebar} is not supported here: its content shows as prose"),
+    ("```{tab-set}\n说明\n```", ["", "说明", ""], "2: the MyST directive {tab-set} is not supported here: its content shows as prose"),
     ("```{mermaid}\ngraph TD\n```", ["```", "graph TD", "```"], "2: the MyST directive {mermaid} is not supported here: it shows as a block of code"),
     ("```{code-cell} ipython3\n:tags: [hide-input]\nx = 1\n```", ["```python", "", "x = 1", "```"],
      "2: the MyST directive {code-cell} is not supported here"),
-    (":::{margin}\n边注\n:::", ["", "边注", ""], "2: the MyST directive {margin} is not supported here: its content shows as prose"),
-    ("::: {.column-margin}\n边注\n:::", ["", "边注", ""], "2: the div ::: {.column-margin} is not supported here"),
+    (":::{card}\n边注\n:::", ["", "边注", ""], "2: the MyST directive {card} is not supported here: its content shows as prose"),
+    ("::: {.content-visible when-format=\"html\"}\n边注\n:::", ["", "边注", ""], "2: the div ::: {.content-visible"),
     ("> [!TODO]\n> 待办", ["> [!TODO]", "> 待办"], "2: [!TODO] is not a GitHub alert this site knows"),
     ("(sec-one)=\n一段话", ["", "一段话"], "2: the MyST target (sec-one)= stands above no heading or formula"),
     ("见 {sub-ref}`knuth84`。", ["见 `knuth84`。"], "2: the MyST role {sub-ref} is not supported here"),
@@ -119,10 +123,10 @@ def test_the_math_role_is_this_site_s_inline_math():
 
 
 def test_a_directive_that_holds_markdown_shows_its_content_and_the_callouts_in_it():
-    text = "````{margin}\n:class: wide\n边注。\n```{seealso}\n另见。\n```\n````"
+    text = "````{card}\n:class: wide\n边注。\n```{seealso}\n另见。\n```\n````"
     lines, _, notes = read(text)
     assert lines == ["", "", "边注。", "::: note", "另见。", "::: end", ""]
-    assert [message.split(":")[0] for _, message in notes] == ["the MyST directive {margin} is not supported here"]
+    assert [message.split(":")[0] for _, message in notes] == ["the MyST directive {card} is not supported here"]
 
 
 @pytest.mark.parametrize("text, shown", [

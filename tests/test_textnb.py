@@ -188,3 +188,114 @@ def test_myst_nb_s_glue_quotes_a_value_and_shows_a_figure_without_myst_nb_instal
     inline = [e for e in page.find("img") if e[1].get("alt") == "line_fig"]       # (the figure, in the sentence)
     drawn = [e[1]["src"] for e in page.find("img") if e[1].get("alt") != "line_fig"]
     assert len(inline) == 1 and {inline[0][1]["src"]} == set(drawn)
+
+
+QUARTO = """---
+title: "Linear functions"
+format: html
+jupyter: python3
+---
+
+## Slope {#sec-slope}
+
+::: {.callout-note}
+The slope is $m$.
+:::
+
+See @fig-line and @eq-line.
+
+$$
+y = m x + b
+$$ {#eq-line}
+
+```{python}
+#| label: fig-line
+#| fig-cap: "A line"
+#| echo: false
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+plt.plot([0, 1], [1, 3])
+plt.show()
+```
+
+Quarto's syntax, shown:
+
+````markdown
+```{python}
+print("shown, not run")
+```
+````
+
+```{python}
+m = (3 - 1) / (1 - 0)
+print(m)
+```
+
+::: aside
+A margin note.
+:::
+
+```{python}
+#| eval: false
+answer = input("Your answer: ")
+```
+
+```{python}
+#| error: true
+[1, 2][5]
+```
+
+```{python echo=FALSE}
+print("its code hidden")
+```
+"""
+
+
+def test_a_quarto_document_is_a_notebook_page_whose_python_chunks_run(tmp_path):
+    """A .qmd, as Quarto reads one for Jupyter: its ```{python} chunks are cells that run with their `#|`
+    options, a chunk inside a fence is shown, not run; its callouts, labelled figure and equation and
+    references are read; a page links to it by its source; its download is an .ipynb of its cells."""
+    root, result = build(tmp_path, QUARTO, "chapter.qmd")
+    assert result.returncode == 0, result.stderr
+    (root / "content/next.md").write_text("---\ntitle: Next\n---\nBack to [](chapter.qmd).\n", encoding="utf-8")
+    result = run_build(root, root / "dist", root / ".cache", "--strict")
+    assert result.returncode == 1 and "front matter 'format' is Quarto's" in result.stderr      # (said: not read)
+    (root / "content/chapter.qmd").write_text(QUARTO.replace("format: html\n", ""), encoding="utf-8")
+    result = run_build(root, root / "dist", root / ".cache", "--strict")
+    assert result.returncode == 0, result.stderr
+    page = Elements((root / "dist/chapter.html").read_text(encoding="utf-8"))
+    text = page.find("main")[0][2]
+    assert [e[2] for e in page.find("h1")] == ["Linear functions"]
+    assert "The slope is" in page.find("aside", **{"class": "callout"})[0][2]
+    assert [(e[1]["href"], e[2]) for e in page.find("a") if e[1].get("href", "").startswith("chapter#")] == [
+        ("chapter#fig-line", "图 1"), ("chapter#eq-line", "(1)")]
+    assert page.find("figcaption")[0][2].startswith("图 1 · A line")
+    assert "plt.plot" not in text and "2.0" in text                 # echo: false; what the last chunk printed
+    assert 'print("shown, not run")' in text and "shown, not run\n" not in text and "{python}" in text
+    assert "#| label" not in text and "#| eval" not in text and "jupyter" not in text
+    assert "A margin note." in page.find("aside", **{"class": "callout-margin"})[0][2]
+    assert 'input("Your answer: ")' in text and "EOFError" not in text          # eval: false: shown, not run
+    assert "IndexError" in text                                                # error: true: its error shown
+    assert "its code hidden" in text and 'print("its code hidden")' not in text     # {python echo=FALSE}
+    assert [(e[1]["href"], e[2]) for e in Elements((root / "dist/next.html").read_text(encoding="utf-8")).find("a")
+            if e[1].get("href") == "chapter"] == [("chapter", "Linear functions")]
+    download = nbformat.reads((root / "dist/chapter/chapter.ipynb").read_text(encoding="utf-8"), 4)
+    nbformat.validate(download)
+    code = [cell for cell in download.cells if cell.cell_type == "code"]
+    assert [cell.source.splitlines()[0] for cell in code] == ["#| label: fig-line", "m = (3 - 1) / (1 - 0)",
+                                                              "#| eval: false", "#| error: true", "#| echo: FALSE"]
+    assert code[1].outputs[0]["text"] == "2.0\n" and download.metadata.kernelspec.name == "python3"
+    assert not code[2].outputs and code[3].outputs[0]["ename"] == "IndexError"
+
+
+@pytest.mark.parametrize("change, line, message", [
+    (("```{python}\nm =", "```{r}\nm ="), 38, "a chunk of r: notebook pages run Python"),
+    (("```{python}\nm =", "```{python .hidden}\nm ="), 38, "the chunk's attributes '.hidden' are not key=value pairs"),
+    (("jupyter: python3", "engine: knitr"), 2, "its engine is knitr: notebook pages run Python"),
+    (("jupyter: python3", "jupyter: julia-1.9"), 2, "its Jupyter kernel is julia-1.9: notebook pages run Python"),
+])
+def test_a_quarto_document_that_runs_no_python_is_named_at_its_line(tmp_path, change, line, message):
+    _, result = build(tmp_path, QUARTO.replace(*change), "chapter.qmd")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert f"content/chapter.qmd:{line}: {message}" in result.stderr, result.stderr

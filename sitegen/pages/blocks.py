@@ -15,8 +15,8 @@ from markupsafe import Markup
 
 from ..labs.labreads import archived_reads
 from ..project.nbsource import runs_as_notebook
-from .cellshow import cell_options
-from .dialects import CALLOUTS, STATEMENTS
+from ..project.cells import cell_options
+from .dialects import BOXES, STATEMENTS
 from .highlight import highlighted
 from .prose import Unresolved, format_value, lookup, relative_url
 
@@ -313,10 +313,12 @@ def _render_practice(r, page: Page, block: Block, art) -> str:
                              title=block.options.get("title", ""), words=r.words, solutions=r.solutions)
 
 
-# -- ::: note|tip|important|warning|caution [title="..."] [fold=open|closed] ... ::: end ------
+# -- ::: note|tip|important|warning|caution|margin [title="..."] [fold=open|closed] ... ::: end ------
 # A callout: prose in a box that says its kind (the vocabulary's callout_<kind>) and its title;
 # with fold= a reader folds it (closed: folded at first). MyST's admonitions, Quarto's callouts and
 # GitHub's alerts are read as these (dialects.py). It may stand in an exercise, or in another callout.
+# A margin note (MyST's {margin} and {sidebar}, Quarto's .column-margin and .aside) is one too: beside
+# the text where the screen is wide enough, in it on a phone.
 
 def _render_callout(r, page: Page, block: Block, art) -> str:
     before = page.blocks[:position(page, block)]
@@ -325,7 +327,7 @@ def _render_callout(r, page: Page, block: Block, art) -> str:
         return r.render_template("partials/callout.html", part="open", kind="statement", anchor=True, id=block.options.get("label")
                                  or f"{block.kind}-{number}", word=r.words[f"statement_{block.kind}"].format(n=number),
                                  title=block.options.get("title", ""), fold=block.options.get("fold"))
-    number = 1 + sum(1 for other in before if other.kind in CALLOUTS)
+    number = 1 + sum(1 for other in before if other.kind in BOXES)
     return r.render_template("partials/callout.html", part="open", kind=block.kind, anchor=False, id=f"callout-{number}",
                              word=r.words[f"callout_{block.kind}"], title=block.options.get("title", ""),
                              fold=block.options.get("fold"))
@@ -340,7 +342,7 @@ def _render_end(r, page: Page, block: Block, art) -> str:
 
 def practice_markdown(page: Page, block: Block, words: dict, solutions: str) -> str:
     """A practice marker or a callout's opening as Markdown (in the notebook download): the label it shows."""
-    if block.kind in CALLOUTS:
+    if block.kind in BOXES:
         return f"**{words['callout_' + block.kind]}** {block.options.get('title', '')}".rstrip()
     if block.kind in STATEMENTS:
         number = 1 + sum(1 for other in page.blocks[:position(page, block)] if other.kind == block.kind)
@@ -412,7 +414,7 @@ KINDS = {
     "solution": Kind(0, {}, _nothing_to_check, _render_practice, needs_lab=False, within="exercise", last=True),
     "end": Kind(0, {}, _nothing_to_check, _render_end, needs_lab=False),
     **{kind: Kind(0, {"title": None, "fold": ("open", "closed")}, _nothing_to_check, _render_callout,
-                  needs_lab=False, container=True, nests=True) for kind in CALLOUTS},
+                  needs_lab=False, container=True, nests=True) for kind in BOXES},
     **{kind: Kind(0, {"title": None, "fold": ("open", "closed"), "label": None}, _nothing_to_check, _render_callout,
                   needs_lab=False, container=True, nests=True) for kind in STATEMENTS},
     "check": Kind(1, {"tolerance": None, "prompt": None}, _check_check, _render_check,

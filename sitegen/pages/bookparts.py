@@ -270,7 +270,7 @@ def read_role(role: re.Match, line: int, notes: list, in_title: bool = False, co
     if role["name"] == "doc" and not in_title:      # a page, by its source's path (its suffix left out or not):
         explicit = re.match(r"^(?P<text>.*?)\s*<(?P<path>[^<>]+)>$", text)      # [](path.md) shows its title
         path = (explicit["path"] if explicit else text).strip()
-        path += "" if path.endswith((".md", ".ipynb")) else ".md"
+        path += "" if path.endswith((".md", ".ipynb", ".qmd")) else ".md"
         return f"[{explicit['text'] if explicit else ''}]({path})"
     if role["name"] in REFERENCES and not in_title:     # (a title is text)
         explicit = re.match(r"^(?P<text>.*?)\s*<(?P<label>[^<>]+)>$", text)

@@ -6,23 +6,16 @@ computes is the page's). What they do not say is shown; an option this site lack
 """
 from __future__ import annotations
 
-import re
+from ..project.cells import CELL_OPTION, cell_options
 
 TAGS = {"hide-input": {"code": "folded"}, "remove-input": {"code": "hidden"}, "hide-output": {"output": "collapsed"},
         "remove-output": {"output": "hidden"}, "hide-cell": {"code": "folded", "output": "collapsed"},
         "remove-cell": None}
 QUARTO_OPTIONS = {("echo", "false"): {"code": "hidden"}, ("echo", "true"): {}, ("output", "false"): {"output": "hidden"},
                   ("output", "true"): {}, ("include", "false"): None, ("include", "true"): {},
-                  ("code-fold", "true"): {"code": "folded"}, ("code-fold", "false"): {}, ("code-fold", "show"): {}}
-CELL_OPTION = re.compile(r"^#\|\s*(?P<key>[\w-]+)\s*:\s*(?P<value>.*?)\s*$")
-
-
-def cell_options(text: str) -> tuple[list[tuple[str, str]], str]:
-    """A code cell's Quarto options (its leading `#| key: value` lines), and its code without them."""
-    lines = text.split("\n")
-    count = next((k for k, line in enumerate(lines) if not line.startswith("#|")), len(lines))
-    found = [(m["key"], m["value"].strip("'\"").lower()) for line in lines[:count] if (m := CELL_OPTION.match(line))]
-    return found, "\n".join(lines[count:])
+                  ("code-fold", "true"): {"code": "folded"}, ("code-fold", "false"): {}, ("code-fold", "show"): {},
+                  ("eval", "true"): {}, ("eval", "false"): {},        # (a cell that does not run: cells.runs)
+                  ("error", "true"): {}, ("error", "false"): {}}      # (its error shown: nbsource.cells_of)
 
 
 FIGURE_OPTIONS = {"label", "fig-cap", "fig-alt"}       # Quarto's options of the figure a cell draws
@@ -63,7 +56,7 @@ def cell_visibility(tags: tuple[str, ...], text: str, line: int, notes: list) ->
             shown.update(QUARTO_OPTIONS[key, value])
         else:
             notes.append((line, f"the cell option #| {key}: {value} is not supported here: left out (supported: "
-                                "echo, output, include, code-fold)"))
+                                "echo, output, include, eval, error, code-fold)"))
     if shown.get("code") == "hidden" and shown.get("output") == "hidden":
         return None
     return shown

@@ -29,6 +29,11 @@ from .bookparts import (COLONS, EXERCISE_END, EXERCISES, FENCE, ROLE, SPHINX_PAG
                         exercise, glossary, in_code, label_name, list_table, opens_code, outside_spans, read_role, without_style)
 
 CALLOUTS = ("note", "tip", "important", "warning", "caution")      # the kinds of callout, as GitHub's alerts name them
+BOXES = (*CALLOUTS, "margin")       # what `::: KIND` ... `::: end` opens besides statements: a callout, or a margin note
+# Another tool's margin notes, as this site's `::: margin`: MyST's directives, Quarto's div classes.
+MARGINS = {"margin", "sidebar", "aside", "column-margin"}
+# Pandoc's divs a Quarto document writes with a bare class (`::: aside`), as it would write `::: {.aside}`.
+BARE_DIVS = {"aside", "column-margin", "notes", "incremental", "nonincremental", "columns", "column", "fragment"}
 # A mathematical statement, numbered per kind on its page (a proof is not): sphinx-proof's {prf:...} directives.
 STATEMENTS = ("theorem", "lemma", "corollary", "proposition", "conjecture", "definition", "axiom", "assumption",
               "example", "remark", "property", "observation", "criterion", "notation", "algorithm", "proof")
@@ -140,7 +145,7 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True,
                 codes[index:after] = [True] * (after - index)
                 index = after
                 continue
-            if myst:                # another directive (an exercise, tabs, a margin, a figure): its content is prose
+            if myst:                # another directive (an exercise, tabs, a figure): its content is prose
                 index = _myst(out, index, number, myst, (char, length), closers, notes, ended, computed)
                 continue
             code = (fence["fence"], 3)
@@ -153,6 +158,8 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True,
             index += 1
             continue
         colons = COLONS.match(line)
+        if colons and colons["rest"].strip() in BARE_DIVS:          # Pandoc's `::: aside`: `::: {.aside}`
+            colons = COLONS.match(f"{colons['fence']} {{.{colons['rest'].strip()}}}")
         if colons and colons["rest"].startswith("{"):
             index = _colon_fence(out, index, number, colons, closers, notes, ended, computed)
             continue
@@ -299,6 +306,12 @@ def _myst(out, index, number, myst, fence, closers, notes, ended=None, computed=
     if name in ("figure", "table", "glue", "glue:figure"):    # (a figure myst-nb's glue saved: labs/glue.py)
         return captioned(out, index, after, name, myst["title"].strip(), options, fence, closers, number, notes,
                          computed)
+    if name in MARGINS:             # {margin} [title], {sidebar} Title: this site's margin note
+        for key in sorted(options.keys() - {"class", "name"}):
+            notes.append((number, f"{{{name}}}: option :{key}: not supported here (left out)"))
+        out[index] = directive("margin", myst["title"].strip(), None, number, notes)
+        closers.append((*fence, "::: end", number))
+        return after
     if name.startswith("prf:") and name[4:] in STATEMENTS:        # sphinx-proof: this site's statement
         for key in sorted(options.keys() - {"label", "class", "nonumber"}):
             notes.append((number, f"{{{name}}}: option :{key}: not supported here (left out)"))
@@ -338,6 +351,10 @@ def _colon_fence(out, index, number, colons, closers, notes, ended=None, compute
     quarto = QUARTO.match(rest)
     attrs = _attributes(quarto["attrs"]) if quarto else {}
     callout = QUARTO_CALLOUT.search(quarto["attrs"]) if quarto else None
+    if quarto and MARGINS & {word[1:] for word in quarto["attrs"].split() if word.startswith(".")}:
+        out[index] = directive("margin", attrs.get("title", ""), None, number, notes)      # .column-margin, .aside
+        closers.append((*fence, "::: end", number))
+        return index + 1
     if callout is None or callout["kind"] not in CALLOUTS:
         notes.append((number, f"the div ::: {rest} is not supported here: its content shows as prose"
                               + (" (Quarto's callouts are .callout-" + ", .callout-".join(CALLOUTS) + ")"

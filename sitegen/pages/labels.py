@@ -34,8 +34,8 @@ HEADING = re.compile(r"^ {0,3}#{1,6}\s+(?P<title>.+?)\s*\{#(?P<label>[^}\s]+)\}\
 TERM = re.compile(r"^ {0,3}(?P<title>[^\s:>|].*?)\s*\{#(?P<label>[^}\s]+)\}\s*$")
 # A reference: to a label of its own page, of the site, or of the page a source path names; or to that
 # page itself, `[](chapter.md)`, which shows its title (as MyST's, and its {doc} role: dialects.py).
-REFERENCE = re.compile(r"(?<![!\]])\[(?P<text>[^\]]*)\]\((?:(?P<page>[^)\s#]*\.(?:md|ipynb))?#(?P<label>[^)\s]+)"
-                       r"|(?P<document>[^)\s#]*\.(?:md|ipynb)))\)")
+REFERENCE = re.compile(r"(?<![!\]])\[(?P<text>[^\]]*)\]\((?:(?P<page>[^)\s#]*\.(?:md|ipynb|qmd))?#(?P<label>[^)\s]+)"
+                       r"|(?P<document>[^)\s#]*\.(?:md|ipynb|qmd)))\)")
 
 
 class Label(NamedTuple):

@@ -17,11 +17,12 @@ import re
 from pathlib import PurePosixPath
 
 from ..core.errors import BuildError, Problem
-from ..project.nbsource import SUFFIX, NotebookSource, load, notebooks, page_output, source_line
+from ..project.nbsource import NotebookSource, load, notebooks, page_output, source_line
 from .bookparts import outside_spans, without_style
 from .cellshow import cell_figure, cell_visibility
+from ..project.cells import cell_options, runs
 from .jupytermath import site_math
-from .prose import LINK, is_external
+from .prose import LINK, SOURCES, is_external
 from ..core.stored import sha256_of
 
 FENCE = re.compile(r"^\s*(```|~~~)\s*(?P<info>\S*)")
@@ -58,7 +59,7 @@ def page_text(source: NotebookSource, pages: frozenset = frozenset()) -> tuple[s
     def unlinked(match, line: int) -> str:
         from urllib.parse import unquote
         target = match["target"].partition("#")[0]
-        if not target.endswith((SUFFIX, ".md")) or "://" in target:
+        if not target.endswith(SOURCES) or "://" in target:
             return match[0]
         if posixpath.normpath(str(folder / unquote(target))) in pages:
             return match[0]
@@ -96,6 +97,15 @@ def page_text(source: NotebookSource, pages: frozenset = frozenset()) -> tuple[s
             has_downloads = has_downloads or any(line.strip() == "::: downloads" for line in body)
         elif cell.kind == "code" and cell.text.strip():
             shown = cell_visibility(cell.tags, cell.text, cell.lines[0] if cell.lines else 0, notes)
+            if not runs(cell.text, cell.tags):          # its code as code, if it shows it: nothing ran
+                if shown is not None and shown.get("code") != "hidden":
+                    code = cell.text.rstrip().split("\n")
+                    skipped = len(code) - len(cell_options(cell.text.rstrip())[1].split("\n"))      # (its #| lines)
+                    code = code[skipped:] or [""]
+                    fence = "`" * max([3] + [len(run) + 1 for line in code for run in re.findall(r"`{3,}", line)])
+                    lines += [f"{fence}python", *code, fence, ""]
+                    where += [source_line(cell.lines, skipped + k) for k in range(len(code) + 3)]
+                continue
             figure = cell_figure(cell.figure, cell.text) if shown is not None and shown.get("output") != "hidden" else None
             if shown is not None:           # (a cell that shows nothing runs all the same)
                 options = "".join(f" {key}={value}" for key, value in sorted(shown.items()))
@@ -158,7 +168,7 @@ def notebook_pages(root, snapshot: dict[str, str], memo=None) -> list:
     found = notebooks(root, snapshot, memo)
     if not found:
         return []
-    known = frozenset(rel[len("content/"):] for rel in snapshot if rel.startswith("content/") and rel.endswith((".md", SUFFIX)))
+    known = frozenset(rel[len("content/"):] for rel in snapshot if rel.startswith("content/") and rel.endswith(SOURCES))
     # (what its notes say follows from what requirements.txt lists, the files it includes followed, and
     # from which installed distribution provides each module its code imports)
     from ..core.memo import installed_digest

@@ -198,7 +198,7 @@ class SiteMap(frozenset):
         return digest(json.dumps([sorted(self), sorted(self.pages.items()), sorted(self.images)]))
 
 
-SOURCES = (".md", ".ipynb")       # a link to a page's source file
+SOURCES = (".md", ".ipynb", ".qmd")       # a link to a page's source file
 
 
 def resolve_target(page: Page, target: str, sitemap: SiteMap) -> tuple[str, str]:
@@ -213,17 +213,21 @@ def resolve_target(page: Page, target: str, sitemap: SiteMap) -> tuple[str, str]
     path = unquote(path) if path.endswith(SOURCES) else path
     if not path:
         return page.output, fragment
-    if path.startswith("/") and not path.endswith(SOURCES):
-        candidates = [path.strip("/"), path.strip("/") + ".html",
-                      (path.strip("/") + "/index.html").lstrip("/")]
-    else:       # (a source's path from content/, `/guide.md`, as MyST's {doc} may name one: from the book's root)
+    def source(normal: str) -> str:
+        """The output of the page whose source is `normal`, else "" (MyST names a page without its suffix,
+        which dialects.py writes .md: a notebook's is another)."""
+        stem = normal[:-len(".md")] if normal.endswith(".md") else ""
+        return next((sitemap.pages[rel] for rel in (normal, *(stem + suffix for suffix in SOURCES if stem))
+                     if rel in sitemap.pages), "")
+    if path.startswith("/"):    # an address on the site, or a page's source from content/ (as {doc} may name one)
+        candidates = [source(path.strip("/")) if path.endswith(SOURCES) else "", path.strip("/"),
+                      path.strip("/") + ".html", (path.strip("/") + "/index.html").lstrip("/")]
+    else:
         base = posixpath.dirname(page.content_path if path.endswith(SOURCES) else page.output)
-        normal = posixpath.normpath(posixpath.join(base, path)).lstrip("/")
+        normal = posixpath.normpath(posixpath.join(base, path))
         if normal == ".." or normal.startswith("../"):
             raise Unresolved(f"link '{target}' leaves the site")
-        # (MyST names a page without its suffix, which dialects.py writes .md: a notebook's is .ipynb)
-        notebook = normal[:-len(".md")] + ".ipynb" if normal.endswith(".md") else ""
-        candidates = [sitemap.pages.get(normal) or sitemap.pages.get(notebook, "")] if normal.endswith(SOURCES) else [normal]
+        candidates = [source(normal)] if normal.endswith(SOURCES) else [normal]
     for candidate in candidates:
         if candidate in sitemap:
             return candidate, fragment
@@ -336,7 +340,7 @@ def _link(match, href) -> str:
 
 # What a link names when it names a page (its source, a book's other formats, or a path without a suffix)
 # or a MyST label: one the site lacks is shown as its text, with a warning (check.py); a missing file is an error.
-PAGE_SUFFIXES = (*SOURCES, ".Rmd", ".qmd", ".myst", ".rst")
+PAGE_SUFFIXES = (*SOURCES, ".Rmd", ".myst", ".rst")
 
 
 def names_page(target: str) -> bool:

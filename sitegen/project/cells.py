@@ -19,6 +19,22 @@ MARKER = re.compile(r"^# %%(?P<rest>.*)$")
 NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
 TAGS = re.compile(r"^tags=(?P<list>\[.*\])$")
 RAISES = "raises-exception"         # Jupyter's tag for a cell whose error is the point
+SKIPPED = "skip-execution"          # myst-nb's tag for a cell that does not run (Quarto's `#| eval: false`)
+CELL_OPTION = re.compile(r"^#\|\s*(?P<key>[\w-]+)\s*:\s*(?P<value>.*?)\s*$")
+
+
+def cell_options(text: str) -> tuple[list[tuple[str, str]], str]:
+    """A code cell's Quarto options (its leading `#| key: value` lines), and its code without them."""
+    lines = text.split("\n")
+    count = next((k for k, line in enumerate(lines) if not line.startswith("#|")), len(lines))
+    found = [(m["key"], m["value"].strip("'\"").lower()) for line in lines[:count] if (m := CELL_OPTION.match(line))]
+    return found, "\n".join(lines[count:])
+
+
+def runs(text: str, tags) -> bool:
+    """Whether a notebook's code cell runs: not when its tags say skip-execution or its options `eval: false`
+    (its code is shown, with no output, as Jupyter Book and Quarto show it)."""
+    return SKIPPED not in tags and ("eval", "false") not in cell_options(text)[0]
 
 
 class Cell(NamedTuple):

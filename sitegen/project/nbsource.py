@@ -24,7 +24,7 @@ import re
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
-from .cells import NAME, Cell
+from .cells import NAME, Cell, cell_options, runs
 from ..core.errors import BuildError, Collector
 from . import textnb
 from .nbfile import parse_notebook
@@ -82,14 +82,15 @@ class NotebookSource(NamedTuple):
 
 
 def is_notebook(rel: str) -> bool:
-    """Whether content/… is a notebook by its name (an .md file may be one too: text_notebooks)."""
-    return rel.startswith("content/") and rel.endswith(SUFFIX)
+    """Whether content/… is a notebook by its name (.ipynb, Quarto's .qmd; an .md file may be one too:
+    text_notebooks)."""
+    return rel.startswith("content/") and rel.endswith((SUFFIX, textnb.QUARTO))
 
 
 def runs_as_notebook(script) -> bool:
     """Whether a lab's script is a notebook page's notebook (.ipynb, or a MyST Markdown notebook:
     a script lab's script is Python)."""
-    return str(script).endswith((SUFFIX, textnb.SUFFIX))
+    return str(script).endswith((SUFFIX, *textnb.TEXT))
 
 
 def _stem(rel: str) -> str:
@@ -203,8 +204,8 @@ def _source_lines(text: str) -> list[list[int]]:
 def read(data: bytes, rel: str) -> NotebookSource:
     """A notebook page's source, checked: its front matter, cells and where each lies."""
     from ..core.yamlfile import load_yaml
-    text_notebook = rel.endswith(textnb.SUFFIX)
-    if text_notebook:           # a MyST Markdown notebook (textnb.py): its front matter is the file's own
+    text_notebook = rel.endswith(textnb.TEXT)
+    if text_notebook:           # a MyST Markdown notebook or Quarto's (textnb.py): its front matter is the file's own
         notebook = textnb.notebook_of(data, rel)
         where = textnb.cell_lines(data, notebook)
     else:
@@ -282,7 +283,7 @@ def read(data: bytes, rel: str) -> NotebookSource:
         meta["title"] = title or PurePosixPath(rel).stem
         meta_lines["title"] = 1
     problems.raise_if_any()
-    if any(c.kind == "code" and c.text.strip() for c in cells):       # (a notebook of prose only has no lab)
+    if any(c.kind == "code" and c.text.strip() and runs(c.text, c.tags) for c in cells):   # (one of prose only has no lab)
         meta["lab"] = lab_id(rel)
     return NotebookSource(rel, meta, meta_lines, tuple(cells), data, bool(lab.get("allow_errors", False)),
                           lab.get("timeout") if isinstance(lab.get("timeout"), (int, float)) else None,
@@ -322,8 +323,9 @@ def cells_of(source: NotebookSource) -> tuple[Cell, ...]:
     """Its code cells as the lab's (line: the file's line of the cell's first source line; number: its
     number among the code cells, as the page counts them: "the 3rd code cell", said "code cell 3")."""
     code = [c for c in source.cells if c.kind == "code" and c.text.strip()]
-    return tuple(Cell(c.name, c.text, c.lines[0] if c.lines else 0, c.tags, number, source.allow_errors)
-                 for number, c in enumerate(code, 1))
+    return tuple(Cell(c.name, c.text, c.lines[0] if c.lines else 0, c.tags, number,
+                      source.allow_errors or ("error", "true") in cell_options(c.text)[0])      # (Quarto's, a cell's own)
+                 for number, c in enumerate(code, 1) if runs(c.text, c.tags))
 
 
 def python_of(source: NotebookSource) -> bytes:
@@ -331,7 +333,7 @@ def python_of(source: NotebookSource) -> bytes:
     import ast
     parts = []
     for cell in source.cells:
-        if cell.kind == "code":
+        if cell.kind == "code" and runs(cell.text, cell.tags):
             try:
                 ast.parse(cell.text)
                 parts.append(cell.text)

@@ -1,12 +1,20 @@
-"""A notebook kept as text: a MyST Markdown notebook, as Jupyter Book courses keep their chapters.
+"""A notebook kept as text: a MyST Markdown notebook, as Jupyter Book courses keep their chapters, or a
+Quarto document, as Quarto's.
 
 `content/x/name.md` whose front matter names a kernel (`kernelspec:`) or jupytext's header
 (`jupytext:`) is a notebook page, as `name.ipynb` would be: its ```` ```{code-cell} ```` blocks are
 code cells that run, the Markdown between them its Markdown cells (a `+++` line splits one), a
 cell's `:tags:` or `---` options its metadata. jupytext reads it (the same reader Jupyter and
-Jupyter Book use); this module finds where each cell's lines lie in the file, so that a problem
-names the file's own line, and makes the notebook students download (`.ipynb`, with this build's
-outputs, render/notebook.py).
+Jupyter Book use).
+
+`content/x/name.qmd` is a notebook page too, read here as Quarto reads one for Jupyter (jupytext's
+reader of it runs Quarto's own program): its ```` ```{python} ```` chunks are code cells, their `#|`
+lines the cell's options (cellshow.py), the Markdown between them a Markdown cell each; a chunk in
+double braces (```` ```{{python}} ````) or without braces is code shown, not run. A chunk of another
+language, or a document whose engine is not Jupyter's Python, is named: pages run Python.
+
+This module finds where each cell's lines lie in the file, so that a problem names the file's own
+line, and makes the notebook students download (`.ipynb`, with this build's outputs, render/notebook.py).
 """
 from __future__ import annotations
 
@@ -16,7 +24,13 @@ from ..core.errors import BuildError, Problem
 from .nbfile import runs_python
 
 SUFFIX = ".md"
-HEADER_KEYS = ("jupytext", "kernelspec", "file_format")    # how the file is read, not the page's keys
+QUARTO = ".qmd"
+TEXT = (SUFFIX, QUARTO)     # the suffixes of notebooks kept as text
+HEADER_KEYS = ("jupytext", "kernelspec", "file_format", "jupyter", "engine")    # how the file is read, not the page's keys
+# A Quarto chunk that runs: ```{python}, its options after the language (```{python filename="a.py"})
+FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+ATTRIBUTE = re.compile(r"""(?:^|[\s,])([\w.-]+)\s*=\s*("[^"]*"|'[^']*'|[^\s,]+)""")     # a chunk's key=value in braces
+CHUNK = re.compile(r"^(?P<fence>`{3,})\s*\{(?P<language>[A-Za-z][\w-]*)(?P<options>[^{}]*)\}\s*$")
 HEADER = re.compile(r"^(?:jupytext|kernelspec)\s*:|^file_format\s*:\s*mystnb\s*$", re.M)
 SEARCH = 400        # lines ahead a cell's next line is looked for
 
@@ -39,7 +53,7 @@ def is_text_notebook(data: bytes) -> bool:
 
 
 def notebook_of(data: bytes, rel: str) -> dict:
-    """The notebook jupytext reads from the file (nbformat 4, as a plain dict)."""
+    """The notebook jupytext reads from the file, or Quarto's reading of it (nbformat 4, as a plain dict)."""
     import jupytext
     try:
         text = data.decode("utf-8-sig")
@@ -48,7 +62,9 @@ def notebook_of(data: bytes, rel: str) -> dict:
     header = front_matter(text)
     if header is not None:              # (its YAML said wrong as a page's is, at its line: jupytext's error is not)
         from ..core.yamlfile import load_yaml
-        load_yaml(header[0], rel, line_offset=header[1] - 1)
+        loaded = load_yaml(header[0], rel, line_offset=header[1] - 1)
+    if rel.endswith(QUARTO):
+        return _quarto(text, rel, loaded if header is not None and isinstance(loaded, dict) else {})
     # MyST's notebook, as Jupyter Book reads it, unless the header names jupytext's plain Markdown format
     # (code in ```python fences); jupytext's own guess takes MyST only from a header that names .md too
     plain = header is not None and re.search(r"^\s*format_name\s*:\s*['\"]?markdown\b", header[0], re.M)
@@ -65,6 +81,46 @@ def notebook_of(data: bytes, rel: str) -> dict:
         raise BuildError(Problem(rel, 1, f"its kernel runs {kernel.get('language')} ({kernel.get('name')}): "
                                          "notebook pages run Python; name a Python kernel in its kernelspec"))
     return notebook
+
+
+def _quarto(text: str, rel: str, header: dict) -> dict:
+    """A Quarto document as the notebook Quarto runs: its chunks of Python the code cells, the Markdown
+    around them Markdown cells (the front matter is the page's, read by nbsource.py)."""
+    engine, kernel = str(header.get("engine") or "jupyter"), header.get("jupyter")
+    kernel = kernel.get("kernelspec", kernel).get("name", "") if isinstance(kernel, dict) else str(kernel or "python3")
+    if engine != "jupyter" or not runs_python("", kernel):
+        said = f"its engine is {engine}" if engine != "jupyter" else f"its Jupyter kernel is {kernel}"
+        raise BuildError(Problem(rel, 2, f"{said}: notebook pages run Python; say `jupyter: python3` in its front matter"))
+    lines = text.split("\n")
+    found = front_matter(text)
+    at = 0 if found is None else found[0].count("\n") + 2         # (the closing ---'s index)
+    cells, markdown, k = [], [], at + (found is not None)
+    while k < len(lines):
+        chunk, shown = CHUNK.match(lines[k]), FENCE.match(lines[k])       # (a fence shown holds no chunk)
+        fence = chunk["fence"] if chunk else shown[1] if shown else ""
+        end = next((e for e in range(k + 1, len(lines)) if re.fullmatch(rf" {{0,3}}{fence}{fence[0]}*\s*", lines[e])),
+                   len(lines)) if fence else k
+        if not chunk:
+            markdown += lines[k:end + 1]
+        elif chunk["language"].lower() not in ("python", "python3", "ipython", "ipython3"):
+            raise BuildError(Problem(rel, k + 1, f"a chunk of {chunk['language']}: notebook pages run Python "
+                                                 "(show code that does not run in a fence without braces: ```"
+                                                 f"{chunk['language']})"))
+        elif ATTRIBUTE.sub("", chunk["options"]).strip():
+            raise BuildError(Problem(rel, k + 1, f"the chunk's attributes {chunk['options'].strip()!r} are not "
+                                                 "key=value pairs: write its options as `#| key: value` lines at its top"))
+        else:                   # (its options in braces, key=value, are its `#|` lines' too)
+            said = [f"#| {key}: {value.strip(chr(34) + chr(39))}" for key, value in ATTRIBUTE.findall(chunk["options"])]
+            if "".join(markdown).strip():
+                cells.append({"cell_type": "markdown", "metadata": {}, "source": "\n".join(markdown).strip("\n")})
+            markdown = []
+            cells.append({"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+                          "source": "\n".join(said + lines[k + 1:end])})
+        k = end + 1
+    if "".join(markdown).strip():
+        cells.append({"cell_type": "markdown", "metadata": {}, "source": "\n".join(markdown).strip("\n")})
+    return {"cells": cells, "nbformat": 4, "nbformat_minor": 5,
+            "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}}
 
 
 def _plain(value):

@@ -17,6 +17,7 @@ from ..project.config import SiteConfig
 from ..pages.page import Page
 from ..pages.citations import Citations
 from ..pages.labels import References, page_labels
+from ..project.cells import runs
 from ..pages.prose import SiteMap, Unresolved, is_external, pretty_url, resolve_target, transform_prose
 from ..project.figurefonts import setup_code
 from .withheld import without_solutions
@@ -156,7 +157,7 @@ def computed_notebook(cfg: SiteConfig, page: Page, art: Artifacts, sitemap: Site
                     continue
             cell["source"] = transform_prose(source, art.results, href, figure_block=lambda *a: "")
         elif cell.get("cell_type") == "code":
-            name = next(ran).name if source.strip() else None
+            name = next(ran).name if source.strip() and runs(source, (cell.get("metadata") or {}).get("tags") or ()) else None
             if inside:
                 continue
             outputs = []

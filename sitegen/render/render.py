@@ -204,7 +204,7 @@ class Renderer:
         if runs_as_notebook(art.lab.script):
             rel = page.source
             data = read_bytes(self.cfg.root / rel, rel, self.snapshot)
-            if rel.endswith(textnb.SUFFIX):           # a MyST Markdown notebook is downloaded as an .ipynb
+            if rel.endswith(textnb.TEXT):           # a MyST Markdown notebook is downloaded as an .ipynb
                 data = textnb.as_ipynb(data, rel)
             return computed_notebook(self.cfg, page, art, self.sitemap, data, self.solutions)
         return build_notebook(self.cfg, page, art, self.sitemap, self.solutions, self.references(page),

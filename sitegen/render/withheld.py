@@ -14,7 +14,7 @@ import json
 
 from ..labs.artifacts import Artifacts
 from ..pages.blocks import hidden_blocks
-from ..pages.dialects import CALLOUTS, STATEMENTS
+from ..pages.dialects import BOXES, STATEMENTS
 from ..pages.content import DIRECTIVE
 from ..pages.page import Page
 
@@ -86,7 +86,7 @@ def without_solutions(source: str, inside: int) -> tuple[str, int]:
         if kind == "solution":
             inside = 1
         elif inside:
-            inside += kind in CALLOUTS or kind in STATEMENTS     # (their ::: end closes them, not the exercise)
+            inside += kind in BOXES or kind in STATEMENTS     # (their ::: end closes them, not the exercise)
         else:
             kept.append(line)
     return "\n".join(kept), inside

@@ -53,6 +53,14 @@ CHAPTERS = [
     # UBC's data science textbook, Python edition (MyST Markdown notebooks with pandas and Altair)
     ("UBC-DSCI/introduction-to-datascience-python", "source/intro.md"),
     ("UBC-DSCI/introduction-to-datascience-python", "source/regression1.md"),
+    # Quarto courses: Bristol's beginning Python (callouts as exercises and folded answers, #| options)
+    # and Boston University's DS701 lecture notes (figures by #| label and fig-cap, @fig references,
+    # reveal.js's fragments and profiles)
+    ("Bristol-Training/intro-python-1", "pages/033-lists.qmd"),
+    ("Bristol-Training/intro-python-1", "pages/051-conditionals.qmd"),
+    ("Bristol-Training/intro-python-1", "pages/054-functions.qmd"),
+    ("tools4ds/DS701-Course-Notes", "04-Linear-Algebra-Refresher.qmd"),
+    ("tools4ds/DS701-Course-Notes", "06-Clustering-I-kmeans.qmd"),
 ]
 KINDS = "note|tip|warning|important|caution|admonition|dropdown|hint|seealso|attention|danger|error"
 CALLOUT = re.compile(rf"^ {{0,3}}(?:(?:`{{3,}}|~{{3,}}|:{{3,}})\{{(?:{KINDS})\}}|:{{3,}} *\{{[^}}]*\.callout-(?:note|tip|warning|important|caution)|> ?\[!(?:NOTE|TIP|WARNING|IMPORTANT|CAUTION)\])")
@@ -77,7 +85,7 @@ def lay() -> None:
         shutil.rmtree(root, ignore_errors=True)
         (root / "content" / at.parent).mkdir(parents=True)
         (root / "site.yaml").write_text(SITE, encoding="utf-8")
-        if re.match(r"\A---\n(?:.*\n)*?kernelspec:", text):      # a MyST Markdown notebook: as received
+        if re.match(r"\A---\n(?:.*\n)*?kernelspec:", text) or path.endswith(".qmd"):     # a notebook: as received
             if (config.get("execute") or {}).get("allow_errors"):        # (as its book runs it)
                 text = "---\nallow_errors: true\n" + text[len("---\n"):]
             body = page = text
@@ -125,21 +133,25 @@ def _show(git: Path, path: str, check: bool = True) -> bytes | None:
 
 
 def book_config(git: Path, path: str) -> tuple[dict, Path]:
-    """The nearest _config.yml above the chapter (its book's settings) and its folder; ({}, .) if none."""
+    """The nearest _config.yml (Jupyter Book's) or _quarto.yml above the chapter (its book's settings) and
+    its folder; ({}, .) if none."""
     import yaml
     folder = Path(path).parent
     for parent in [folder, *folder.parents]:
-        config = subprocess.run(["git", f"--git-dir={git}", "show", f"HEAD:{(parent / '_config.yml').as_posix()}"],
-                                capture_output=True, text=True)
-        if config.returncode == 0:
-            return yaml.safe_load(config.stdout) or {}, parent
+        for name in ("_config.yml", "_quarto.yml"):
+            config = subprocess.run(["git", f"--git-dir={git}", "show", f"HEAD:{(parent / name).as_posix()}"],
+                                    capture_output=True, text=True)
+            if config.returncode == 0:
+                return yaml.safe_load(config.stdout) or {}, parent
     return {}, Path(".")
 
 
 def book_bibliography(git: Path, path: str) -> dict[str, bytes]:
-    """The BibTeX files the chapter's book names (bibtex_bibfiles in its _config.yml)."""
+    """The BibTeX files the chapter's book names (bibtex_bibfiles in its _config.yml, bibliography in its
+    _quarto.yml)."""
     config, parent = book_config(git, path)
-    return {Path(name).name: _show(git, (parent / name).as_posix()) for name in config.get("bibtex_bibfiles") or []}
+    names = config.get("bibtex_bibfiles") or config.get("bibliography") or []
+    return {Path(name).name: _show(git, (parent / name).as_posix()) for name in ([names] if isinstance(names, str) else names)}
 
 
 class Text(HTMLParser):
