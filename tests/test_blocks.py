@@ -226,6 +226,35 @@ $\\det A \\neq 0$ 时有解，见 [](#demand)。
   一种加权平均。
 ```
 """
+# Margin notes and tabs, in each syntax.
+ASIDES = """
+::: margin title="本站的"
+本站的旁注。
+::: end
+
+```{margin} MyST 的
+MyST 的旁注。
+```
+
+::: {.column-margin}
+Quarto 的旁注。
+:::
+
+::: tab title=本站的
+本站的选项。
+::: end
+
+::::{tab-set}
+:::{tab-item} MyST 的
+MyST 的选项。
+:::
+::::
+
+::: {.panel-tabset}
+## Quarto 的
+Quarto 的选项。
+:::
+"""
 PIXEL = bytes.fromhex("89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c636060f80f0000010100"
                       "5a4d6e4b0000000049454e44ae426082")
 
@@ -251,21 +280,38 @@ def test_a_callout_in_each_syntax_is_a_box_labelled_by_its_kind_and_title(tmp_pa
     assert "解答里的框。" in exercise[2] and "答。" in exercise[2]        # the callout's end closed it alone
 
 
+def test_margin_notes_and_tabs_in_each_syntax_are_boxes_labelled_by_their_title(tmp_path):
+    from sitegen.commands.pipeline import build
+    from helpers import Elements
+    root = empty_course(tmp_path / "site")
+    (root / "content/asides.md").write_text("---\ntitle: 旁注\n---\n" + ASIDES, encoding="utf-8")
+    build(root, tmp_path / "dist", cache=tmp_path / "cache", strict=True)
+    page = Elements((tmp_path / "dist/asides.html").read_text(encoding="utf-8"))
+    titles = {e[1]["id"]: e[2] for e in page.find("p", **{"class": "callout-title"})}
+    shown = [(attrs["class"], titles[attrs["aria-labelledby"]], text)
+             for _, attrs, text in page.find("aside", role="note")]
+    assert [(kind.split("-")[-1], title) for kind, title, _ in shown] == [
+        ("margin", "旁注 本站的"), ("margin", "旁注 MyST 的"), ("margin", "旁注"),
+        ("tab", "选项 本站的"), ("tab", "选项 MyST 的"), ("tab", "选项 Quarto 的")]
+    assert [text.strip().endswith(said + "。") for (_, _, text), said in zip(shown, (
+        "本站的旁注", "MyST 的旁注", "Quarto 的旁注", "本站的选项", "MyST 的选项", "Quarto 的选项"))] == [True] * 6
+
+
 def test_markup_of_other_tools_this_site_does_not_support_is_a_warning_naming_its_line(tmp_path):
     root = empty_course(tmp_path / "site")
     page = root / "content/index.md"
-    page.write_text(page.read_text(encoding="utf-8") + "\n(intro)=\n见 {sub-ref}`intro`。\n\n```{tab-set} 旁注\n图。\n```\n",
+    page.write_text(page.read_text(encoding="utf-8") + "\n(intro)=\n见 {sub-ref}`intro`。\n\n```{grid} 旁注\n图。\n```\n",
                     encoding="utf-8")
     lines = page.read_text(encoding="utf-8").splitlines()
     result = run_build(root, tmp_path / "dist", tmp_path / "cache")
     assert result.returncode == 0, result.stderr
     for marker, said in (("(intro)=", "the MyST target (intro)= stands above no heading or formula"),
                          ("见 {sub-ref}", "the MyST role {sub-ref} is not supported here"),
-                         ("```{tab-set}", "the MyST directive {tab-set} is not supported here")):
+                         ("```{grid}", "the MyST directive {grid} is not supported here")):
         line = next(n for n, text in enumerate(lines, 1) if text.startswith(marker))
         assert f"warning: content/index.md:{line}: {said}" in result.stderr
     shown = (tmp_path / "dist/index.html").read_text(encoding="utf-8")
-    assert "(intro)=" not in shown and "{sub-ref}" not in shown and "{tab-set}" not in shown
+    assert "(intro)=" not in shown and "{sub-ref}" not in shown and "{grid}" not in shown
     strict = run_build(root, tmp_path / "strict", tmp_path / "cache", "--strict")
     assert strict.returncode == 1 and "Traceback" not in strict.stderr
     assert "the MyST role {sub-ref} is not supported here" in strict.stderr and "--strict makes it an error" in strict.stderr
@@ -296,7 +342,7 @@ def test_callouts_and_numbered_things_are_valid_html_and_accessible_light_and_da
     import threading
     from support import REPO
     root = empty_course(tmp_path / "site")
-    (root / "content/boxes.md").write_text(BOXES + BOOK, encoding="utf-8")
+    (root / "content/boxes.md").write_text(BOXES + BOOK + ASIDES, encoding="utf-8")
     (root / "content/cat.png").write_bytes(PIXEL)
     (root / "content/references.bib").write_text("@book{li2019, author = {李航}, title = {统计学习方法}, year = {2019}}\n",
                                                  encoding="utf-8")

@@ -57,7 +57,7 @@ def test_markup_inside_a_code_block_is_left_as_it_is():
 
 
 @pytest.mark.parametrize("text, shown, said", [
-    ("```{tab-set}\n说明\n```", ["", "说明", ""], "2: the MyST directive {tab-set} is not supported here: its content shows as prose"),
+    ("```{grid}\n说明\n```", ["", "说明", ""], "2: the MyST directive {grid} is not supported here: its content shows as prose"),
     ("```{mermaid}\ngraph TD\n```", ["```", "graph TD", "```"], "2: the MyST directive {mermaid} is not supported here: it shows as a block of code"),
     ("```{code-cell} ipython3\n:tags: [hide-input]\nx = 1\n```", ["```python", "", "x = 1", "```"],
      "2: the MyST directive {code-cell} is not supported here"),
@@ -274,3 +274,18 @@ def test_a_list_table_is_a_table_with_its_caption_and_one_with_code_in_a_cell_st
     lines, _, notes = read("```{list-table}\n* - 写法\n  - ```md\n    {cite}`key`\n    ```\n```")
     assert "  - ```md" in lines and notes == [(1, "a {list-table} whose cell holds a block (code, a list, a directive) is "
                                                   "not supported here (a table's cell holds one paragraph): its rows show as lists")]
+
+
+@pytest.mark.parametrize("text", [
+    "::::{tab-set}\n:::{tab-item} 图\n画图。\n:::\n:::{tab-item} 表\n列表。\n:::\n::::",         # sphinx-design's
+    "::: {.panel-tabset}\n## 图\n画图。\n\n### 细节\n## 表\n```python\n## 代码\n```\n列表。\n:::",    # Quarto's
+    "::: panel-tabset\n## 图\n画图。\n## 表\n列表。\n:::",
+])
+def test_a_set_of_tabs_is_this_site_s_tabs_one_after_another(text):
+    lines, numbers, notes = read(text, start=4)
+    opened = [line for line in lines if line.startswith("::: ")]
+    assert [shlex.split(line) for line in opened] == [[":::", "tab", "title=图"], [":::", "end"],
+                                                      [":::", "tab", "title=表"], [":::", "end"]]
+    assert not notes
+    assert [line for line in lines if line.startswith("#")] == [line for line in ("### 细节", "## 代码") if line in text]
+    assert len(numbers) == len(lines) and numbers[0] == 5

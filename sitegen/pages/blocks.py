@@ -318,7 +318,8 @@ def _render_practice(r, page: Page, block: Block, art) -> str:
 # with fold= a reader folds it (closed: folded at first). MyST's admonitions, Quarto's callouts and
 # GitHub's alerts are read as these (dialects.py). It may stand in an exercise, or in another callout.
 # A margin note (MyST's {margin} and {sidebar}, Quarto's .column-margin and .aside) is one too: beside
-# the text where the screen is wide enough, in it on a phone.
+# the text where the screen is wide enough, in it on a phone; so is a tab (sphinx-design's {tab-item},
+# a heading in Quarto's .panel-tabset), its title the tab's label: a set of them, one after another.
 
 def _render_callout(r, page: Page, block: Block, art) -> str:
     before = page.blocks[:position(page, block)]

@@ -29,11 +29,12 @@ from .bookparts import (COLONS, EXERCISE_END, EXERCISES, FENCE, ROLE, SPHINX_PAG
                         exercise, glossary, in_code, label_name, list_table, opens_code, outside_spans, read_role, without_style)
 
 CALLOUTS = ("note", "tip", "important", "warning", "caution")      # the kinds of callout, as GitHub's alerts name them
-BOXES = (*CALLOUTS, "margin")       # what `::: KIND` ... `::: end` opens besides statements: a callout, or a margin note
+BOXES = (*CALLOUTS, "margin", "tab")    # what `::: KIND` ... `::: end` opens besides statements: a callout, a margin
+                                        # note, or one of a set of tabs (on a page of its own: one after another)
 # Another tool's margin notes, as this site's `::: margin`: MyST's directives, Quarto's div classes.
 MARGINS = {"margin", "sidebar", "aside", "column-margin"}
 # Pandoc's divs a Quarto document writes with a bare class (`::: aside`), as it would write `::: {.aside}`.
-BARE_DIVS = {"aside", "column-margin", "notes", "incremental", "nonincremental", "columns", "column", "fragment"}
+BARE_DIVS = {"aside", "column-margin", "panel-tabset", "notes", "incremental", "nonincremental", "columns", "column", "fragment"}
 # A mathematical statement, numbered per kind on its page (a proof is not): sphinx-proof's {prf:...} directives.
 STATEMENTS = ("theorem", "lemma", "corollary", "proposition", "conjecture", "definition", "axiom", "assumption",
               "example", "remark", "property", "observation", "criterion", "notation", "algorithm", "proof")
@@ -306,6 +307,12 @@ def _myst(out, index, number, myst, fence, closers, notes, ended=None, computed=
     if name in ("figure", "table", "glue", "glue:figure"):    # (a figure myst-nb's glue saved: labs/glue.py)
         return captioned(out, index, after, name, myst["title"].strip(), options, fence, closers, number, notes,
                          computed)
+    if name in ("tab-set", "tab-item"):         # sphinx-design's tabs: each item this site's tab
+        for key in sorted(options.keys() - {"sync", "selected", "class", "name", "sync-group"}):
+            notes.append((number, f"{{{name}}}: option :{key}: not supported here (left out)"))
+        out[index] = "" if name == "tab-set" else directive("tab", myst["title"].strip(), None, number, notes)
+        closers.append((*fence, "" if name == "tab-set" else "::: end", number))
+        return after
     if name in MARGINS:             # {margin} [title], {sidebar} Title: this site's margin note
         for key in sorted(options.keys() - {"class", "name"}):
             notes.append((number, f"{{{name}}}: option :{key}: not supported here (left out)"))
@@ -351,7 +358,12 @@ def _colon_fence(out, index, number, colons, closers, notes, ended=None, compute
     quarto = QUARTO.match(rest)
     attrs = _attributes(quarto["attrs"]) if quarto else {}
     callout = QUARTO_CALLOUT.search(quarto["attrs"]) if quarto else None
-    if quarto and MARGINS & {word[1:] for word in quarto["attrs"].split() if word.startswith(".")}:
+    classes = {word[1:] for word in quarto["attrs"].split() if word.startswith(".")} if quarto else set()
+    if "panel-tabset" in classes and _tabset(out, index, len(colons["fence"]), number, notes):
+        out[index] = ""
+        closers.append((*fence, "::: end", number))
+        return index + 1
+    if MARGINS & classes:
         out[index] = directive("margin", attrs.get("title", ""), None, number, notes)      # .column-margin, .aside
         closers.append((*fence, "::: end", number))
         return index + 1
@@ -372,6 +384,27 @@ def _colon_fence(out, index, number, colons, closers, notes, ended=None, compute
     out[index] = directive(callout["kind"], title, {"true": "closed", "false": "open"}.get(collapse), number, notes)
     closers.append((*fence, "::: end", number))
     return index + 1
+
+
+def _tabset(out: list[str], index: int, length: int, number: int, notes: list) -> bool:
+    """Quarto's `::: {.panel-tabset}` opened at `index`: each heading of the first level in it, up to its
+    closing fence, opens this site's tab (the one before it ended); False if it holds no heading."""
+    depth, headings, codes = 0, [], in_code(out[index + 1:])
+    for k, (line, code) in enumerate(zip(out[index + 1:], codes), index + 1):
+        colons = COLONS.match(line) if not code else None
+        if colons and colons["rest"].strip():
+            depth += 1
+        elif colons and depth == 0 and len(colons["fence"]) >= length:
+            break
+        elif colons:
+            depth -= 1
+        elif not code and depth == 0 and (heading := re.match(r"^ {0,3}(#{1,6})\s+(.+?)\s*#*\s*$", line)):
+            headings.append((k, len(heading[1]), heading[2]))
+    level = min((found[1] for found in headings), default=0)
+    tabs = [(k, title) for k, at, title in headings if at == level]
+    for count, (k, title) in enumerate(tabs):
+        out[k] = ("::: end\n" if count else "") + directive("tab", title, None, number, notes)
+    return bool(tabs)
 
 
 def _callout(name: str, kind: str, title: str, options: dict, line: int, notes: list) -> str:

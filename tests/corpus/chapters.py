@@ -166,7 +166,7 @@ class Text(HTMLParser):
     def handle_starttag(self, tag, attrs):
         self.depth += tag in ("pre", "code", "script")
         classes = (dict(attrs).get("class") or "").split()
-        self.callouts += tag == "aside" and "callout" in classes and "callout-statement" not in classes
+        self.callouts += tag == "aside" and "callout" in classes and not {"callout-statement", "callout-margin"} & set(classes)
         self.equations += tag == "div" and "equation" in classes
         self.exercises += tag == "section" and "exercise" in classes
         self.citations += tag == "a" and "citation" in classes
