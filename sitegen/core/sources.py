@@ -19,6 +19,7 @@ from .stored import file_state, settled_before, settled_since, sha256_of
 
 # (requirements.txt: a notebook page notes what its code imports that the file does not list)
 SOURCES = ("site.yaml", "requirements.txt", "content", "compute", "templates", "static", "frozen")
+PAGE_FILES = (".md", ".ipynb", ".qmd")      # what a page's source in content/ may be: Markdown, a notebook, Quarto's
 # The default theme: what a course's templates/ and static/ lack is the generator's, file by file (a
 # course's templates/page.html replaces the theme's, as MkDocs' custom_dir does).
 THEME = Path(__file__).resolve().parent.parent / "theme"

@@ -8,6 +8,8 @@ import functools
 import re
 import shlex
 
+from ..core.sources import PAGE_FILES
+
 # A fence: backticks or tildes (MyST's directive), or colons (MyST's colon fence, Quarto's div).
 FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 COLONS = re.compile(r"^(?P<indent> {0,3})(?P<fence>:{3,})\s*(?P<rest>.*)$")
@@ -270,7 +272,7 @@ def read_role(role: re.Match, line: int, notes: list, in_title: bool = False, co
     if role["name"] == "doc" and not in_title:      # a page, by its source's path (its suffix left out or not):
         explicit = re.match(r"^(?P<text>.*?)\s*<(?P<path>[^<>]+)>$", text)      # [](path.md) shows its title
         path = (explicit["path"] if explicit else text).strip()
-        path += "" if path.endswith((".md", ".ipynb", ".qmd")) else ".md"
+        path += "" if path.endswith(PAGE_FILES) else ".md"
         return f"[{explicit['text'] if explicit else ''}]({path})"
     if role["name"] in REFERENCES and not in_title:     # (a title is text)
         explicit = re.match(r"^(?P<text>.*?)\s*<(?P<label>[^<>]+)>$", text)

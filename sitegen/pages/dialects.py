@@ -313,6 +313,10 @@ def _myst(out, index, number, myst, fence, closers, notes, ended=None, computed=
         out[index] = "" if name == "tab-set" else directive("tab", myst["title"].strip(), None, number, notes)
         closers.append((*fence, "" if name == "tab-set" else "::: end", number))
         return after
+    if name == "tableofcontents":   # Jupyter Book's list of the book's pages: the course's (site.yaml's sequence)
+        out[index] = "::: materials"
+        closers.append((*fence, "", number))
+        return after
     if name in MARGINS:             # {margin} [title], {sidebar} Title: this site's margin note
         for key in sorted(options.keys() - {"class", "name"}):
             notes.append((number, f"{{{name}}}: option :{key}: not supported here (left out)"))

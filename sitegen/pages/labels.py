@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from ..core.sources import PAGE_FILES
 from .bookparts import in_code
 from .dialects import STATEMENTS
 
@@ -34,8 +35,8 @@ HEADING = re.compile(r"^ {0,3}#{1,6}\s+(?P<title>.+?)\s*\{#(?P<label>[^}\s]+)\}\
 TERM = re.compile(r"^ {0,3}(?P<title>[^\s:>|].*?)\s*\{#(?P<label>[^}\s]+)\}\s*$")
 # A reference: to a label of its own page, of the site, or of the page a source path names; or to that
 # page itself, `[](chapter.md)`, which shows its title (as MyST's, and its {doc} role: dialects.py).
-REFERENCE = re.compile(r"(?<![!\]])\[(?P<text>[^\]]*)\]\((?:(?P<page>[^)\s#]*\.(?:md|ipynb|qmd))?#(?P<label>[^)\s]+)"
-                       r"|(?P<document>[^)\s#]*\.(?:md|ipynb|qmd)))\)")
+SOURCE = r"[^)\s#]*\.(?:" + "|".join(suffix[1:] for suffix in PAGE_FILES) + ")"      # a page's source file
+REFERENCE = re.compile(rf"(?<![!\]])\[(?P<text>[^\]]*)\]\((?:(?P<page>{SOURCE})?#(?P<label>[^)\s]+)|(?P<document>{SOURCE}))\)")
 
 
 class Label(NamedTuple):

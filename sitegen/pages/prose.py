@@ -20,6 +20,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from ..core.memo import Memo, digest, package_version
+from ..core.sources import PAGE_FILES
 from .bookparts import in_code, outside_spans
 from .labels import LABELLED_FIGURE, LABELLED_MATH, TABLE_CAPTION, References, SiteLabels, page_labels
 
@@ -198,7 +199,7 @@ class SiteMap(frozenset):
         return digest(json.dumps([sorted(self), sorted(self.pages.items()), sorted(self.images)]))
 
 
-SOURCES = (".md", ".ipynb", ".qmd")       # a link to a page's source file
+SOURCES = PAGE_FILES       # a link to a page's source file
 
 
 def resolve_target(page: Page, target: str, sitemap: SiteMap) -> tuple[str, str]:

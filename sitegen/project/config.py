@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from . import figurefonts
 from ..core.errors import BuildError, Collector, Problem
-from ..core.sources import decode, read_bytes, read_text, source_path
+from ..core.sources import PAGE_FILES, decode, read_bytes, read_text, source_path
 from ..core.yamlfile import LineDict, load_generator_yaml, load_yaml
 from ..core.stored import sha256_of
 
@@ -169,7 +169,7 @@ def _content_page(content: str, page: str, snapshot: dict[str, str] | None) -> b
     """A page inside content/, Markdown or a notebook (`content`: its real path; a path that climbs out
     does not count): with the build's `snapshot`, one of the pages it took, as the build
     reads pages (on a course of thousands, that is a lookup where a path resolved costs 10 µs)."""
-    if not page.endswith((".md", ".ipynb")):
+    if not page.endswith(PAGE_FILES):
         return False
     if snapshot is not None:
         return f"content/{posixpath.normpath(page)}" in snapshot
