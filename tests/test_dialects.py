@@ -59,7 +59,7 @@ def test_markup_inside_a_code_block_is_left_as_it_is():
 @pytest.mark.parametrize("text, shown, said", [
     ("```{grid}\n说明\n```", ["", "说明", ""], "2: the MyST directive {grid} is not supported here: its content shows as prose"),
     ("```{mermaid}\ngraph TD\n```", ["```", "graph TD", "```"], "2: the MyST directive {mermaid} is not supported here: it shows as a block of code"),
-    ("```{code-cell} ipython3\n:tags: [hide-input]\nx = 1\n```", ["```python", "", "x = 1", "```"],
+    ("```{code-cell} ipython3\n:tags: [hide-input]\nx = 1\n```", ["", "```python", "x = 1", "```"],
      "2: the MyST directive {code-cell} is not supported here"),
     (":::{card}\n边注\n:::", ["", "边注", ""], "2: the MyST directive {card} is not supported here: its content shows as prose"),
     ("::: {.content-visible when-format=\"html\"}\n边注\n:::", ["", "边注", ""], "2: the div ::: {.content-visible"),
@@ -280,6 +280,7 @@ def test_a_list_table_is_a_table_with_its_caption_and_one_with_code_in_a_cell_st
     "::::{tab-set}\n:::{tab-item} 图\n画图。\n:::\n:::{tab-item} 表\n列表。\n:::\n::::",         # sphinx-design's
     "::: {.panel-tabset}\n## 图\n画图。\n\n### 细节\n## 表\n```python\n## 代码\n```\n列表。\n:::",    # Quarto's
     "::: panel-tabset\n## 图\n画图。\n## 表\n列表。\n:::",
+    "````{tabbed} 图\n画图。\n````\n\n````{tabbed} 表\n:new-group:\n列表。\n````",                # sphinx-panels'
 ])
 def test_a_set_of_tabs_is_this_site_s_tabs_one_after_another(text):
     lines, numbers, notes = read(text, start=4)
@@ -289,3 +290,14 @@ def test_a_set_of_tabs_is_this_site_s_tabs_one_after_another(text):
     assert not notes
     assert [line for line in lines if line.startswith("#")] == [line for line in ("### 细节", "## 代码") if line in text]
     assert len(numbers) == len(lines) and numbers[0] == 5
+
+
+@pytest.mark.parametrize("text, shown, said", [
+    ("```{code-block} bash\nls -l\n```", ["```bash", "ls -l", "```"], []),
+    ("```{code} python\n:name: the-code\nx = 1\n```", ["", "```python", "x = 1", "```"], []),
+    ("```{code-block} R\n:linenos:\n:emphasize-lines: 2\nx <- 1\n```", ["", "", "```R", "x <- 1", "```"],
+     [(1, "{code-block}: options :emphasize-lines:, :linenos: not supported here (left out)")]),
+])
+def test_a_code_block_is_code_in_the_language_it_names_its_options_outside_it(text, shown, said):
+    lines, _, notes = read(text)
+    assert lines == shown and notes == said

@@ -406,3 +406,19 @@ def test_a_page_s_first_heading_is_its_title_and_a_link_to_a_page_without_text_s
     result = run_build(root, root / "dist", root / ".cache")
     assert result.returncode == 0, result.stderr
     assert "content/book/uses.md:3: [](outro.md) names no page of the site: it shows as 'outro.md'" in result.stderr
+
+
+def test_a_glossary_term_written_as_a_link_is_named_and_shown_by_its_text(tmp_path):
+    """Jupyter Book's own glossary writes its terms as links to their projects: {term}`Sphinx` names the
+    term by its text, and shows that text (never a link inside a link)."""
+    root = tiny_site(tmp_path / "site")
+    (root / "content/glossary.md").write_text("# Glossary\n\n```{glossary}\n[Sphinx](https://www.sphinx-doc.org/)\n"
+                                              "    A documentation engine.\n```\n", encoding="utf-8")
+    (root / "content/uses.md").write_text("# Uses\n\nBuilt with {term}`Sphinx`.\n", encoding="utf-8")
+    result = run_build(root, root / "dist", root / ".cache", "--strict")
+    assert result.returncode == 0, result.stderr
+    glossary = page_of((root / "dist/glossary.html").read_text(encoding="utf-8"))
+    assert [(e[1]["id"], e[2]) for e in glossary.find("dt")] == [("term-sphinx", "Sphinx")]
+    uses = page_of((root / "dist/uses.html").read_text(encoding="utf-8"))
+    assert [(e[1]["href"], e[2]) for e in uses.find("a") if "#term-" in e[1].get("href", "")] == [
+        ("glossary#term-sphinx", "Sphinx")]

@@ -135,7 +135,12 @@ def exercise(out, index, number, name: str, title: str, options: dict, fence, cl
 
 def term_label(term: str) -> str:
     """The label of a glossary's term, which MyST's {term} role names: term-<its words joined by ->."""
-    return "term-" + re.sub(r"[^\w]+", "-", term.strip().lower()).strip("-")
+    return "term-" + re.sub(r"[^\w]+", "-", unlinked(term).strip().lower()).strip("-")
+
+
+def unlinked(markdown: str) -> str:
+    """Markdown with each link its text (a glossary's term written as a link, `[Sphinx](https://...)`)."""
+    return re.sub(r"(?<!!)\[([^\]]*)\]\([^)]*\)", r"\1", markdown)
 
 
 def closing(out: list[str], after: int, fence: tuple[str, int]) -> int:

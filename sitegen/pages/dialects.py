@@ -43,6 +43,7 @@ MYST_KINDS = {**{kind: kind for kind in CALLOUTS}, "hint": "tip", "seealso": "no
               "danger": "caution", "error": "caution", "admonition": "note", "dropdown": "note"}
 # MyST's directives whose content is code, not Markdown: shown as a block of code when not supported.
 CODE = {"code-cell", "code-block", "code", "sourcecode", "literalinclude", "ipython", "raw", "math", "mermaid", "graphviz"}
+SHOWN_CODE = {"code-block", "code", "sourcecode"}       # those whose meaning is code shown, in the language they name
 # Front matter keys of other tools' pages that this site's pages do not read: left out with a note.
 FOREIGN_FRONT_MATTER = {
     **dict.fromkeys(("subtitle", "short_title", "authors", "date", "doi", "license", "github", "binder",
@@ -136,14 +137,22 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True,
                 index = _math_directive(out, numbers, codes, index, (char, length), pending, notes)
                 pending = ""
                 continue
-            if myst and myst["name"] in CODE:   # a code cell of a MyST notebook: shown as code
-                notes.append((number, f"the MyST directive {{{myst['name']}}} is not supported here: it shows as "
-                                      "a block of code"))
-                language = "python" if myst["name"] in ("code-cell", "code-block", "code") else ""
-                out[index] = f"{fence['indent']}{fence['fence']}{language}"
-                _, after = _options(out, index + 1)
+            if myst and myst["name"] in CODE:   # code shown: a {code-block} in its language, as MyST shows it;
+                name, title = myst["name"], myst["title"].split()      # any other (a code cell here) said
+                options, after = _options(out, index + 1)
+                if name in SHOWN_CODE:
+                    language = title[0] if title else ""
+                    if dropped := sorted(options.keys() - {"name", "class"}):
+                        notes.append((number, f"{{{name}}}: option{'s' if len(dropped) > 1 else ''} "
+                                              f"{', '.join(':' + key + ':' for key in dropped)} not supported here (left out)"))
+                else:
+                    notes.append((number, f"the MyST directive {{{name}}} is not supported here: it shows as "
+                                          "a block of code"))
+                    language = "python" if name == "code-cell" else ""
+                out[index] = ""             # (the fence opens below its options, which are no code)
+                out[after - 1] = f"{fence['indent']}{fence['fence']}{language}"
                 code = (fence["fence"], 3)
-                codes[index:after] = [True] * (after - index)
+                codes[after - 1] = True
                 index = after
                 continue
             if myst:                # another directive (an exercise, tabs, a figure): its content is prose
@@ -307,8 +316,9 @@ def _myst(out, index, number, myst, fence, closers, notes, ended=None, computed=
     if name in ("figure", "table", "glue", "glue:figure"):    # (a figure myst-nb's glue saved: labs/glue.py)
         return captioned(out, index, after, name, myst["title"].strip(), options, fence, closers, number, notes,
                          computed)
-    if name in ("tab-set", "tab-item"):         # sphinx-design's tabs: each item this site's tab
-        for key in sorted(options.keys() - {"sync", "selected", "class", "name", "sync-group"}):
+    if name in ("tab-set", "tab-item", "tabbed"):     # sphinx-design's tabs (sphinx-panels' {tabbed}): this site's
+        for key in sorted(options.keys() - {"sync", "selected", "class", "name", "sync-group", "new-group",
+                                            "class-label", "class-content"}):
             notes.append((number, f"{{{name}}}: option :{key}: not supported here (left out)"))
         out[index] = "" if name == "tab-set" else directive("tab", myst["title"].strip(), None, number, notes)
         closers.append((*fence, "" if name == "tab-set" else "::: end", number))

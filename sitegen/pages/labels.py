@@ -20,7 +20,7 @@ import re
 from typing import NamedTuple
 
 from ..core.sources import PAGE_FILES
-from .bookparts import in_code
+from .bookparts import in_code, unlinked
 from .dialects import STATEMENTS
 
 LABELLED_MATH = re.compile(r"^\s*\$\$(?P<tex>.+?)\$\$\s*\{#(?P<label>[^}\s]+)\}\s*$")
@@ -91,8 +91,9 @@ def _prose_label(line: int, text: str, labels: dict, counts: dict, problems: lis
     kind, found = next(((kind, m) for pattern, kind in KINDS if (m := pattern.match(text))), (None, None))
     if found is None:
         return
-    if kind in TITLED:
-        return _define(labels, problems, found["label"], Label(kind, 0, found["title"], line, found["title"]))
+    if kind in TITLED:              # (a reference links to it: its title's own links are their text)
+        title = unlinked(found["title"])
+        return _define(labels, problems, found["label"], Label(kind, 0, title, line, title))
     counts[kind] += 1
     number = counts[kind]
     shown = f"({number})" if kind == "equation" else (words or {}).get(f"{kind}_ref", "{n}").format(n=number)

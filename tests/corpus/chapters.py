@@ -18,8 +18,12 @@ are site.yaml's bibliography, and `execute: allow_errors: true` is the notebook'
 
 Per chapter: whether it built; its callouts (counted in the source by their opening lines: MyST's
 admonitions in any fence, Quarto's .callout- divs, GitHub's alerts) and the boxes the page shows;
+its labelled formulas, references, exercises, citations and glossary terms, and what the page shows of
+them; its code cells whose tags (Jupyter Book's) or #| options (Quarto's) ask that their code be left
+out, folded or shown, and how many the page shows as asked (their code found in its <pre>s, or not);
 the warnings the build gave; and raw markup in the page's text outside code (a directive's fence,
-a role's {name}, a (label)= target, an alert's [!KIND]), which must be none.
+a role's {name}, a (label)= target, an alert's [!KIND]), which must be none. A chapter that uses
+{term} is laid with its book's glossary page, where its terms are defined.
 """
 from __future__ import annotations
 
@@ -113,6 +117,10 @@ def lay() -> None:
                     and (data := _show(git, (book / rel).as_posix(), check=False)) is not None:
                 (root / "content" / rel).parent.mkdir(parents=True, exist_ok=True)
                 (root / "content" / rel).write_bytes(data)
+        if TERM.search(body):       # its glossary terms are defined on its book's glossary page: laid too
+            for rel in book_files(git, book, "glossary.md"):
+                (root / "content" / rel).parent.mkdir(parents=True, exist_ok=True)
+                (root / "content" / rel).write_bytes(_show(git, (book / rel).as_posix()))
         bibliography = book_bibliography(git, path)
         for name, data in bibliography.items():
             (root / "content" / name).write_bytes(data)
@@ -130,6 +138,13 @@ def _show(git: Path, path: str, check: bool = True) -> bytes | None:
     """A file of the snapshot's newest commit (None if it has none there and not `check`)."""
     found = subprocess.run(["git", f"--git-dir={git}", "show", f"HEAD:{path}"], capture_output=True, check=check)
     return found.stdout if found.returncode == 0 else None
+
+
+def book_files(git: Path, book: Path, name: str) -> list[str]:
+    """The book's files of this name, by their path in the book."""
+    listed = subprocess.run(["git", f"--git-dir={git}", "ls-tree", "-r", "--name-only", "HEAD", f"{book.as_posix()}/"
+                             if book != Path(".") else "."], capture_output=True, text=True, check=True).stdout.split()
+    return [posixpath.relpath(rel, book.as_posix()) for rel in listed if posixpath.basename(rel) == name]
 
 
 def book_config(git: Path, path: str) -> tuple[dict, Path]:
@@ -161,12 +176,17 @@ class Text(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.depth, self.parts, self.callouts, self.equations, self.exercises = 0, [], 0, 0, 0
         self.citations, self.terms = 0, 0
+        self.pres: list[list] = []          # each <pre>'s text, and whether it stands in a <details>
+        self.details = 0
         self.feed(html)
 
     def handle_starttag(self, tag, attrs):
         self.depth += tag in ("pre", "code", "script")
+        self.details += tag == "details"
+        if tag == "pre":
+            self.pres.append(["", self.details > 0])
         classes = (dict(attrs).get("class") or "").split()
-        self.callouts += tag == "aside" and "callout" in classes and not {"callout-statement", "callout-margin"} & set(classes)
+        self.callouts += tag == "aside" and "callout" in classes and not {"callout-statement", "callout-margin", "callout-tab"} & set(classes)
         self.equations += tag == "div" and "equation" in classes
         self.exercises += tag == "section" and "exercise" in classes
         self.citations += tag == "a" and "citation" in classes
@@ -174,10 +194,28 @@ class Text(HTMLParser):
 
     def handle_endtag(self, tag):
         self.depth -= tag in ("pre", "code", "script")
+        self.details -= tag == "details"
 
     def handle_data(self, data):
         if not self.depth:
             self.parts.append(data)
+        elif self.pres:
+            self.pres[-1][0] += data
+
+    def code(self, lines: list[str]) -> list[bool]:
+        """Where a cell's code shows on the page: for each <pre> that holds it, whether it is folded."""
+        return [folded for text, folded in self.pres
+                if "\n".join(lines) in "\n".join(line.strip() for line in text.split("\n") if line.strip())]
+
+    def as_asked(self, cells: list[tuple[str | None, list[str]]]) -> int:
+        """How many of the cells whose tags or options ask how their code shows (the others' way is None)
+        show as asked: left out (no more <pre>s hold its code than cells of the same code shown), folded
+        (each that holds it folded), or shown."""
+        def shown(code):
+            return sum(1 for way, other in cells if other == code and way != "hidden")
+        return sum(len(self.code(code)) <= shown(code) if way == "hidden" else
+                   bool(self.code(code)) and (all(self.code(code)) or way != "folded")
+                   for way, code in cells if way)
 
 
 # What the source holds of each kind, counted by its opening lines outside code fences (a fence's own
@@ -189,6 +227,35 @@ TERM = re.compile(r"\{term\}`")
 
 
 CODE_DIRECTIVES = ("{code-cell}", "{code-block}", "{code}", "{literalinclude}", "{raw}", "{math}")
+# What a cell's tags (Jupyter Book's) or #| options (Quarto's) ask of its code: left out, folded, or shown.
+ASKED = {"remove-input": "hidden", "remove-cell": "hidden", "hide-input": "folded", "hide-cell": "folded",
+         "remove-output": "shown", "hide-output": "shown", "echo: false": "hidden", "include: false": "hidden",
+         "code-fold: true": "folded", "output: false": "shown", "eval: false": "shown"}
+CELL = re.compile(r"^(`{3,})\s*\{(?:code-cell|python)\}[^\n]*\n(?P<body>.*?)^\1\s*$", re.M | re.S)
+
+
+def asked_cells(source: str) -> list[tuple[str | None, list[str]]]:
+    """Each code cell: what its tags or options ask of how its code shows (None if nothing), and its
+    code's lines (stripped, without its options)."""
+    found = []
+    for cell in CELL.finditer(source):
+        lines, said = cell["body"].split("\n"), []
+        if lines and lines[0].strip() == "---":         # MyST's options as a YAML block
+            end = next((k for k in range(1, len(lines)) if lines[k].strip() == "---"), 0)
+            said, lines = lines[1:end], lines[end + 1:]
+        while lines and lines[0].startswith((":", "#|")):
+            said, lines = said + [lines[0]], lines[1:]
+        wanted = {ASKED[key] for key in ASKED if _asks(" ".join(said), key)}
+        code = [line.strip() for line in lines if line.strip()]
+        if code:
+            found.append((next((way for way in ("hidden", "folded", "shown") if way in wanted), None), code))
+    return found
+
+
+def _asks(said: str, key: str) -> bool:
+    """Whether a cell's options say `key`: a tag's name, or a #| option's `name: value`."""
+    name, _, value = key.partition(": ")
+    return bool(re.search(rf"#\|\s*{name}\s*:\s*{value}\b" if value else rf"(?<![\w-]){name}(?![\w-])", said, re.I))
 
 
 def counted(source: str) -> dict[str, int]:
@@ -223,12 +290,15 @@ def counted(source: str) -> dict[str, int]:
 
 def report() -> int:
     print("| chapter | built | callouts: source / shown | labelled formulas: source / numbered | references | "
-          "exercises: source / shown | citations: source / shown | terms: source / shown | warnings | raw markup on the page |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "exercises: source / shown | citations: source / shown | terms: source / shown | cells' tags and options: "
+          "source / as asked | warnings | raw markup on the page |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     bad = 0
     for repo, path in CHAPTERS:
         root = chapter_dir(repo, path)
         source = counted((root / "source.md").read_text(encoding="utf-8"))
+        cells = asked_cells((root / "source.md").read_text(encoding="utf-8"))
+        asked = [cell for cell in cells if cell[0]]
         shown = "dist/" + (root / "page.txt").read_text(encoding="utf-8")
         with tempfile.TemporaryDirectory() as tmp:
             result = subprocess.run([sys.executable, str(REPO / "build.py"), "--root", str(root), "--out", f"{tmp}/dist",
@@ -239,17 +309,19 @@ def report() -> int:
                              result.stderr[-200:])
                 print(f"| {repo}:{path} | no: {first.strip()[:150]} | {source['callouts']} / – | {source['formulas']} / – "
                       f"| {source['references']} | {source['exercises']} / – | {source['citations']} / – "
-                      f"| {source['terms']} / – | {warnings} | – |")
+                      f"| {source['terms']} / – | {len(asked)} / – | {warnings} | – |")
                 bad += 1
                 continue
             page = Text((Path(tmp) / shown).read_text(encoding="utf-8"))
         raw = RAW.findall("".join(page.parts))
+        done = page.as_asked(cells)
         bad += bool(raw) or page.callouts < source["callouts"] or page.equations < source["formulas"] \
-            or page.citations < source["citations"] or page.terms < source["terms"]
+            or page.citations < source["citations"] or page.terms < source["terms"] or done < len(asked)
         # (a reference to a label the page lacks fails the build: one that built shows each as a link)
         print(f"| {repo}:{path} | yes | {source['callouts']} / {page.callouts} | {source['formulas']} / {page.equations} "
               f"| {source['references']} / {source['references']} | {source['exercises']} / {page.exercises} "
-              f"| {source['citations']} / {page.citations} | {source['terms']} / {page.terms} | {warnings} "
+              f"| {source['citations']} / {page.citations} | {source['terms']} / {page.terms} | {len(asked)} / {done} "
+              f"| {warnings} "
               f"| {len(raw)}{': ' + ', '.join(sorted(set(raw))[:4]) if raw else ''} |")
     return 1 if bad else 0
 
