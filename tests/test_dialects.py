@@ -301,3 +301,23 @@ def test_a_set_of_tabs_is_this_site_s_tabs_one_after_another(text):
 def test_a_code_block_is_code_in_the_language_it_names_its_options_outside_it(text, shown, said):
     lines, _, notes = read(text)
     assert lines == shown and notes == said
+
+
+@pytest.mark.parametrize("line, spans", [
+    ("a `b` c", [(2, 5)]),
+    ("`` x `y` z `` and `w`", [(0, 13), (18, 21)]),          # a longer run holds shorter ones
+    ("{term}`x` and `{ref}` then {ref}`y`", [(14, 21)]),    # a role's text is no span; an example of one is
+    ("one ` alone, ``two", []),                             # runs never closed are backticks as written
+    ("```{note}\n{{ x }}\n```", []),                        # (a value of several lines: no span across them)
+])
+def test_code_spans_pair_backtick_runs_as_commonmark_does(line, spans):
+    from sitegen.pages.bookparts import code_spans
+    assert code_spans(line) == spans
+
+
+def test_markup_is_read_outside_code_spans_only_even_after_an_example_of_it():
+    from sitegen.pages.bookparts import ROLE, outside_spans
+    line = "`{ref}` x {ref}`y`, ``{eq}`z` `` and {eq}`w`"
+    names = []
+    assert outside_spans(ROLE, lambda found: names.append(found["text"]) or "R", line) == "`{ref}` x R, ``{eq}`z` `` and R"
+    assert names == ["y", "w"]

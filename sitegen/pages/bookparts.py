@@ -4,7 +4,6 @@ glossaries, and roles in prose (references, citations, glossary terms, glued val
 """
 from __future__ import annotations
 
-import functools
 import re
 import shlex
 
@@ -67,19 +66,45 @@ EXERCISE_END = "\0exercise-end"    # (a closer: the exercise's `::: end`, which 
 # and glued values this site's own; the others are said, and shown as their text.
 ROLE = re.compile(r"(?<![\w`{])\{(?P<name>[a-z][\w:-]*)\}`(?P<text>[^`]+)`")
 SPHINX_PAGES = {"genindex": "Sphinx's general index", "modindex": "Sphinx's module index", "search": "Sphinx's search page"}
-# A code span (CommonMark's: a run of backticks, closed by a run as long): what it holds shows as written.
-SPAN = r"(?P<span>(?<![`}])(?P<ticks>`+)(?!`).+?(?<!`)(?P=ticks)(?!`))"
+TICKS = re.compile(r"`+")
+ROLE_NAME = re.compile(r"\{[a-z][\w:-]*\}$")
+
+
+def code_spans(line: str) -> list[tuple[int, int]]:
+    """Where `line`'s code spans lie, as CommonMark pairs backtick runs (from the left, a run closes on the
+    next run as long on its line; one never closed is a backtick as written): what they hold shows as
+    written. A span right after a role's {name} is the role's text, markup."""
+    runs = [(found.start(), found.end()) for found in TICKS.finditer(line)]
+    spans, k = [], 0
+    while k < len(runs):
+        start, end = runs[k]
+        close = next((j for j in range(k + 1, len(runs)) if runs[j][1] - runs[j][0] == end - start
+                      and "\n" not in line[end:runs[j][0]]), None)
+        if close is None:
+            k += 1
+            continue
+        if not ROLE_NAME.search(line, 0, start):
+            spans.append((start, runs[close][1]))
+        k = close + 1
+    return spans
 
 
 def outside_spans(pattern: re.Pattern, replace, line: str) -> str:
-    """`line` with `pattern`'s matches replaced (`replace(match)`), but not in its code spans (a role's
-    `text` is none: it follows its {name})."""
-    return _with_spans(pattern).sub(lambda found: found[0] if found["span"] else replace(found), line)
-
-
-@functools.lru_cache(maxsize=None)
-def _with_spans(pattern: re.Pattern) -> re.Pattern:
-    return re.compile(f"{SPAN}|(?:{pattern.pattern})", pattern.flags)
+    """`line` with `pattern`'s matches replaced (`replace(match)`), but not those that start in a code span."""
+    spans = code_spans(line) if "`" in line else ()
+    if not spans:
+        return pattern.sub(replace, line)
+    parts, at, position = [], 0, 0
+    while (found := pattern.search(line, position)) is not None:
+        inside = next((end for start, end in spans if start <= found.start() < end), None)
+        if inside is not None:          # (read on after the span: a match there may start later)
+            position = inside
+            continue
+        parts += [line[at:found.start()], replace(found)]
+        at, position = found.end(), found.end() + (found.end() == found.start())     # (an empty match: on)
+        if position > len(line):
+            break
+    return "".join(parts) + line[at:]
 
 
 STYLE = re.compile(r"\s+style\s*=\s*(?:\"[^\"]*\"|'[^']*')", re.I)      # (in raw HTML's tags)

@@ -39,6 +39,9 @@ from pathlib import Path
 from corpus import LAID, MIRROR
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))       # (the generator's reader of code spans: what is markup is read as it reads it)
+from sitegen.pages.bookparts import outside_spans  # noqa: E402
+
 CHAPTERS = [
     ("executablebooks/jupyter-book", "docs/reference/cheatsheet.md"),
     ("executablebooks/jupyter-book", "docs/content/content-blocks.md"),
@@ -220,10 +223,18 @@ class Text(HTMLParser):
 
 # What the source holds of each kind, counted by its opening lines outside code fences (a fence's own
 # example of markup, ````md ... ````, is not counted): labelled formulas, references to labels, exercises.
-REFERENCE = re.compile(r"\{(?:eq|ref|numref)\}`|(?<![\w@.])@(?:eq|sec|fig|tbl)-")
+REFERENCE = re.compile(r"\{(?:eq|ref|numref)\}`[^`]*`|(?<![\w@.])@(?:eq|sec|fig|tbl)-")
 EXERCISE = re.compile(r"^ {0,3}(?:`{3,}|:{3,})\{(?:exercise|exercise-start)\}")
-CITATION = re.compile(r"\{cite(?::\w+)?\}`|(?<![\\!])\[-?@[A-Za-z0-9_]")
-TERM = re.compile(r"\{term\}`")
+CITATION = re.compile(r"\{cite(?::\w+)?\}`[^`]*`|(?<![\\!])\[-?@[A-Za-z0-9_]")
+TERM = re.compile(r"\{term\}`[^`]*`")
+
+
+def outside_code(pattern: re.Pattern, line: str) -> int:
+    """How many times `pattern` (a role whole, its text too) stands in `line` outside its code spans (an
+    example of markup, shown as written), read as the generator reads them."""
+    found = []
+    outside_spans(pattern, lambda match: found.append(match) or match[0], line)
+    return len(found)
 
 
 CODE_DIRECTIVES = ("{code-cell}", "{code-block}", "{code}", "{literalinclude}", "{raw}", "{math}")
@@ -282,9 +293,9 @@ def counted(source: str) -> dict[str, int]:
         if not code:
             found["callouts"] += bool(CALLOUT.match(line))
             found["formulas"] += bool(re.search(r"\$\$\s*\([^()\s]+\)\s*$|\$\$\s*\{#eq-", line))
-            found["references"] += len(REFERENCE.findall(line))
-            found["citations"] += len(CITATION.findall(line))
-            found["terms"] += len(TERM.findall(line))
+            found["references"] += outside_code(REFERENCE, line)
+            found["citations"] += outside_code(CITATION, line)
+            found["terms"] += outside_code(TERM, line)
     return found
 
 
