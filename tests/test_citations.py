@@ -124,6 +124,15 @@ def test_mistakes_are_said_at_their_line(tmp_path, case, said):
     assert said in result.stderr, result.stderr
 
 
+def course_of_pages(tmp_path):
+    """A course of pages and no lab (each page's build is its own), its bibliography BIB."""
+    root = empty_course(tmp_path / "site")
+    (root / "content/references.bib").write_text(BIB, encoding="utf-8")
+    (root / "site.yaml").write_text((root / "site.yaml").read_text(encoding="utf-8").replace(
+        "site:\n", "site:\n  bibliography: references.bib\n"), encoding="utf-8")
+    return root
+
+
 def rendered_by_a_build(root, out, cache) -> set[str]:
     """The pages a build rendered anew, in a process of its own (what formatting citations loads would
     stay in this one, which later tests fork their labs' checkpoints from: tests/test_resume.py)."""
@@ -136,10 +145,7 @@ def rendered_by_a_build(root, out, cache) -> set[str]:
 
 
 def test_an_entry_s_edit_renders_again_the_pages_that_cite_it_and_no_other(tmp_path):
-    root = empty_course(tmp_path / "site")
-    (root / "content/references.bib").write_text(BIB, encoding="utf-8")
-    (root / "site.yaml").write_text((root / "site.yaml").read_text(encoding="utf-8").replace(
-        "site:\n", "site:\n  bibliography: references.bib\n"), encoding="utf-8")
+    root = course_of_pages(tmp_path)
     (root / "content/a.md").write_text("---\ntitle: 甲\n---\n见 [@li2019]。\n", encoding="utf-8")
     (root / "content/b.md").write_text("---\ntitle: 乙\n---\n见 [@vaswani2017]。\n", encoding="utf-8")
     (root / "content/c.md").write_text("---\ntitle: 丙\n---\n见 @zhou2016 一书。\n", encoding="utf-8")
@@ -155,3 +161,31 @@ def test_an_entry_s_edit_renders_again_the_pages_that_cite_it_and_no_other(tmp_p
         rendered_by_a_build(root, tmp_path / f"clean{n}", tmp_path / f"clean{n}-cache")
         assert tree_bytes(out) == tree_bytes(tmp_path / f"clean{n}")
     assert texts(Elements((out / "c.html").read_text(encoding="utf-8")), "a", **{"class": "citation"}) == ["周志华[1]"]
+
+
+def test_a_reading_list_lists_every_entry_and_an_entry_added_reaches_it(tmp_path):
+    """A page whose front matter says `nocite: "@*"` (Pandoc's and Quarto's) lists the whole bibliography
+    at its end, in the style's order, after what it cites; `nocite: "@key"` one entry; an entry added to
+    the .bib is listed by the next build as by a clean one. MyST's {bibliography} :all: says so."""
+    root = course_of_pages(tmp_path)
+    (root / "content/reading.md").write_text('---\ntitle: 书单\nnocite: "@*"\n---\n先读 [@li2019]。\n', encoding="utf-8")
+    (root / "content/one.md").write_text('---\ntitle: 一本\nnocite: "@vaswani2017"\n---\n一本书。\n', encoding="utf-8")
+    out, cache = tmp_path / "dist", tmp_path / "cache"
+    assert {"content/reading.md", "content/one.md"} <= rendered_by_a_build(root, out, cache)
+    listed = texts(Elements((out / "reading.html").read_text(encoding="utf-8")), "li")
+    assert [entry.split(".")[0] for entry in listed[-2:]] == ["[1] 李航", "[2] VASWANI A, SHAZEER N, PARMAR N, 等"]
+    assert [e[1]["id"] for e in Elements((out / "one.html").read_text(encoding="utf-8")).find("li")
+            if e[1].get("id", "").startswith("ref-")] == ["ref-vaswani2017"]
+    (root / "content/references.bib").write_text(BIB + "@book{zhou2016, author = {周志华}, title = {机器学习}, "
+                                                       "year = {2016}}\n", encoding="utf-8")
+    assert rendered_by_a_build(root, out, cache) == {"content/reading.md"}
+    rendered_by_a_build(root, tmp_path / "clean", tmp_path / "clean-cache")
+    assert tree_bytes(out) == tree_bytes(tmp_path / "clean")
+    assert "周志华" in texts(Elements((out / "reading.html").read_text(encoding="utf-8")), "li")[-1]
+    (root / "content/one.md").write_text('---\ntitle: 一本\nnocite: "@nobody"\n---\n一本书。\n', encoding="utf-8")
+    result = run_build(root, tmp_path / "bad", tmp_path / "bad-cache")
+    assert result.returncode == 1 and "content/one.md:2: nocite: no entry 'nobody' in the bibliography" in result.stderr
+    (root / "content/one.md").write_text("---\ntitle: 一本\n---\n```{bibliography}\n:all:\n```\n", encoding="utf-8")
+    result = run_build(root, tmp_path / "myst", tmp_path / "myst-cache")
+    assert "content/one.md:4: {bibliography} :all: lists every entry here when the page's front matter says " \
+           "`nocite: \"@*\"`" in result.stderr

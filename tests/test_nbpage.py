@@ -180,7 +180,7 @@ def test_a_prose_edit_reuses_the_lab_and_a_code_edit_runs_it(course, tmp_path):
     ([new_code("open('missing.txt').read()")], "it runs in its own folder, as in Jupyter: there is no /"),
     ([new_raw("---\ndata: [../secret.txt]\n---"), new_code("1")], "must be a file inside the notebook's folder"),
     ([new_raw("---\ntimeout: 5\ncolour: red\n---"), new_code("1")],
-     "unknown front matter key 'colour' (expected one of: aliases, allow_errors, data, description, memory, minutes, parent, "
+     "unknown front matter key 'colour' (expected one of: aliases, allow_errors, data, description, memory, minutes, nocite, parent, "
      "timeout, title, toc, url)"),
     ([new_raw("---\ntimeout: 1\n---"), new_code("import time\ntime.sleep(30)")],
      "raise its `timeout:` (seconds) in the notebook's front matter (a raw cell at its top"),

@@ -89,6 +89,15 @@ def code_spans(line: str) -> list[tuple[int, int]]:
     return spans
 
 
+def without_spans(line: str) -> str:
+    """`line` without its code spans (what is read as markup, and nothing shown as written)."""
+    parts, at = [], 0
+    for start, end in code_spans(line) if "`" in line else ():
+        parts.append(line[at:start])
+        at = end
+    return "".join(parts) + line[at:]
+
+
 def outside_spans(pattern: re.Pattern, replace, line: str) -> str:
     """`line` with `pattern`'s matches replaced (`replace(match)`), but not those that start in a code span."""
     spans = code_spans(line) if "`" in line else ()

@@ -14,11 +14,12 @@ from ..project.config import SiteConfig
 from ..core.memo import Memo, digest
 from .content import content_images, media_problem
 from .page import Page
-from .prose import (CODE_SPAN, LINK, NOTEBOOK_NAMES, VALUE, SiteMap, Unresolved, block_formulas, format_value, is_external, lookup,
+from .bookparts import without_spans
+from .prose import (LINK, NOTEBOOK_NAMES, VALUE, SiteMap, Unresolved, block_formulas, format_value, is_external, lookup,
                     names_page, references_of, resolve_target, to_mathml)
 from ..core.errors import Collector
 from ..core.incremental import Phase
-from .citations import line_citations
+from .citations import line_citations, listed_keys
 from .labels import References, Target, page_labels, page_references, prose_lines
 from .shared import Shared
 from ..project.nbsource import runs_as_notebook
@@ -136,7 +137,7 @@ def _check_page(page, artifacts, sitemap, references, checking, problems, warnin
     _references(page, references, problems, warnings)
     for block in page.blocks:
         if block.kind == "prose":
-            outside = [CODE_SPAN.sub("", text) for _, text in prose_lines((block,))]     # (code spans: as written)
+            outside = [without_spans(text) for _, text in prose_lines((block,))]     # (code spans: as written)
             if art is None and any(VALUE.search(text) or any(link["target"].startswith("figure:") for link in
                                                              LINK.finditer(text)) for text in outside):
                 if not page.lab:
@@ -187,7 +188,16 @@ def _references(page, references: References, problems, warnings) -> None:
 
 
 def _citations(page, bibliography, problems) -> None:
-    """Each key a bracketed citation names is an entry of the bibliography (citations.py)."""
+    """Each key a bracketed citation names, or the front matter's `nocite` lists, is an entry of the
+    bibliography (citations.py)."""
+    for key in listed_keys(page):
+        if not bibliography:
+            problems.add(page.source, page.meta_line, "nocite: lists entries, but site.yaml names no bibliography: "
+                                                      "add `bibliography: references.bib` under site:")
+            break
+        if key != "*" and key not in bibliography:
+            near = ", ".join(difflib.get_close_matches(key, list(bibliography), 3)) or "none close"
+            problems.add(page.source, page.meta_line, f"nocite: no entry {key!r} in the bibliography (close: {near})")
     for line, text in prose_lines(page.blocks):
         for cited in line_citations(text, bibliography):
             for key in cited.keys:
@@ -209,14 +219,14 @@ def _prose(page, block, art, results, sitemap, problems, warnings, memo):
         except Unresolved as exc:
             problems.add(page.source, number, str(exc))
     for number, line in prose_lines((block,)):         # (outside fenced code, which shows as written)
-        for match in VALUE.finditer(line if art is not None else CODE_SPAN.sub("", line)):   # (no lab: none)
+        for match in VALUE.finditer(line if art is not None else without_spans(line)):   # (no lab: none)
             try:
                 format_value(lookup(results, match["path"], NOTEBOOK_NAMES if runs_as_notebook(art.lab.script)
                                     else "results.json"), match["spec"])
             except Unresolved as exc:
                 if art is None or f"{match['path']}.png" not in art.figures:       # (a glued figure: in the line)
                     problems.add(page.source, number, f"value {{{{ {match['path']} }}}}: {exc}")
-        for match in LINK.finditer(CODE_SPAN.sub("", line)):          # (a code span: as written)
+        for match in LINK.finditer(without_spans(line)):          # (a code span: as written)
             target = match["target"]
             if target.startswith("figure:"):
                 name = target[len("figure:"):]

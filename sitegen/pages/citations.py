@@ -20,12 +20,13 @@ import re
 from typing import NamedTuple
 
 from ..project.bibliography import Bibliography
+from .bookparts import code_spans
 
 KEY = r"[A-Za-z0-9_](?:[\w:.#$%&+?<>~/-]*\w)?"
 BRACKETED = re.compile(r"(?<![\\!])\[(?P<body>[^\[\]]*-?@" + KEY + r"[^\[\]]*)\](?![(\[:])")
 ITEM = re.compile(r"^\s*(?P<prefix>.*?)(?P<minus>-?)@(?P<key>" + KEY + r")(?P<suffix>.*?)\s*$")
+NOCITE = re.compile(r"@(\*|" + KEY + ")")
 NARRATIVE = re.compile(r"(?<![\w@.\[/\\-])@(?P<key>" + KEY + ")")
-CODE = re.compile(r"(`+).*?\1")
 NUMBERED, SPACED = re.compile(r"^(\[\d+\])(?=\S)"), r"\1 "     # a numeric style's entry: its number, a space
 
 
@@ -41,7 +42,7 @@ class Cited(NamedTuple):
 def line_citations(line: str, known) -> list[Cited]:
     """The citations of a line of prose, outside code: bracketed ones whatever their keys (check.py says
     which are unknown), and in the sentence those of keys in `known` (None: any)."""
-    code = [match.span() for match in CODE.finditer(line)] if "`" in line else []
+    code = code_spans(line) if "`" in line else []
 
     def in_code(at: int) -> bool:
         return any(start <= at < end for start, end in code)
@@ -58,6 +59,13 @@ def line_citations(line: str, known) -> list[Cited]:
         if (known is None or match["key"] in known) and not in_code(match.start()) and not any(s <= match.start() < e for s, e in taken):
             found.append(Cited((match["key"],), "", "", True, *match.span()))
     return sorted(found, key=lambda cited: cited.start)
+
+
+def listed_keys(page) -> tuple[str, ...]:
+    """The keys a page lists at its end without citing them: its front matter's `nocite`, as Pandoc and
+    Quarto read it (`"@*"`: every entry, a reading list; or `"@a, @b"`); "*" stands for every entry."""
+    value = page.meta.get("nocite")
+    return tuple(found[1] for found in NOCITE.finditer(value)) if isinstance(value, str) else ()
 
 
 def cited_keys(lines) -> list[str]:
@@ -129,8 +137,14 @@ class Citations:
             return html.escape(f"{joined} ({year})")
         return html.escape(joined) + text
 
-    def list_html(self) -> str:
-        """The entries the page cited, in the style's order, each with its key as its id; "" for none."""
+    def list_html(self, listed: tuple[str, ...] = ()) -> str:
+        """The entries the page cited, and those it `listed` without citing them (listed_keys), in the style's
+        order, each with its key as its id; "" for none."""
+        if listed:
+            from citeproc import Citation, CitationItem
+            for key in (self.bibliography if "*" in listed else listed):
+                if key in self.bibliography and key not in self._processor.keys:
+                    self._processor.register(Citation([CitationItem(key)]))
         processor = self.__dict__.get("_processor")
         if processor is None or not processor.items:
             return ""

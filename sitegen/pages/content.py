@@ -36,7 +36,7 @@ from ..core.stored import sha256_of
 
 DIRECTIVE = re.compile(r"^:::\s*(?P<kind>\S+)(?P<rest>.*)$")
 FRONT_MATTER = {"title": str, "description": str, "lab": str, "toc": bool, "parent": str, "url": str, "aliases": list,
-                "minutes": int}
+                "minutes": int, "nocite": str}
 # A published address: ASCII folders and a name, as Pages wants them (a trailing / for a folder's index).
 URL = re.compile(r"^/?(?:[A-Za-z0-9][A-Za-z0-9._-]*/)*(?:[A-Za-z0-9][A-Za-z0-9._-]*)?$")
 # A page's first line of prose as its title, as Jupyter Book and MkDocs read one: `# Title`, its label

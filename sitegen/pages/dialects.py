@@ -344,6 +344,9 @@ def _myst(out, index, number, myst, fence, closers, notes, ended=None, computed=
         if name == "index":         # an entry of the book's index: never shown where it stands
             notes.append((number, "the MyST directive {index} is not supported here (this site has no index page): "
                                   "left out"))
+        if name == "bibliography" and ("all" in options or options.get("filter", "").strip() == "all"):
+            notes.append((number, "{bibliography} :all: lists every entry here when the page's front matter says "
+                                  "`nocite: \"@*\"` (as Quarto's does): add that line"))
         out[index] = ""
         closers.append((*fence, "", number))
         end = closing(out, after, fence)

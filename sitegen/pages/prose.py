@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from ..core.memo import Memo, digest, package_version
 from ..core.sources import PAGE_FILES
-from .bookparts import in_code, outside_spans
+from .bookparts import code_spans, in_code, outside_spans
 from .labels import LABELLED_FIGURE, LABELLED_MATH, TABLE_CAPTION, References, SiteLabels, page_labels
 
 if TYPE_CHECKING:              # content reads pages with blocks.py, which resolves prose through here
@@ -33,7 +33,6 @@ DISPLAY_MATH = re.compile(r"^\s*\$\$(?P<tex>.+?)\$\$\s*(?:\{#[^}\s]+\}\s*)?$")  
 # Inline math as Pandoc reads it: a `$` with no space after it, up to a `$` with no space before it and no
 # digit after it (so "$5 and $6" is money); beside any letter, a Chinese one as well (紧贴中文的$\alpha$公式).
 INLINE_MATH = re.compile(r"(?<![\\$])\$(?=[^\s$])(?P<tex>[^$\n]+?)(?<=\S)\$(?![\d$])")
-CODE_SPAN = re.compile(r"(`+).+?\1")
 PATH_TOKEN = re.compile(r"\.?([A-Za-z_][\w-]*)|\[(-?\d+)\]")          # (a key may hold "-": a glued name, a JSON key)
 FIGURE_LINE = re.compile(r"^\s*!\[(?P<alt>[^\]]+)\]\(figure:(?P<name>[^)\s]+)(?:\s+\"(?P<title>[^\"]*)\")?\)\s*$")
 
@@ -47,7 +46,7 @@ def math_spans(line: str) -> list[tuple[int, int, str, bool]]:
     display = DISPLAY_MATH.match(line)
     if display:
         return [(0, len(line), display["tex"].strip(), True)]
-    code = [m.span() for m in CODE_SPAN.finditer(line)]
+    code = code_spans(line) if "`" in line else ()
     return [(m.start(), m.end(), m["tex"], False) for m in INLINE_MATH.finditer(line)
             if not any(a <= m.start() < b for a, b in code)]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ..project.bibliography import Bibliography
-from .citations import cited_keys
+from .citations import cited_keys, listed_keys
 from .labels import References, SiteLabels, prose_lines
 
 
@@ -20,7 +20,8 @@ class Shared(NamedTuple):
 
     def read(self, page, references: References) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """The label names and the keys `page` looks up (its references': `references`)."""
-        return tuple(references.names(page.blocks)), tuple(cited_keys(text for _, text in prose_lines(page.blocks)))
+        return tuple(references.names(page.blocks)), tuple(cited_keys(text for _, text in prose_lines(page.blocks))) \
+            + listed_keys(page)
 
     def seen(self, read) -> tuple:
         """What those names and keys (a record's summary) find now."""

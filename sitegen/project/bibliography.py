@@ -35,8 +35,9 @@ class Bibliography(dict):
     locale: str = "en-US"
 
     def seen(self, keys) -> tuple:
-        """What citations of these keys (a page's, its record's summary) find now."""
-        return (self.style, self.locale, *((key, self.get(key)) for key in keys))
+        """What citations of these keys (a page's, its record's summary) find now ("*": every entry)."""
+        return (self.style, self.locale, *((key, self.get(key) if key != "*" else tuple(sorted(self.items())))
+                                           for key in keys))
 
 
 def site_bibliography(cfg, snapshot: dict[str, str], memo=None) -> Bibliography:

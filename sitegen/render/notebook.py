@@ -15,7 +15,7 @@ from ..labs.artifacts import NARROW, Artifacts
 from ..pages.blocks import hidden_blocks, practice_markdown
 from ..project.config import SiteConfig
 from ..pages.page import Page
-from ..pages.citations import Citations
+from ..pages.citations import Citations, listed_keys
 from ..pages.labels import References, page_labels
 from ..project.cells import runs
 from ..pages.prose import SiteMap, Unresolved, is_external, pretty_url, resolve_target, transform_prose
@@ -110,7 +110,7 @@ def build_notebook(cfg: SiteConfig, page: Page, art: Artifacts, sitemap: SiteMap
             metadata = {"name": cell.name, **({"tags": list(cell.tags)} if cell.tags else {})}
             cells.append({"cell_type": "code", "execution_count": count, "metadata": metadata,
                           "outputs": produced, "source": cell.source})
-    if citations is not None and (cited := citations.list_html()):      # what its prose cited, as the page
+    if citations is not None and (cited := citations.list_html(listed_keys(page))):     # what it cited, as the page
         cells.append(markdown_cell(cited))
     for number, cell in enumerate(cells):
         cell["id"] = f"{cell['cell_type']}-{number:02d}"

@@ -36,7 +36,7 @@ from .archive import notebook_archive
 from ..core.stored import bytes_of, sha256_of
 from ..labs.labreads import archived_reads
 from ..core.sources import read_bytes
-from ..pages.citations import Citations
+from ..pages.citations import Citations, listed_keys
 from ..pages.labels import References
 from ..pages.shared import Shared
 from ..project import textnb
@@ -342,7 +342,7 @@ class Renderer:
                 shown = self.artifacts[kind.lab(page, block)] if kind.needs_lab else None
                 parts.append(placeholder(kind.render(self, page, block, shown)))
                 scripts.extend(kind.scripts(shown))
-        if cited := citations.list_html():         # what the page cited, at its end
+        if cited := citations.list_html(listed_keys(page)):    # what the page cited (or lists), at its end
             parts.append(placeholder(cited))
         md = self.markdown.reset()
         body = md.convert("\n".join(parts)).replace('class="heading-anchor"',
