@@ -62,7 +62,7 @@ def test_markup_inside_a_code_block_is_left_as_it_is():
     ("```{code-cell} ipython3\n:tags: [hide-input]\nx = 1\n```", ["", "```python", "x = 1", "```"],
      "2: the MyST directive {code-cell} is not supported here"),
     (":::{card}\n边注\n:::", ["", "边注", ""], "2: the MyST directive {card} is not supported here: its content shows as prose"),
-    ("::: {.content-visible when-format=\"html\"}\n边注\n:::", ["", "边注", ""], "2: the div ::: {.content-visible"),
+    ("::: {.content-visible when-profile=\"web\"}\n边注\n:::", ["", "边注", ""], "2: the div ::: {.content-visible"),
     ("> [!TODO]\n> 待办", ["> [!TODO]", "> 待办"], "2: [!TODO] is not a GitHub alert this site knows"),
     ("(sec-one)=\n一段话", ["", "一段话"], "2: the MyST target (sec-one)= stands above no heading or formula"),
     ("见 {sub-ref}`knuth84`。", ["见 `knuth84`。"], "2: the MyST role {sub-ref} is not supported here"),
@@ -321,3 +321,18 @@ def test_markup_is_read_outside_code_spans_only_even_after_an_example_of_it():
     names = []
     assert outside_spans(ROLE, lambda found: names.append(found["text"]) or "R", line) == "`{ref}` x R, ``{eq}`z` `` and R"
     assert names == ["y", "w"]
+
+
+@pytest.mark.parametrize("text, shown, said", [
+    (":::: {.fragment}\n一步。\n::::", ["", "一步。", ""], []),                          # a slide's: its content
+    ("::: {.incremental}\n- 一\n- 二\n:::", ["", "- 一", "- 二", ""], []),
+    ('::: {.content-visible when-format="html"}\n网页上。\n:::', ["", "网页上。", ""], []),
+    ('::: {.content-hidden when-format="html"}\n网页上没有。\n::: {.fragment}\n也没有。\n:::\n:::\n之后。',
+     ["", "", "", "", "", "", "之后。"], []),
+    ('::: {.content-visible when-format="revealjs"}\n只在幻灯片上。\n:::', ["", "", ""], []),
+    ('::: {.content-visible when-profile="slides"}\n某个配置。\n:::', ["", "某个配置。", ""],
+     ['the div ::: {.content-visible when-profile="slides"} is not supported here: its content shows as prose']),
+])
+def test_quarto_s_divs_for_slides_and_formats_show_as_its_html_output_shows_them(text, shown, said):
+    lines, _, notes = read(text)
+    assert lines == shown and [message for _, message in notes] == said

@@ -34,6 +34,7 @@ BOXES = (*CALLOUTS, "margin", "tab")    # what `::: KIND` ... `::: end` opens be
 # Another tool's margin notes, as this site's `::: margin`: MyST's directives, Quarto's div classes.
 MARGINS = {"margin", "sidebar", "aside", "column-margin"}
 # Pandoc's divs a Quarto document writes with a bare class (`::: aside`), as it would write `::: {.aside}`.
+SLIDES = {"fragment", "incremental", "nonincremental", "r-fit-text", "r-stretch", "r-stack", "r-hstack", "r-vstack"}
 BARE_DIVS = {"aside", "column-margin", "panel-tabset", "notes", "incremental", "nonincremental", "columns", "column", "fragment"}
 # A mathematical statement, numbered per kind on its page (a proof is not): sphinx-proof's {prf:...} directives.
 STATEMENTS = ("theorem", "lemma", "corollary", "proposition", "conjecture", "definition", "axiom", "assumption",
@@ -376,7 +377,7 @@ def _colon_fence(out, index, number, colons, closers, notes, ended=None, compute
     attrs = _attributes(quarto["attrs"]) if quarto else {}
     callout = QUARTO_CALLOUT.search(quarto["attrs"]) if quarto else None
     classes = {word[1:] for word in quarto["attrs"].split() if word.startswith(".")} if quarto else set()
-    if "panel-tabset" in classes and _tabset(out, index, len(colons["fence"]), number, notes):
+    if "panel-tabset" in classes and _tabset(out, index, number, notes):
         out[index] = ""
         closers.append((*fence, "::: end", number))
         return index + 1
@@ -384,6 +385,15 @@ def _colon_fence(out, index, number, colons, closers, notes, ended=None, compute
         out[index] = directive("margin", attrs.get("title", ""), None, number, notes)      # .column-margin, .aside
         closers.append((*fence, "::: end", number))
         return index + 1
+    shown = _shown_here(classes, attrs) if quarto and callout is None else None
+    if shown is not None:           # a slide's fragment, content for HTML or not: as Quarto's HTML shows it
+        if shown:
+            out[index] = ""
+            closers.append((*fence, "", number))
+            return index + 1
+        end = _div_end(out, index)
+        out[index:end + 1] = [""] * (min(end + 1, len(out)) - index)
+        return end + 1
     if callout is None or callout["kind"] not in CALLOUTS:
         notes.append((number, f"the div ::: {rest} is not supported here: its content shows as prose"
                               + (" (Quarto's callouts are .callout-" + ", .callout-".join(CALLOUTS) + ")"
@@ -403,19 +413,45 @@ def _colon_fence(out, index, number, colons, closers, notes, ended=None, compute
     return index + 1
 
 
-def _tabset(out: list[str], index: int, length: int, number: int, notes: list) -> bool:
+def _div_lines(out: list[str], index: int):
+    """The lines after a div opened at `index`: each, whether it is code, and how deep it stands in the divs
+    opened inside it (-1: the fence that closes it)."""
+    depth = 0
+    for line, code in zip(out[index + 1:], in_code(out[index + 1:])):
+        colons = COLONS.match(line) if not code else None
+        opens = bool(colons) and bool(colons["rest"].strip())
+        depth -= bool(colons) and not opens         # (a closing fence closes the innermost div)
+        yield line, code, depth
+        depth += opens
+
+
+def _div_end(out: list[str], index: int) -> int:
+    """The index of the fence that closes the div opened at `index` (len(out): none does)."""
+    return next((k for k, (_, _, depth) in enumerate(_div_lines(out, index), index + 1) if depth < 0), len(out))
+
+
+def _shown_here(classes: set[str], attrs: dict) -> bool | None:
+    """Whether a Quarto div of these classes shows on a web page, as Quarto's HTML output shows it: a
+    slide's markup (a fragment, incremental lists) is its content; `.content-visible` and `.content-hidden`
+    with `when-format` or `unless-format` say for which formats (this site's is html); None for any other
+    div (said, and its content shown), a profile's too (this site builds none)."""
+    if classes and classes <= SLIDES:
+        return True
+    visible = "content-visible" in classes
+    if not (visible or "content-hidden" in classes) or set(attrs) - {"when-format", "unless-format"} or not attrs:
+        return None
+    html = "html" in attrs.get("when-format", "html") and "html" not in attrs.get("unless-format", "")
+    return html if visible else not html
+
+
+def _tabset(out: list[str], index: int, number: int, notes: list) -> bool:
     """Quarto's `::: {.panel-tabset}` opened at `index`: each heading of the first level in it, up to its
     closing fence, opens this site's tab (the one before it ended); False if it holds no heading."""
-    depth, headings, codes = 0, [], in_code(out[index + 1:])
-    for k, (line, code) in enumerate(zip(out[index + 1:], codes), index + 1):
-        colons = COLONS.match(line) if not code else None
-        if colons and colons["rest"].strip():
-            depth += 1
-        elif colons and depth == 0 and len(colons["fence"]) >= length:
+    headings = []
+    for k, (line, code, depth) in enumerate(_div_lines(out, index), index + 1):
+        if depth < 0:
             break
-        elif colons:
-            depth -= 1
-        elif not code and depth == 0 and (heading := re.match(r"^ {0,3}(#{1,6})\s+(.+?)\s*#*\s*$", line)):
+        if not code and depth == 0 and (heading := re.match(r"^ {0,3}(#{1,6})\s+(.+?)\s*#*\s*$", line)):
             headings.append((k, len(heading[1]), heading[2]))
     level = min((found[1] for found in headings), default=0)
     tabs = [(k, title) for k, at, title in headings if at == level]
