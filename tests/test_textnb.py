@@ -299,3 +299,11 @@ def test_a_quarto_document_that_runs_no_python_is_named_at_its_line(tmp_path, ch
     _, result = build(tmp_path, QUARTO.replace(*change), "chapter.qmd")
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert f"content/chapter.qmd:{line}: {message}" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("header", ["jupyter:\n  kernelspec: python3\n", "jupyter:\n  kernelspec:\n    name: python3\n",
+                                    "jupyter: [python3]\n", "engine: jupyter\n"])
+def test_a_quarto_document_s_kernel_is_read_however_its_header_names_it(tmp_path, header):
+    _, result = build(tmp_path, f"---\ntitle: K\n{header}---\n\n```{{python}}\nprint(6 * 7)\n```\n", "chapter.qmd")
+    assert result.returncode == (1 if "[" in header else 0), result.stderr
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr

@@ -86,8 +86,11 @@ def notebook_of(data: bytes, rel: str) -> dict:
 def _quarto(text: str, rel: str, header: dict) -> dict:
     """A Quarto document as the notebook Quarto runs: its chunks of Python the code cells, the Markdown
     around them Markdown cells (the front matter is the page's, read by nbsource.py)."""
-    engine, kernel = str(header.get("engine") or "jupyter"), header.get("jupyter")
-    kernel = kernel.get("kernelspec", kernel).get("name", "") if isinstance(kernel, dict) else str(kernel or "python3")
+    engine, kernel = str(header.get("engine") or "jupyter"), header.get("jupyter")     # (jupyter: python3, or
+    if isinstance(kernel, dict):                                                    # its kernelspec's name)
+        spec = kernel.get("kernelspec", kernel)
+        kernel = spec.get("name") if isinstance(spec, dict) else spec
+    kernel = str(kernel or "python3")
     if engine != "jupyter" or not runs_python("", kernel):
         said = f"its engine is {engine}" if engine != "jupyter" else f"its Jupyter kernel is {kernel}"
         raise BuildError(Problem(rel, 2, f"{said}: notebook pages run Python; say `jupyter: python3` in its front matter"))
