@@ -277,6 +277,7 @@ def test_a_quarto_document_is_a_notebook_page_whose_python_chunks_run(tmp_path):
     assert "A margin note." in page.find("aside", **{"class": "callout-margin"})[0][2]
     assert 'input("Your answer: ")' in text and "EOFError" not in text          # eval: false: shown, not run
     assert "IndexError" in text                                                # error: true: its error shown
+    assert "chapter.ipynb 的第 4 个代码单元" in text      # (numbered as the notebook's, the one that did not run too)
     assert "its code hidden" in text and 'print("its code hidden")' not in text     # {python echo=FALSE}
     assert [(e[1]["href"], e[2]) for e in Elements((root / "dist/next.html").read_text(encoding="utf-8")).find("a")
             if e[1].get("href") == "chapter"] == [("chapter", "Linear functions")]

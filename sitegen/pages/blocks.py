@@ -81,7 +81,8 @@ def _check_cell(checking: Checking, page: Page, block: Block, art: Artifacts) ->
 
 
 def _render_cell(r, page: Page, block: Block, art: Artifacts) -> str:
-    number, cell = next((n, c) for n, c in enumerate(art.cells, 1) if c.name == block.args[0])
+    # (a notebook's cell: its number among its code cells, those that do not run too; a script's: its place)
+    number, cell = next((c.number or n, c) for n, c in enumerate(art.cells, 1) if c.name == block.args[0])
     notebook = (Markup('<a href="{}" download>{}</a>').format(relative_url(page.output, art.lab.notebook),
                                                                art.lab.notebook.rsplit("/", 1)[-1])
                 if art.lab.notebook else art.lab.title)
