@@ -21,6 +21,9 @@ bibtex_bibfiles:
 execute:
   execute_notebooks: force
   allow_errors: true
+parse:
+  myst_substitutions:
+    course: Linear algebra
 """
 QUARTO = """project:
   type: book
@@ -60,7 +63,8 @@ def test_a_jupyter_book_s_pages_build_and_its_settings_are_said_as_site_yaml_wou
             "delete it, or keep it outside content/ for that tool") in result.stderr
     assert ("warning: content/_config.yml:1: Jupyter Book's settings, which this site does not read (its settings are "
             "site.yaml's): its title is `site: title: \"My sample book\"`; its BibTeX files are `site: bibliography: "
-            "[references.bib]`; a notebook whose errors are shown says `allow_errors: true` in its own front matter"
+            "[references.bib]`; its substitutions (course) are said in the front matter of each page that uses them "
+            "(`substitutions:`); a notebook whose errors are shown says `allow_errors: true` in its own front matter"
             ) in result.stderr
     assert not (root / "dist/_toc.yml").exists() and not (root / "dist/_config.yml").exists()
     intro = Elements((root / "dist/intro.html").read_text(encoding="utf-8"))

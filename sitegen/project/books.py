@@ -55,6 +55,10 @@ def _said(rel: str, data: dict, snapshot: dict[str, str]) -> list[str]:
     language = data.get("language") or data.get("lang")
     if isinstance(language, str) and language:
         said.append(f"its language is `site: language: {language}`")
+    parse = data.get("parse") if isinstance(data.get("parse"), dict) else {}
+    if isinstance(parse.get("myst_substitutions"), dict) and parse["myst_substitutions"]:
+        said.append(f"its substitutions ({', '.join(sorted(map(str, parse['myst_substitutions'])))}) are said in the front "
+                    "matter of each page that uses them (`substitutions:`)")
     execute = data.get("execute") if isinstance(data.get("execute"), dict) else {}
     if execute.get("allow_errors") or execute.get("error"):
         said.append("a notebook whose errors are shown says `allow_errors: true` in its own front matter")
