@@ -235,3 +235,16 @@ def test_a_course_s_own_template_or_static_file_replaces_the_theme_s_and_removin
     (root / "static/style.css").unlink()
     assert run_build(root, out, cache).returncode == 0
     assert tree_bytes(out) == first                              # the theme's again, byte for byte
+
+
+def test_a_picture_in_another_picture_s_format_is_published_with_a_warning(built):
+    """Real repositories hold a PNG named .jpg (jrjohansson's lectures): browsers show it by its bytes."""
+    root, out, cache = built
+    png = bytes.fromhex("89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c6360"
+                        "6060f80f0000010100005a4d6e4b0000000049454e44ae426082")
+    (root / "content/screenshot.jpg").write_bytes(png)
+    result = run_build(root, out, cache)
+    assert result.returncode == 0, result.stderr
+    assert "warning: content/screenshot.jpg: it is a PNG image named .jpg: browsers show it; rename it to .png" \
+        in result.stderr
+    assert (out / "screenshot.jpg").read_bytes() == png

@@ -65,8 +65,9 @@ def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifact
     for output, path in sitemap.images.items():
         writers.setdefault(output, f"content/{output}")
         with open(path, "rb") as handle:
-            if said := media_problem(f"content/{output}", handle.read(1024)):
-                problems.add(f"content/{output}", 0, said)
+            if found := media_problem(f"content/{output}", handle.read(1024)):
+                said, fatal = found
+                (problems if fatal else warnings).add(f"content/{output}", 0, said)
     for lab_id, art in artifacts.items():
         for output in sorted(published[lab_id] & writers.keys()):
             problems.add("site.yaml", art.lab.line, f"lab {art.lab.id} publishes {output}, which "

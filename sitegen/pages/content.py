@@ -219,20 +219,31 @@ SIGNATURES = {".png": (b"\x89PNG\r\n\x1a\n",), ".jpg": (b"\xff\xd8\xff",), ".jpe
               ".mp3": (b"ID3", b"\xff\xfb", b"\xff\xf3", b"\xff\xf2"), ".ogg": (b"OggS",), ".wav": (b"RIFF",)}
 
 
-def media_problem(rel: str, head: bytes) -> str | None:
-    """What is wrong with a file beside the pages whose first 1,024 bytes are `head`, given its name; None
-    when it is what its name says."""
+PICTURES = (".png", ".jpg", ".gif", ".webp")     # formats a browser shows by their bytes, whatever the name says
+
+
+def media_problem(rel: str, head: bytes) -> tuple[str, bool] | None:
+    """What is wrong with a file beside the pages whose first 1,024 bytes are `head`, given its name, and
+    whether it keeps it from being published; None when it is what its name says. A picture in another
+    picture's format (a PNG named .jpg, as real repositories hold) is published: browsers show it by its bytes."""
     suffix = os.path.splitext(rel)[1].lower()
+    if _holds(suffix, head):
+        return None
+    if suffix in (*PICTURES, ".jpeg") and (kind := next((other for other in PICTURES if _holds(other, head)), None)):
+        return f"it is a {kind[1:].upper()} image named {suffix}: browsers show it; rename it to {kind}", False
+    return (f"is named as a {suffix[1:]} file but its bytes are not one: only images, videos and "
+            f"sounds are published beside pages; rename or remove it", True)     # (its bytes unsaid: a secret?)
+
+
+def _holds(suffix: str, head: bytes) -> bool:
+    """Whether a file's first bytes are those of a file of this suffix's format."""
     if suffix == ".svg":
         text = head.lstrip(b"\xef\xbb\xbf \t\r\n").lower()
-        ok = text.startswith((b"<svg", b"<?xml", b"<!--", b"<!doctype svg")) and b"<svg" in head.lower()
-    elif suffix in (".mp4", ".m4v"):
-        ok = head[4:8] == b"ftyp"
-    else:
-        ok = head.startswith(SIGNATURES[suffix]) and (suffix not in (".webp", ".wav") or
-                                                      head[8:12] == (b"WEBP" if suffix == ".webp" else b"WAVE"))
-    return None if ok else (f"is named as a {suffix[1:]} file but its bytes are not one: only images, videos and "
-                            f"sounds are published beside pages; rename or remove it")     # (its bytes unsaid: a secret?)
+        return text.startswith((b"<svg", b"<?xml", b"<!--", b"<!doctype svg")) and b"<svg" in head.lower()
+    if suffix in (".mp4", ".m4v"):
+        return head[4:8] == b"ftyp"
+    return head.startswith(SIGNATURES[suffix]) and (suffix not in (".webp", ".wav") or
+                                                    head[8:12] == (b"WEBP" if suffix == ".webp" else b"WAVE"))
 
 
 def content_images(content_dir: Path, snapshot: dict[str, str]) -> dict[str, Path]:
