@@ -163,8 +163,14 @@ def exercise(out, index, number, name: str, title: str, options: dict, fence, cl
         out[index] = "::: end"
         closers.append((*fence, "", number))
     ended[0] = -1 if name != "exercise-end" else ended[0]
-    for key in sorted(options.keys() - {"label", "class", "nonumber", "hidden"}):
-        notes.append((number, f"{{{name}}}: option :{key}: not supported here (left out)"))
+    dropped(name, options, {"label", "class", "nonumber", "hidden"}, number, notes)
+
+
+def dropped(name: str, options: dict, kept, line: int, notes: list) -> None:
+    """Say, in one note, the options of the directive `name` other than those `kept` (left out here)."""
+    if unknown := sorted(options.keys() - set(kept)):
+        notes.append((line, f"{{{name}}}: option{'s' if len(unknown) > 1 else ''} {', '.join(':' + k + ':' for k in unknown)} "
+                            "not supported here (left out)"))
 
 
 def term_label(term: str) -> str:
@@ -207,8 +213,7 @@ def list_table(out, index: int, after: int, title: str, options: dict, fence, nu
             return None
     if not rows or any(FENCE.match(cell) or COLONS.match(cell) for row in rows for cell in row):
         return None
-    for key in sorted(options.keys() - {"name", "header-rows", "widths", "width", "align", "class"}):
-        notes.append((number, f"{{list-table}}: option :{key}: not supported here (left out)"))
+    dropped("list-table", options, {"name", "header-rows", "widths", "width", "align", "class"}, number, notes)
     width = max(len(row) for row in rows)
     heads = min(int(options.get("header-rows", "0") or 0), 1)
 
@@ -257,8 +262,7 @@ def captioned(out, index, after, name: str, title: str, options: dict, fence, cl
         out[index] = ""
         closers.append((*fence, "", number))
         return after
-    for key in sorted(options.keys() - {"name", "alt", "width", "height", "align", "class", "figwidth", "scale"}):
-        notes.append((number, f"{{{name}}}: option :{key}: not supported here (left out)"))
+    dropped(name, options, {"name", "alt", "width", "height", "align", "class", "figwidth", "scale"}, number, notes)
     if name == "table":
         out[index] = ""
         closers.append((*fence, f"\n: {title} {{#{label}}}" if label and title else "", number))     # (a line apart)

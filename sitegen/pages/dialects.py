@@ -23,10 +23,11 @@ shows instead: a directive's or div's content as prose, its fences left out.
 from __future__ import annotations
 
 import re
-import shlex
 
 from .bookparts import (COLONS, EXERCISE_END, EXERCISES, FENCE, ROLE, SPHINX_PAGES, captioned, closes_code, closing, directive,
-                        exercise, glossary, in_code, label_name, list_table, opens_code, outside_spans, read_role, without_style)
+                        dropped, exercise, glossary, in_code, label_name, list_table, opens_code, outside_spans, read_role,
+                        without_style)
+from .quartodivs import attributes, div_end, shown_here, tabset
 
 CALLOUTS = ("note", "tip", "important", "warning", "caution")      # the kinds of callout, as GitHub's alerts name them
 BOXES = (*CALLOUTS, "margin", "tab")    # what `::: KIND` ... `::: end` opens besides statements: a callout, a margin
@@ -34,7 +35,6 @@ BOXES = (*CALLOUTS, "margin", "tab")    # what `::: KIND` ... `::: end` opens be
 # Another tool's margin notes, as this site's `::: margin`: MyST's directives, Quarto's div classes.
 MARGINS = {"margin", "sidebar", "aside", "column-margin"}
 # Pandoc's divs a Quarto document writes with a bare class (`::: aside`), as it would write `::: {.aside}`.
-SLIDES = {"fragment", "incremental", "nonincremental", "r-fit-text", "r-stretch", "r-stack", "r-hstack", "r-vstack"}
 BARE_DIVS = {"aside", "column-margin", "panel-tabset", "notes", "incremental", "nonincremental", "columns", "column", "fragment"}
 # A mathematical statement, numbered per kind on its page (a proof is not): sphinx-proof's {prf:...} directives.
 STATEMENTS = ("theorem", "lemma", "corollary", "proposition", "conjecture", "definition", "axiom", "assumption",
@@ -143,9 +143,7 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True,
                 options, after = _options(out, index + 1)
                 if name in SHOWN_CODE:
                     language = title[0] if title else ""
-                    if dropped := sorted(options.keys() - {"name", "class"}):
-                        notes.append((number, f"{{{name}}}: option{'s' if len(dropped) > 1 else ''} "
-                                              f"{', '.join(':' + key + ':' for key in dropped)} not supported here (left out)"))
+                    dropped(name, options, {"name", "class"}, number, notes)
                 else:
                     notes.append((number, f"the MyST directive {{{name}}} is not supported here: it shows as "
                                           "a block of code"))
@@ -318,9 +316,8 @@ def _myst(out, index, number, myst, fence, closers, notes, ended=None, computed=
         return captioned(out, index, after, name, myst["title"].strip(), options, fence, closers, number, notes,
                          computed)
     if name in ("tab-set", "tab-item", "tabbed"):     # sphinx-design's tabs (sphinx-panels' {tabbed}): this site's
-        for key in sorted(options.keys() - {"sync", "selected", "class", "name", "sync-group", "new-group",
-                                            "class-label", "class-content"}):
-            notes.append((number, f"{{{name}}}: option :{key}: not supported here (left out)"))
+        dropped(name, options, {"sync", "selected", "class", "name", "sync-group", "new-group", "class-label",
+                                "class-content"}, number, notes)
         out[index] = "" if name == "tab-set" else directive("tab", myst["title"].strip(), None, number, notes)
         closers.append((*fence, "" if name == "tab-set" else "::: end", number))
         return after
@@ -329,14 +326,12 @@ def _myst(out, index, number, myst, fence, closers, notes, ended=None, computed=
         closers.append((*fence, "", number))
         return after
     if name in MARGINS:             # {margin} [title], {sidebar} Title: this site's margin note
-        for key in sorted(options.keys() - {"class", "name"}):
-            notes.append((number, f"{{{name}}}: option :{key}: not supported here (left out)"))
+        dropped(name, options, {"class", "name"}, number, notes)
         out[index] = directive("margin", myst["title"].strip(), None, number, notes)
         closers.append((*fence, "::: end", number))
         return after
     if name.startswith("prf:") and name[4:] in STATEMENTS:        # sphinx-proof: this site's statement
-        for key in sorted(options.keys() - {"label", "class", "nonumber"}):
-            notes.append((number, f"{{{name}}}: option :{key}: not supported here (left out)"))
+        dropped(name, options, {"label", "class", "nonumber"}, number, notes)
         fold = "closed" if "dropdown" in options.get("class", "").split() else None
         out[index] = directive(name[4:], myst["title"].strip(), fold, number, notes, options.get("label", ""))
         closers.append((*fence, "::: end", number))
@@ -374,10 +369,10 @@ def _colon_fence(out, index, number, colons, closers, notes, ended=None, compute
     if myst:
         return _myst(out, index, number, myst, fence, closers, notes, ended, computed)
     quarto = QUARTO.match(rest)
-    attrs = _attributes(quarto["attrs"]) if quarto else {}
+    attrs = attributes(quarto["attrs"]) if quarto else {}
     callout = QUARTO_CALLOUT.search(quarto["attrs"]) if quarto else None
     classes = {word[1:] for word in quarto["attrs"].split() if word.startswith(".")} if quarto else set()
-    if "panel-tabset" in classes and _tabset(out, index, number, notes):
+    if "panel-tabset" in classes and tabset(out, index, number, notes):
         out[index] = ""
         closers.append((*fence, "::: end", number))
         return index + 1
@@ -385,13 +380,13 @@ def _colon_fence(out, index, number, colons, closers, notes, ended=None, compute
         out[index] = directive("margin", attrs.get("title", ""), None, number, notes)      # .column-margin, .aside
         closers.append((*fence, "::: end", number))
         return index + 1
-    shown = _shown_here(classes, attrs) if quarto and callout is None else None
+    shown = shown_here(classes, attrs) if quarto and callout is None else None
     if shown is not None:           # a slide's fragment, content for HTML or not: as Quarto's HTML shows it
         if shown:
             out[index] = ""
             closers.append((*fence, "", number))
             return index + 1
-        end = _div_end(out, index)
+        end = div_end(out, index)
         out[index:end + 1] = [""] * (min(end + 1, len(out)) - index)
         return end + 1
     if callout is None or callout["kind"] not in CALLOUTS:
@@ -413,53 +408,6 @@ def _colon_fence(out, index, number, colons, closers, notes, ended=None, compute
     return index + 1
 
 
-def _div_lines(out: list[str], index: int):
-    """The lines after a div opened at `index`: each, whether it is code, and how deep it stands in the divs
-    opened inside it (-1: the fence that closes it)."""
-    depth = 0
-    for line, code in zip(out[index + 1:], in_code(out[index + 1:])):
-        colons = COLONS.match(line) if not code else None
-        opens = bool(colons) and bool(colons["rest"].strip())
-        depth -= bool(colons) and not opens         # (a closing fence closes the innermost div)
-        yield line, code, depth
-        depth += opens
-
-
-def _div_end(out: list[str], index: int) -> int:
-    """The index of the fence that closes the div opened at `index` (len(out): none does)."""
-    return next((k for k, (_, _, depth) in enumerate(_div_lines(out, index), index + 1) if depth < 0), len(out))
-
-
-def _shown_here(classes: set[str], attrs: dict) -> bool | None:
-    """Whether a Quarto div of these classes shows on a web page, as Quarto's HTML output shows it: a
-    slide's markup (a fragment, incremental lists) is its content; `.content-visible` and `.content-hidden`
-    with `when-format` or `unless-format` say for which formats (this site's is html); None for any other
-    div (said, and its content shown), a profile's too (this site builds none)."""
-    if classes and classes <= SLIDES:
-        return True
-    visible = "content-visible" in classes
-    if not (visible or "content-hidden" in classes) or set(attrs) - {"when-format", "unless-format"} or not attrs:
-        return None
-    html = "html" in attrs.get("when-format", "html") and "html" not in attrs.get("unless-format", "")
-    return html if visible else not html
-
-
-def _tabset(out: list[str], index: int, number: int, notes: list) -> bool:
-    """Quarto's `::: {.panel-tabset}` opened at `index`: each heading of the first level in it, up to its
-    closing fence, opens this site's tab (the one before it ended); False if it holds no heading."""
-    headings = []
-    for k, (line, code, depth) in enumerate(_div_lines(out, index), index + 1):
-        if depth < 0:
-            break
-        if not code and depth == 0 and (heading := re.match(r"^ {0,3}(#{1,6})\s+(.+?)\s*#*\s*$", line)):
-            headings.append((k, len(heading[1]), heading[2]))
-    level = min((found[1] for found in headings), default=0)
-    tabs = [(k, title) for k, at, title in headings if at == level]
-    for count, (k, title) in enumerate(tabs):
-        out[k] = ("::: end\n" if count else "") + directive("tab", title, None, number, notes)
-    return bool(tabs)
-
-
 def _callout(name: str, kind: str, title: str, options: dict, line: int, notes: list) -> str:
     """This site's opening line of the MyST admonition `name`."""
     classes = options.get("class", "").split()
@@ -467,20 +415,8 @@ def _callout(name: str, kind: str, title: str, options: dict, line: int, notes: 
     fold = "closed" if name == "dropdown" or "dropdown" in classes else None
     if "open" in options and fold:
         fold = "open"
-    unknown = sorted(options.keys() - MYST_OPTIONS)
-    if unknown:
-        notes.append((line, f"{{{name}}}: option{'s' if len(unknown) > 1 else ''} {', '.join(':' + k + ':' for k in unknown)} "
-                            f"not supported here (left out)"))
+    dropped(name, options, MYST_OPTIONS, line, notes)
     return directive(kind, title, fold, line, notes)
-
-
-def _attributes(text: str) -> dict[str, str]:
-    """key="value" pairs of a Quarto div's attributes."""
-    try:
-        words = shlex.split(text)
-    except ValueError:
-        return {}
-    return dict(word.split("=", 1) for word in words if "=" in word)
 
 
 def _display_math(out, numbers, codes, index, label: str, notes: list) -> int:
@@ -507,8 +443,7 @@ def _math_directive(out, numbers, codes, index, fence, label: str, notes: list) 
     end = closing(out, first, fence)
     if end == len(out):
         notes.append((numbers[index], f"the fence opened here is never closed: close it with a line {fence[0] * fence[1]}"))
-    for key in sorted(options.keys() - {"label", "name", "nowrap", "class"}):
-        notes.append((numbers[index], f"{{math}}: option :{key}: not supported here (left out)"))
+    dropped("math", options, {"label", "name", "nowrap", "class"}, numbers[index], notes)
     tex = " ".join(part.strip() for part in out[first:end] if part.strip())
     return _joined(out, index, min(end, len(out) - 1), tex, options.get("label") or options.get("name") or label)
 
