@@ -97,3 +97,13 @@ def test_a_quarto_book_s_settings_are_said_as_site_yaml_would_say_them(tmp_path)
             "site.yaml's): its order of pages is `sequence: [intro.md, markdown.md, quarto.qmd]`; its title is "
             "`site: title: \"A Quarto book\"`; its BibTeX files are `site: bibliography: [references.bib]`; its "
             "language is `site: language: en`; delete it") in result.stderr
+
+
+def test_a_book_s_home_page_beside_the_course_s_is_named_with_what_to_do(tmp_path):
+    root = tiny_site(tmp_path / "site")
+    (root / "content/index.qmd").write_text("---\ntitle: The book\n---\n\nWelcome.\n", encoding="utf-8")
+    result = run_build(root, root / "dist", root / ".cache")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert ("content/index.qmd: two pages write index.html: this one and content/index.md (a book's page and the "
+            "course's, or a notebook and a page of the same name): delete one, or publish one elsewhere (front matter "
+            "`url:`)") in result.stderr

@@ -60,7 +60,9 @@ def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifact
     writers: dict[str, str] = {}
     for page in pages:
         if page.output in writers:
-            problems.add(page.source, 0, f"two pages write {page.output}: this one and {writers[page.output]}")
+            problems.add(page.source, 0, f"two pages write {page.output}: this one and {writers[page.output]} (a "
+                                         "book's page and the course's, or a notebook and a page of the same name): "
+                                         "delete one, or publish one elsewhere (front matter `url:`)")
         writers[page.output] = page.source
     for output, path in sitemap.images.items():
         writers.setdefault(output, f"content/{output}")
