@@ -257,7 +257,7 @@ def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: boo
     files = render_site(cfg, pages, artifacts, sitemap, snapshot, preview=preview, memo=memo, solutions=solutions,
                         shared=shared)
     warnings = [Problem(page.source, line, message) for page in pages for line, message in page.notes] \
-        + said.problems + list(check_rendered(cfg, pages, files, memo)) + book_notes(root, snapshot)
+        + said.problems + list(check_rendered(cfg, pages, files, memo)) + book_notes(root, snapshot, memo)
     written, total = _publish(files, warnings, out, last, strict=strict, use_cache=use_cache)
     memo.prune(sweep=bool(last.get("patch", {}).get("patches")))     # (what patched builds left, too)
     from ..labs.freeze import freeze as store_frozen, is_frozen

@@ -20,12 +20,12 @@ BOOKS = {"_toc.yml": "Jupyter Book's table of contents", "_config.yml": "Jupyter
 PAGES = PAGE_FILES
 
 
-def book_notes(root, snapshot: dict[str, str]) -> list[Problem]:
+def book_notes(root, snapshot: dict[str, str], memo=None) -> list[Problem]:
     """A warning for each book's settings file in content/, with what site.yaml says in its stead."""
     notes = []
     for rel in sorted(rel for rel in snapshot if rel.startswith("content/") and posixpath.basename(rel) in BOOKS):
         try:
-            data = load_yaml(read_text(root / rel, rel, snapshot), rel)
+            data = load_yaml(read_text(root / rel, rel, snapshot), rel, memo=memo)     # (remembered: no YAML parse per build)
         except BuildError as exc:
             notes += exc.problems
             continue

@@ -54,7 +54,6 @@ def is_text_notebook(data: bytes) -> bool:
 
 def notebook_of(data: bytes, rel: str) -> dict:
     """The notebook jupytext reads from the file, or Quarto's reading of it (nbformat 4, as a plain dict)."""
-    import jupytext
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -67,6 +66,7 @@ def notebook_of(data: bytes, rel: str) -> dict:
         return _quarto(text, rel, loaded if header is not None and isinstance(loaded, dict) else {})
     # MyST's notebook, as Jupyter Book reads it, unless the header names jupytext's plain Markdown format
     # (code in ```python fences); jupytext's own guess takes MyST only from a header that names .md too
+    import jupytext                     # (a Quarto document needs none of it)
     plain = header is not None and re.search(r"^\s*format_name\s*:\s*['\"]?markdown\b", header[0], re.M)
     try:
         notebook = jupytext.reads(text, fmt="md" if plain else "md:myst")
