@@ -297,6 +297,62 @@ def test_margin_notes_and_tabs_in_each_syntax_are_boxes_labelled_by_their_title(
         "本站的旁注", "MyST 的旁注", "Quarto 的旁注", "本站的选项", "MyST 的选项", "Quarto 的选项"))] == [True] * 6
 
 
+LIST_TABLES = """
+::: list-table header-rows=1 title="本站的表"
+::: row
+::: entry
+写法
+::: end
+::: entry
+结果
+::: end
+::: end
+::: row
+::: entry
+```md
+**粗**
+```
+::: end
+::: entry
+- 一项
+- 两项
+::: end
+::: end
+::: end
+
+`````{list-table} MyST 的表
+:header-rows: 1
+
+* - 写法
+  - 结果
+* - ```md
+    **粗**
+    ```
+  - ````{tip}
+    格子里的框。
+    ````
+`````
+"""
+
+
+def test_a_table_whose_cells_hold_blocks_in_each_syntax_is_a_table_its_first_rows_the_header(tmp_path):
+    from sitegen.commands.pipeline import build
+    from helpers import Elements
+    root = empty_course(tmp_path / "site")
+    (root / "content/tables.md").write_text("---\ntitle: 表\n---\n" + LIST_TABLES, encoding="utf-8")
+    build(root, tmp_path / "dist", cache=tmp_path / "cache", strict=True)
+    shown = (tmp_path / "dist/tables.html").read_text(encoding="utf-8")
+    page = Elements(shown)
+    assert [attrs["aria-label"] for _, attrs, _ in page.find("div", **{"class": "table-scroll"})] == ["本站的表", "MyST 的表"]
+    assert [text for _, _, text in page.find("caption")] == ["本站的表", "MyST 的表"]
+    assert [text.strip() for _, _, text in page.find("th", scope="col")] == ["写法", "结果"] * 2
+    cells = [text for _, _, text in page.find("td")]
+    assert len(cells) == 4 and all("**粗**" in cells[k] for k in (0, 2))
+    assert "一项" in cells[1] and "格子里的框。" in cells[3]
+    assert [e[1]["class"] for e in page.find("aside", role="note")] == ["callout callout-tip"]
+    assert page.find("ul") and ":::" not in shown and "{list-table}" not in shown
+
+
 def test_markup_of_other_tools_this_site_does_not_support_is_a_warning_naming_its_line(tmp_path):
     root = empty_course(tmp_path / "site")
     page = root / "content/index.md"
@@ -342,7 +398,7 @@ def test_callouts_and_numbered_things_are_valid_html_and_accessible_light_and_da
     import threading
     from support import REPO
     root = empty_course(tmp_path / "site")
-    (root / "content/boxes.md").write_text(BOXES + BOOK + ASIDES, encoding="utf-8")
+    (root / "content/boxes.md").write_text(BOXES + BOOK + ASIDES + LIST_TABLES, encoding="utf-8")
     (root / "content/cat.png").write_bytes(PIXEL)
     (root / "content/references.bib").write_text("@book{li2019, author = {李航}, title = {统计学习方法}, year = {2019}}\n",
                                                  encoding="utf-8")

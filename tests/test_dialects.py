@@ -265,15 +265,23 @@ def test_raw_html_s_style_attribute_is_dropped_and_said_but_not_in_a_code_span()
     assert notes == [(1, "a style= attribute is dropped: the site's Content-Security-Policy refuses inline styles")]
 
 
-def test_a_list_table_is_a_table_with_its_caption_and_one_with_code_in_a_cell_stays_lists():
+def test_a_list_table_is_a_table_with_its_caption_and_one_with_blocks_in_its_cells_is_this_site_s_list_table():
     lines, numbers, notes = read("```{list-table} 问题的类型\n:header-rows: 1\n:name: tbl-kinds\n\n* - 类型\n  - 说明\n"
                                  "* - 描述\n  - 汇总 | 事实，\n    见 {ref}`sec-a`\n```\n后文")
     assert [line for line in lines if line] == ["| 类型 | 说明 |", "|---|---|", "| 描述 | 汇总 \\| 事实， 见 [](#sec-a) |",
                                                 ": 问题的类型 {#tbl-kinds}", "后文"]
     assert len(lines) == len(numbers) == 11 and not notes
-    lines, _, notes = read("```{list-table}\n* - 写法\n  - ```md\n    {cite}`key`\n    ```\n```")
-    assert "  - ```md" in lines and notes == [(1, "a {list-table} whose cell holds a block (code, a list, a directive) is "
-                                                  "not supported here (a table's cell holds one paragraph): its rows show as lists")]
+    lines, numbers, notes = read("````{list-table} 写法\n:header-rows: 1\n* - 写法\n  - 结果\n* - ```md\n    {cite}`key`\n"
+                                 "    ```\n  - ```{note}\n    一个框\n    ```\n````\n后文")
+    assert [(n, line) for n, line in zip(numbers, lines) if line] == [
+        (1, "::: list-table header-rows=1 title='写法'"), (3, "::: row"), (3, "::: entry"), (3, "写法"), (4, "::: end"),
+        (4, "::: entry"), (4, "结果"), (5, "::: end"), (5, "::: end"), (5, "::: row"), (5, "::: entry"), (5, "```md"),
+        (6, "{cite}`key`"), (7, "```"), (8, "::: end"), (8, "::: entry"), (8, "::: note"), (9, "一个框"), (10, "::: end"),
+        (11, "::: end"), (11, "::: end"), (11, "::: end"), (12, "后文")]
+    assert not notes                    # (the code's role is code; the note in a cell is a callout)
+    lines, _, notes = read("```{list-table}\n一段话\n```")
+    assert notes == [(1, "this {list-table} is not a list of rows ('* - cell' with '  - cell' below it for each other "
+                         "cell): it shows as the lists it is")]
 
 
 @pytest.mark.parametrize("text", [
@@ -336,3 +344,10 @@ def test_markup_is_read_outside_code_spans_only_even_after_an_example_of_it():
 def test_quarto_s_divs_for_slides_and_formats_show_as_its_html_output_shows_them(text, shown, said):
     lines, _, notes = read(text)
     assert lines == shown and [message for _, message in notes] == said
+
+
+def test_an_image_directive_is_an_image_not_a_numbered_figure_its_name_its_id():
+    lines, _, notes = read("```{image} pics/cat.png\n:alt: 一只猫\n:name: cat\n:width: 50%\n```\n见 {ref}`这张图 <cat>`。")
+    assert lines == ["![一只猫](pics/cat.png){: #cat}", "", "", "", "", "见 [这张图](#cat)。"] and not notes
+    lines, _, notes = read("```{image} cat.png\n:target: https://example.org\n```")
+    assert lines[0] == "![cat.png](cat.png)" and notes == [(1, "{image}: option :target: not supported here (left out)")]

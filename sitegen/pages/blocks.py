@@ -335,10 +335,33 @@ def _render_callout(r, page: Page, block: Block, art) -> str:
                              fold=block.options.get("fold"))
 
 
+# -- ::: list-table [header-rows=N] [title="..."] / ::: row / ::: entry ... ::: end ----------------
+# A table whose cells hold blocks (code, lists, callouts), which a Markdown table's cannot: each cell is
+# an `::: entry` in a `::: row`; the first header-rows rows are its header. MyST's {list-table} whose
+# cells hold blocks is read as this (bookparts.list_table). On a phone it scrolls sideways, as tables do.
+
+def _render_list_table(r, page: Page, block: Block, art) -> str:
+    if block.kind == "list-table":
+        return r.render_template("partials/list_table.html", part="open", title=block.options.get("title", ""),
+                                 words=r.words)
+    if block.kind == "row":
+        return "<tr>"
+    table, row = None, 0        # an entry: a header's cell in the table's first header-rows rows
+    for other in page.blocks[:position(page, block)]:
+        if other.kind == "list-table":
+            table, row = other, 0
+        row += other.kind == "row"
+    header = table is not None and row <= int(table.options.get("header-rows", "0"))
+    return '<th scope="col">' if header else "<td>"
+
+
 def _render_end(r, page: Page, block: Block, art) -> str:
     opener = closers(page.blocks)[position(page, block)]
     if opener.kind == "exercise":
         return _render_practice(r, page, block, art)
+    if opener.kind in ("list-table", "row", "entry"):
+        return {"list-table": r.render_template("partials/list_table.html", part="end"), "row": "</tr>",
+                "entry": "</th>" if _render_list_table(r, page, opener, art) != "<td>" else "</td>"}[opener.kind]
     return r.render_template("partials/callout.html", part="end", fold=opener.options.get("fold"))
 
 
@@ -422,4 +445,10 @@ KINDS = {
     "check": Kind(1, {"tolerance": None, "prompt": None}, _check_check, _render_check,
                   scripts=lambda art: ("check.js",)),
     "materials": Kind(0, {}, _nothing_to_check, _render_materials, needs_lab=False),
+    "list-table": Kind(0, {"header-rows": tuple(map(str, range(10))), "title": None}, _nothing_to_check, _render_list_table, needs_lab=False,
+                       container=True, nests=True),
+    "row": Kind(0, {}, _nothing_to_check, _render_list_table, needs_lab=False, container=True, nests=True,
+                within="list-table"),
+    "entry": Kind(0, {}, _nothing_to_check, _render_list_table, needs_lab=False, container=True, nests=True,
+                  within="row"),
 }

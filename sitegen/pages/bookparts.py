@@ -191,41 +191,80 @@ def closing(out: list[str], after: int, fence: tuple[str, int]) -> int:
                  and not (f.groupdict().get("info") or f.groupdict().get("rest") or "").strip()), len(out))
 
 
-ROW = re.compile(r"^\*\s+-\s+(?P<cell>.*)$")          # a list-table's row: `* - first cell`
-CELL = re.compile(r"^ {2}-\s+(?P<cell>.*)$")             # and each other cell: `  - cell`
+ROW = re.compile(r"^[*+-]\s+[*+-](?:\s+(?P<cell>.*))?$")     # a list-table's row: `* - first cell`
+CELL = re.compile(r"^ {2}[*+-](?:\s+(?P<cell>.*))?$")        # and each other cell: `  - cell`
+BLOCK_START = re.compile(r"^\s*(?:[*+-]|\d{1,9}[.)])\s|^\s*#|^\s*>")   # a line no one-paragraph cell holds
+
+
+def _rows(lines: list[str]) -> list[list[list[tuple[int, str]]]] | None:
+    """A list-table's rows, each a list of cells, each its lines as (index in `lines`, text without the
+    list's indent); None where a line is no row's, cell's or cell's own."""
+    rows: list[list[list[tuple[int, str]]]] = []
+    for k, line in enumerate(lines):
+        if (row := ROW.match(line)) is not None:
+            rows.append([[(k, row["cell"] or "")]])
+        elif rows and (cell := CELL.match(line)) is not None:
+            rows[-1].append([(k, cell["cell"] or "")])
+        elif rows and (not line.strip() or line.startswith("    ")):
+            rows[-1][-1].append((k, line[4:]))
+        elif line.strip():
+            return None
+    return rows
+
+
+def _paragraph(cell: list[tuple[int, str]]) -> str | None:
+    """A cell's text on one line, if it is one paragraph (what a Markdown table's cell holds)."""
+    texts = [text for _, text in cell]
+    while texts and not texts[-1].strip():
+        texts.pop()
+    if any(not text.strip() or FENCE.match(text) or COLONS.match(text) or BLOCK_START.match(text) for text in texts):
+        return None
+    return " ".join(text.strip() for text in texts)
 
 
 def list_table(out, index: int, after: int, title: str, options: dict, fence, number: int, notes) -> int | None:
-    """MyST's {list-table} (a list of rows, each a list of cells) as a Markdown table: its first
-    :header-rows: row the header, its title the caption (`: title {#name}` below it, as {table}'s);
-    `index` (its lines are read on from there), or None where a cell holds more than one paragraph of text (a block of code, a
-    list), which a table's cell cannot: then its content shows as the lists it is."""
+    """MyST's {list-table} (a list of rows, each a list of cells): where each cell is one paragraph, a
+    Markdown table, its first :header-rows: row the header, its title the caption (`: title {#name}`
+    below it, as {table}'s); where a cell holds blocks (code, a list, a directive), this site's
+    `::: list-table` with a `::: row` per row and an `::: entry` per cell, each cell's lines at the
+    margin (read on as the page's: a directive in a cell is one), the lines of markers before them
+    (dialects.translate reads a line holding several as several). Returns the index to read on
+    from, or None where a line is no row's or cell's."""
     end = closing(out, after, fence)
-    rows: list[list[str]] = []
-    for line in out[after:end]:
-        if (row := ROW.match(line)) is not None:
-            rows.append([row["cell"].strip()])
-        elif rows and (cell := CELL.match(line)) is not None:
-            rows[-1].append(cell["cell"].strip())
-        elif rows and line.startswith("    ") and line.strip() and rows[-1][-1] and not FENCE.match(line.strip()):
-            rows[-1][-1] += " " + line.strip()            # (a cell's text, on more lines)
-        elif line.strip():
-            return None
-    if not rows or any(FENCE.match(cell) or COLONS.match(cell) for row in rows for cell in row):
+    rows = _rows(out[after:end])
+    if not rows:
         return None
     dropped("list-table", options, {"name", "header-rows", "widths", "width", "align", "class"}, number, notes)
-    width = max(len(row) for row in rows)
-    heads = min(int(options.get("header-rows", "0") or 0), 1)
-
-    def line(cells: list[str]) -> str:
-        return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells + [""] * (width - len(cells))) + " |"
-    table = [line(rows[0] if heads else [])] + ["|" + "---|" * width] + [line(row) for row in rows[heads:]]
+    heads = min(int(options.get("header-rows", "0") or 0), len(rows))
     label = options.get("name", "")
     caption = [f": {title} {{#{label}}}"] if title and label else [f"**{title}**", ""] if title else []
-    lines = ([] if label else caption) + table + ([""] + caption if label else [])
     span = end + 1 - index if end < len(out) else end - index
-    out[index:index + span] = (lines + [""] * span)[:span] if len(lines) <= span else ["\n".join(lines)] + [""] * (span - 1)
-    return index            # (its lines are read on as prose's: the roles in its cells)
+    cells = [[_paragraph(cell) for cell in row] for row in rows]
+    if all(text is not None for row in cells for text in row):
+        width = max(len(row) for row in cells)
+
+        def line(texts: list[str]) -> str:
+            return "| " + " | ".join(text.replace("|", "\\|") for text in texts + [""] * (width - len(texts))) + " |"
+        table = [line(cells[0] if heads else [])] + ["|" + "---|" * width] + [line(row) for row in cells[min(heads, 1):]]
+        lines = ([] if label else caption) + table + ([""] + caption if label else [])
+        out[index:index + span] = (lines + [""] * span)[:span] if len(lines) <= span else ["\n".join(lines)] + [""] * (span - 1)
+        return index        # (its lines are read on as prose's: the roles in its cells)
+    out[index] = f"::: list-table header-rows={heads}" + (f" title={shlex.quote(title)}" if title and not label else "")
+    for k in range(index + 1, end + (end < len(out))):
+        out[k] = ""
+    for r, row in enumerate(rows):
+        for c, cell in enumerate(row):
+            first, text = cell[0]
+            markers = (["::: end"] if c else ["::: end", "::: end"] if r else []) + (["::: row"] if not c else []) + ["::: entry"]
+            out[after + first] = "\n".join(markers + [text])
+            for k, text in cell[1:]:
+                out[after + k] = text
+    closing_lines = ["::: end", "::: end", "::: end"] + (["", caption[0]] if label else [])
+    if end < len(out):
+        out[end] = "\n".join(closing_lines)
+    else:           # (never closed: it runs to the page's end, as CommonMark runs a fence)
+        out[end - 1] = "\n".join([out[end - 1], *closing_lines])
+    return index
 
 
 def glossary(out, start: int, end: int, ordered: bool) -> None:
@@ -251,7 +290,8 @@ def glossary(out, start: int, end: int, ordered: bool) -> None:
 
 def captioned(out, index, after, name: str, title: str, options: dict, fence, closers, number: int, notes,
               computed: bool = True) -> int:
-    """MyST's {figure} (its image, :name: and :alt:, and its content the caption) as this site's
+    """MyST's {image} as an image (its :name: the image's id); its {figure} (its image, :name: and :alt:,
+    and its content the caption) as this site's
     `![alt](image "caption"){#name}`, numbered (myst-nb's {glue:figure} NAME too: the figure glued as
     NAME, labs/glue.py); its {table} (its title the caption, its content the
     table) with a caption line `: caption {#name}` after the table, as Pandoc writes one."""
@@ -268,6 +308,11 @@ def captioned(out, index, after, name: str, title: str, options: dict, fence, cl
         closers.append((*fence, f"\n: {title} {{#{label}}}" if label and title else "", number))     # (a line apart)
         return after
     end = closing(out, after, fence)
+    if name == "image":         # an image, not a figure: not numbered; its name an anchor (`{: #name}`), its path
+        alt = options.get("alt", title).replace("]", ")").replace("[", "(")         # its alt text, as docutils'
+        out[index] = f"![{alt}]({title})" + (f"{{: #{label}}}" if label else "")
+        out[index + 1:min(end + 1, len(out))] = [""] * (min(end + 1, len(out)) - index - 1)
+        return min(end + 1, len(out))
     caption = " ".join(line.strip() for line in out[after:end] if line.strip()).replace('"', "'")
     caption = outside_spans(ROLE, lambda found: read_role(found, number, notes, computed=computed), caption)
     alt = options.get("alt", caption or (title if name != "figure" else "")).replace("]", ")").replace("[", "(")

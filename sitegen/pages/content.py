@@ -16,6 +16,7 @@ prose.py's.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import os
 import re
 import shlex
@@ -161,16 +162,15 @@ def _check_nesting(blocks: list[Block], source: str, problems: Collector) -> Non
                                                  "opened above it ('::: exercise', '::: note', ...)")
             else:
                 opened.pop()
-        elif kind.container:
-            if opened and not kind.nests:
-                outer = opened[-1][0]
-                problems.add(source, block.line, f"'::: {block.kind}' inside the {outer.kind} opened at line "
-                                                 f"{outer.line}: close that one with '::: end' first")
-            opened.append((block, []))
-        elif kind.within:
+            continue
+        if kind.container and opened and not kind.nests:
+            outer = opened[-1][0]
+            problems.add(source, block.line, f"'::: {block.kind}' inside the {outer.kind} opened at line "
+                                             f"{outer.line}: close that one with '::: end' first")
+        if kind.within:
             inner, parts = opened[-1] if opened else (None, [])
             if inner is None or inner.kind != kind.within:
-                problems.add(source, block.line, f"'::: {block.kind}' belongs inside an {kind.within}: open one "
+                problems.add(source, block.line, f"'::: {block.kind}' belongs inside {'an' if kind.within[0] in 'aeiou' else 'a'} {kind.within}: open one "
                                                  f"with '::: {kind.within}' above it"
                              + (f" (the {inner.kind} opened at line {inner.line} is open: close it with "
                                 "'::: end' first)" if inner is not None else ""))
@@ -178,6 +178,8 @@ def _check_nesting(blocks: list[Block], source: str, problems: Collector) -> Non
                 problems.add(source, block.line, f"'::: {block.kind}' after the {parts[-1]} at the {kind.within}'s "
                                                  f"end: put it before, so that the {parts[-1]} comes last")
             parts.append(block.kind)
+        if kind.container:
+            opened.append((block, []))
     for block, _ in opened:
         problems.add(source, block.line, f"'::: {block.kind}' is never closed: add a line '::: end' after it")
 
@@ -185,7 +187,9 @@ def _check_nesting(blocks: list[Block], source: str, problems: Collector) -> Non
 def _directive(match, source, number, problems) -> Block | None:
     kind = match["kind"]
     if kind not in KINDS:
-        problems.add(source, number, f"unknown block '::: {kind}' (expected one of: {', '.join(KINDS)})")
+        near = " or ".join(f"'::: {name}'" for name in difflib.get_close_matches(kind, list(KINDS), 3))
+        problems.add(source, number, f"unknown block '::: {kind}' ("
+                     + (f"did you mean {near}?" if near else f"expected one of: {', '.join(KINDS)}") + ")")
         return None
     try:
         words = shlex.split(match["rest"])

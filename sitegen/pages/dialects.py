@@ -102,6 +102,10 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True,
     named, indexed = _defined(lines)
     index = 0
     while index < len(out):
+        if "\n" in out[index]:         # (lines a rewrite made of one, a list-table's markers: read each)
+            parts = out[index].split("\n")
+            out[index:index + 1], numbers[index:index + 1] = parts, [numbers[index]] * len(parts)
+            codes[index:index + 1] = [codes[index]] * len(parts)
         line, number = out[index], numbers[index]
         if alert:                   # inside a GitHub alert: a quote's line, or the line that ends it
             if re.match(r"^ {0,3}>", line):
@@ -307,12 +311,12 @@ def _myst(out, index, number, myst, fence, closers, notes, ended=None, computed=
         done = list_table(out, index, after, myst["title"].strip(), options, fence, number, notes)
         if done is not None:
             return done
-        notes.append((number, "a {list-table} whose cell holds a block (code, a list, a directive) is not supported "
-                              "here (a table's cell holds one paragraph): its rows show as lists"))
+        notes.append((number, "this {list-table} is not a list of rows ('* - cell' with '  - cell' below it for each "
+                              "other cell): it shows as the lists it is"))
         out[index] = ""
         closers.append((*fence, "", number))
         return after
-    if name in ("figure", "table", "glue", "glue:figure"):    # (a figure myst-nb's glue saved: labs/glue.py)
+    if name in ("figure", "image", "table", "glue", "glue:figure"):    # (a figure myst-nb's glue saved: labs/glue.py)
         return captioned(out, index, after, name, myst["title"].strip(), options, fence, closers, number, notes,
                          computed)
     if name in ("tab-set", "tab-item", "tabbed"):     # sphinx-design's tabs (sphinx-panels' {tabbed}): this site's

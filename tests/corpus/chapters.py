@@ -70,7 +70,9 @@ CHAPTERS = [
     ("tools4ds/DS701-Course-Notes", "06-Clustering-I-kmeans.qmd"),
 ]
 KINDS = "note|tip|warning|important|caution|admonition|dropdown|hint|seealso|attention|danger|error"
-CALLOUT = re.compile(rf"^ {{0,3}}(?:(?:`{{3,}}|~{{3,}}|:{{3,}})\{{(?:{KINDS})\}}|:{{3,}} *\{{[^}}]*\.callout-(?:note|tip|warning|important|caution)|> ?\[!(?:NOTE|TIP|WARNING|IMPORTANT|CAUTION)\])")
+# Where a block may open: at the margin, or in a list item (a list-table's cell: `* - `, `  - `, its lines indented).
+LEAD = r"^(?:\s*[*+-]\s+)*\s*"
+CALLOUT = re.compile(rf"{LEAD}(?:(?:`{{3,}}|~{{3,}}|:{{3,}})\{{(?:{KINDS})\}}|:{{3,}} *\{{[^}}]*\.callout-(?:note|tip|warning|important|caution)|> ?\[!(?:NOTE|TIP|WARNING|IMPORTANT|CAUTION)\])")
 RAW = re.compile(r"(?:`{3}|:{3})\{[a-z-]+\}|\{[a-z][\w:-]*\}`|^\([^()\s]+\)=$|\[!(?:NOTE|TIP|WARNING|IMPORTANT|CAUTION)\]", re.M)
 SITE = "site:\n  title: Chapters\n  base_url: https://example.invalid\n  language: en\n"
 
@@ -224,7 +226,7 @@ class Text(HTMLParser):
 # What the source holds of each kind, counted by its opening lines outside code fences (a fence's own
 # example of markup, ````md ... ````, is not counted): labelled formulas, references to labels, exercises.
 REFERENCE = re.compile(r"\{(?:eq|ref|numref)\}`[^`]*`|(?<![\w@.])@(?:eq|sec|fig|tbl)-")
-EXERCISE = re.compile(r"^ {0,3}(?:`{3,}|:{3,})\{(?:exercise|exercise-start)\}")
+EXERCISE = re.compile(LEAD + r"(?:`{3,}|:{3,})\{(?:exercise|exercise-start)\}")
 CITATION = re.compile(r"\{cite(?::\w+)?\}`[^`]*`|(?<![\\!])\[-?@[A-Za-z0-9_]")
 TERM = re.compile(r"\{term\}`[^`]*`")
 
@@ -275,7 +277,7 @@ def counted(source: str) -> dict[str, int]:
     fences: list[tuple[str, bool]] = []         # open fences: (the fence, whether what it holds is code)
     lines = source.splitlines()
     for k, line in enumerate(lines):
-        opener = re.match(r"^ {0,3}(`{3,}|~{3,}|:{3,})(.*)$", line)
+        opener = re.match(LEAD + r"(`{3,}|~{3,}|:{3,})(.*)$", line)
         if opener and fences and opener[1][0] == fences[-1][0][0] and len(opener[1]) >= len(fences[-1][0]) \
                 and not opener[2].strip():
             fences.pop()
