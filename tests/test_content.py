@@ -2,7 +2,7 @@
 and its old addresses redirect to it through Pages' _redirects."""
 from __future__ import annotations
 
-from support import REPO, edit, free_port, get, run_build, tiny_site
+from support import REPO, edit, empty_course, free_port, get, run_build, tiny_site
 
 MOVED = """---
 title: 笔记
@@ -75,3 +75,12 @@ def test_the_pages_are_the_sources_markdown_files_and_not_a_jupyter_checkpoint_o
     pages = load_pages(root / "content", take_snapshot(source_files(root))[0])
     assert [(p.source, p.output) for p in pages] == [("content/404.md", "404.html"), ("content/index.md", "index.html"),
                                                      ("content/notes/a.md", "notes/a.html")]
+
+
+def test_a_site_without_a_home_page_says_to_add_one(tmp_path):
+    root = empty_course(tmp_path / "site")
+    (root / "content/index.md").rename(root / "content/start.md")
+    result = run_build(root, tmp_path / "dist", tmp_path / "cache")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "content/index.md: the site has no home page, which every page links to" in result.stderr
+    assert "href=" not in result.stderr         # (said in the author's terms, not in the HTML's)

@@ -64,6 +64,10 @@ def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifact
                                          "book's page and the course's, or a notebook and a page of the same name): "
                                          "delete one, or publish one elsewhere (front matter `url:`)")
         writers[page.output] = page.source
+    if pages and "index.html" not in writers:
+        problems.add("content/index.md", 0, "the site has no home page, which every page links to (its title, "
+                                            "at the top): add content/index.md, a title and a line `::: materials` "
+                                            "(the course's map), or a notebook content/index.ipynb")
     for output, path in sitemap.images.items():
         writers.setdefault(output, f"content/{output}")
         with open(path, "rb") as handle:
