@@ -32,11 +32,25 @@ ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")        # an object's address differs
 IMAGES = {"image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/svg+xml": "svg"}
 # The representations a page shows, in JupyterLab's order of preference (pages/outputs.py): one per output.
 RICH = ("text/html", "text/markdown", "text/latex", "image/png", "image/jpeg", "image/gif", "image/svg+xml")
+SHOWN_FIRST = RICH[:3]          # what a page (and JupyterLab) shows before any image
 SHELL_REFUSED = ("shell commands ({command}) do not run in the build, which runs only Python: "
                  "use Python instead (pathlib.Path('.').iterdir(), subprocess.run([...]) for a program "
                  "the lab needs), or delete the line")
 # `!pip install X`, `%pip install X` (as this Python's pip), `!python -m pip install X`: skipped, not run.
 PIP_INSTALL = re.compile(r"^(\S*/)?(pip3?|python3?(\.\d+)? -m pip)\s+install\b")
+
+
+def _has_repr(formatter, obj) -> bool:
+    """Whether IPython's `formatter` may make a representation of `obj` (a printer for its type, or its
+    own _repr_*_ method), without making it."""
+    from IPython.utils.dir2 import get_real_method
+    if not formatter.enabled:
+        return False
+    try:
+        formatter.lookup(obj)
+        return True
+    except KeyError:
+        return get_real_method(obj, formatter.print_method) is not None
 
 
 class ShellRefused(RuntimeError):
@@ -111,6 +125,7 @@ class NotebookShell:
         # A cell's code is named as IPython names it in a traceback (In[3]), never by a hash of it:
         # `SyntaxError: ... (In[3], line 2)`, and warnings say `In[3]:2:`.
         self.shell.compile.get_code_name = lambda raw, transformed, number: f"In[{number}]"
+        self.shell.display_formatter.format = self._format
         try:
             import matplotlib.figure
             formatters = self.shell.display_formatter.formatters
@@ -121,6 +136,18 @@ class NotebookShell:
     @property
     def namespace(self) -> dict:
         return self.shell.user_ns
+
+    def _format(self, obj, include=None, exclude=None) -> tuple[dict, dict]:
+        """IPython's representations of `obj`, but an image where it has one a page shows first (HTML,
+        Markdown, LaTeX: SymPy's PNG of its formula, a third of a SymPy notebook's run), which neither
+        the page nor a Jupyter opening the download shows: not made."""
+        every = type(self.shell.display_formatter).format.__get__(self.shell.display_formatter)
+        formatters = self.shell.display_formatter.formatters
+        if include is None and any(_has_repr(formatters[mime], obj) for mime in SHOWN_FIRST if mime in formatters):
+            data, metadata = every(obj, include, [*(exclude or ()), *IMAGES])
+            if any(mime in data for mime in SHOWN_FIRST):
+                return data, metadata
+        return every(obj, include, exclude)
 
     def _refuse(self, command, *args, **kwargs):
         command = str(command).strip().replace(sys.executable, "python")       # (%pip runs this Python's pip)
@@ -163,7 +190,7 @@ class NotebookShell:
     def _kept(self, data: dict) -> dict | None:
         """A display's representations as the build keeps them: text as text (addresses left out),
         a figure or image as the file it was saved to when the page shows it; an image the page does not
-        show (SymPy's PNG beside its LaTeX) stays in the output as Jupyter keeps it, for the download only."""
+        show (one a display made itself beside its HTML) stays in the output, for the download only."""
         kept = {}
         shown = next((mime for mime in RICH if mime in data), None)
         for mime, value in data.items():
