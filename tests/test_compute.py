@@ -232,3 +232,26 @@ def test_after_a_build_no_lab_script_is_parsed_again_for_its_key_or_its_cells(tm
     labs = LabScheduler(load_config(root), tmp_path / "cache", memo=Memo(tmp_path / "cache/memo"))
     assert [job.lab.id for job in labs.todo] == ["tiny"] and parsed[:2] == ["cells", "imports"]
     assert parsed[2:] == ["imports"] * len(labs.todo[0].cells)    # (a lab to run: what it imports is installed?)
+
+
+def test_labs_that_must_run_again_start_longest_first_by_their_last_run(tmp_path):
+    """(The longest started last runs on alone while the other cores idle: a book of notebooks' rebuild
+    took 20.5 s in that order, 15.4 s longest first.)"""
+    from sitegen.labs.labjobs import SECONDS, Job, longest_first
+    jobs = []
+    for name, took in (("a", "1.5"), ("b", None), ("c", "9.25"), ("d", "3")):
+        old = tmp_path / name / "old-key"
+        old.mkdir(parents=True)
+        if took is not None:
+            (old / SECONDS).write_text(took, encoding="ascii")
+        jobs.append(Job(name, (), "new-key", "", tmp_path / name / "new-key"))
+    assert [job.lab for job in longest_first(jobs)] == ["c", "d", "a", "b"]
+    assert [job.lab for job in longest_first(jobs[1:2])] == ["b"]          # (never run: as it stands)
+
+
+def test_a_lab_s_entry_says_how_long_its_run_took(tmp_path):
+    from sitegen.labs.labjobs import SECONDS
+    root = tiny_site(tmp_path / "site")
+    assert run_build(root, tmp_path / "dist", tmp_path / "cache").returncode == 0
+    [took] = (tmp_path / "cache").glob(f"labs/*/*/{SECONDS}")
+    assert 0 < float(took.read_text(encoding="ascii")) < 60

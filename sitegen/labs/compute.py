@@ -24,7 +24,7 @@ from ..project.cells import Cell
 from ..core.errors import DISK_FULL, BuildError, Problem, SourcesChanged, disk_full
 from . import labreads
 from .freeze import stale_frozen
-from .labjobs import PREVIEW, Job, input_of, made_from, plan_jobs
+from .labjobs import PREVIEW, SECONDS, Job, input_of, longest_first, made_from, plan_jobs
 from .labkeys import font_files
 from .labstore import input_bytes, read_results, store
 from .runs import NO_SPACE, LabResult, LabRun
@@ -101,8 +101,9 @@ class LabScheduler:
         self.snapshot = snapshot or {}               # the build's snapshot of the sources, as it started
         # What to do for each lab: take its entry (or frozen/'s), wait for the labs it reads, or run it
         # (labjobs.py); `inputs`: lab id -> what labs reading it get (input_bytes).
-        self.artifacts, self.todo, self.inputs = plan_jobs(cfg, self.cache_dir, self.how, memo, snapshot,
-                                                           use_cache=use_cache, kept=kept, refreeze=refreeze)
+        self.artifacts, todo, self.inputs = plan_jobs(cfg, self.cache_dir, self.how, memo, snapshot,
+                                                      use_cache=use_cache, kept=kept, refreeze=refreeze)
+        self.todo = longest_first(todo)
         self.previewed: dict[str, bytes] = {}    # lab id -> the same, from its preview, until the real run's
         self.running: dict[str, Job] = {}        # the host's name for a job -> the job (previews included)
         self.held: dict[str, tuple[Job, int]] = {}  # lab id -> a finished job and its exit code, whose
@@ -383,6 +384,7 @@ class LabScheduler:
         try:
             store(job.lab, job.key, job.source, self.env, str(job.lab.script.relative_to(self.cfg.root)),
                   run, job.staging / "work", job.staging)
+            (job.staging / SECONDS).write_text(f"{job.ended_after or 0:.3f}", encoding="ascii")
             for old in job.entry.parent.iterdir():   # one entry per lab: drop stale keys
                 if old.name != job.staging.name and not old.name.startswith(TEMPORARY):
                     shutil.rmtree(old)

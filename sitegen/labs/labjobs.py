@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from .resume import KeptLabs
 
 PREVIEW = "preview:"      # the lab host knows a lab's preview run by this and the lab's id
+SECONDS = "seconds"       # in a lab's entry: how long its run took (when it must run again: which first)
 
 
 @dataclass
@@ -135,6 +136,20 @@ def plan_jobs(cfg: SiteConfig, cache_dir: Path, how: dict, memo: Memo, snapshot:
     if plan is not None and not todo:
         labplan.remember(memo, plan, cfg.root, snapshot, artifacts, imports)
     return artifacts, todo, inputs
+
+
+def longest_first(todo: list[Job]) -> list[Job]:
+    """The jobs, those whose last run took longest first (what its entry says, the stale one too; a lab
+    never run is taken as the shortest), so that the longest does not start last on a free core and
+    run on alone; otherwise in the order given (a lab waits for those it reads wherever it stands)."""
+    def took(job: Job) -> float:
+        for entry in (job.entry.parent.iterdir() if job.entry.parent.is_dir() else ()):
+            try:
+                return float((entry / SECONDS).read_text(encoding="ascii"))
+            except (OSError, ValueError):
+                continue
+        return 0.0
+    return sorted(todo, key=lambda job: -took(job))
 
 
 def made_from(art: Artifacts, inputs: dict[str, bytes]) -> bool:
