@@ -172,3 +172,14 @@ def test_a_lab_that_writes_its_own_results_json_keeps_it_as_written(tmp_path):
     _run(tmp_path, script, "script")
     assert not (tmp_path / "work/results.json").exists()
     assert json.loads((tmp_path / "work/out/results.json").read_text(encoding="utf-8")) == {"mine": 1}
+
+
+def test_a_lab_reads_bytecode_beside_the_sources_even_where_the_build_keeps_it_under_a_prefix(tmp_path):
+    """(Under PYTHONPYCACHEPREFIX, a folder a lab may not write, each import of pandas or SymPy was compiled
+    from its source in every run.)"""
+    from support import empty_course, run_build, write_notebook
+    root = empty_course(tmp_path / "site")
+    write_notebook(root / "content/prefix.ipynb", "字节码", "import sys\nprint('prefix:', sys.pycache_prefix)")
+    result = run_build(root, tmp_path / "dist", tmp_path / "cache", env={"PYTHONPYCACHEPREFIX": str(tmp_path / "pyc")})
+    assert result.returncode == 0, result.stderr
+    assert "prefix: None" in (tmp_path / "dist/prefix.html").read_text(encoding="utf-8")

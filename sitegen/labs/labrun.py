@@ -73,6 +73,9 @@ def run_lab(run: LabRun, announce_fd: int | None = None, control_fd: int | None 
             forget_environment_block()
             confinement = confine([run.writable or staging], access.readable, access.network)
             bound_memory(access.memory)
+            # Bytecode is read beside the sources (pip's), not under the build's PYTHONPYCACHEPREFIX, where
+            # the lab may write none: there, each import of pandas or SymPy was compiled anew in every run.
+            sys.pycache_prefix = None
         confined = bool(confinement.get("writes"))
         checkpoints = None if control_fd is None else Checkpointer(reporting, Path(staging), run.writable or staging,
                                                                    recorder, run.budget)
