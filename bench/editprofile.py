@@ -7,6 +7,11 @@
     python bench/editprofile.py --pages 3000              a course of 3,000 prose pages (bench.py's), one of them
     python bench/editprofile.py --pages 3000 --paths      the same prose edit patched in (commands/patch.py)
                                                           and through the whole pipeline, alternately
+    python bench/editprofile.py --book                    the notebook book (notebookbook.py's): a line
+                                                          appended to the last code cell of a notebook;
+                                                          then that notebook's run replayed in this process
+                                                          (no sandbox), timed by part: the shell's start,
+                                                          each cell, output conversion, figures, results
 
 Copies the course (or makes the synthetic one) in a temporary folder, builds it
 once, then `--runs` times appends a sentence to the page and rebuilds in a fresh
@@ -39,6 +44,8 @@ PHASES = [("sitegen.core.sources", "take_snapshot"), ("sitegen.commands.pipeline
 UPKEEP = [("sitegen.commands.pipeline", "as_last_time"), ("sitegen.core.memo", "read_pickled"),
           ("sitegen.pages.nbpage", "notebook_pages"), ("sitegen.render.render", "while_labs_run"),
           ("sitegen.core.memo", "Memo.prune"), ("sitegen.commands.pipeline", "_stamp"),
+          ("sitegen.pages.outputs", "render_outputs"), ("sitegen.pages.outputs", "safe_html"),
+          ("sitegen.render.notebook", "build_notebook"),
           ("sitegen.publish.write", "recover"), ("sitegen.core.memo", "clear_temporaries")]
 MODULES = ["sitegen.commands.pipeline", "sitegen.project.config", "sitegen.labs.compute", "sitegen.pages.content", "sitegen.pages.check",
            "sitegen.render.render", "sitegen.publish.write", "sitegen.publish.htmlcheck", "sitegen.render.search", "sitegen.render.notebook", "markdown.extensions.codehilite",
@@ -97,12 +104,74 @@ def compare_paths(root: Path, page: Path, runs: int, bench) -> None:
     print(f"  {whole / patched:7.2f}×    whole ÷ patched (goal before patch.py goes: ≤ 1.10)")
 
 
+def lab_insides(notebook: Path, runs: int) -> list[str]:
+    """The notebook's run as its lab process makes it, replayed here (no fork, no sandbox: what those
+    add is the build's "LabScheduler.finish" less this), median of `runs`, by part."""
+    code = f"""
+import json, shutil, statistics, sys, tempfile, time
+from pathlib import Path
+sys.path.insert(0, {str(REPO)!r})
+started = time.perf_counter()
+import numpy, matplotlib.pyplot, PIL.Image          # (what the lab host imports before any lab)
+from sitegen.labs import labipython, labrun
+from sitegen.project.nbsource import cells_of, load
+times = {{"host's imports": time.perf_counter() - started}}
+cells = []
+def timed(owner, name, key=None):
+    real = getattr(owner, name)
+    def wrapper(*args, **kwargs):
+        begun = time.perf_counter()
+        try:
+            return real(*args, **kwargs)
+        finally:
+            spent = time.perf_counter() - begun
+            if key == "cell":
+                cells.append(spent)
+            else:
+                times[key or name] = times.get(key or name, 0.0) + spent
+    setattr(owner, name, wrapper)
+timed(labipython.NotebookShell, "__init__", "the shell's start (IPython)")
+timed(labipython.NotebookShell, "run", "cell")
+timed(labipython.NotebookShell, "_kept", "output conversion")
+timed(labipython.NotebookShell, "_format", "representations (IPython's formatters)")
+timed(labrun, "_quantized", "figures re-encoded (in threads)")
+timed(labrun, "_snapshot", "the folder's listing, before and after each cell")
+timed(labrun, "namespace_results", "results.json from the namespace")
+notebook = Path({str(notebook)!r})
+root = notebook.parents[2] if (notebook.parents[2] / "site.yaml").exists() else notebook.parents[1]
+from sitegen.project.nbsource import lay_folder
+with tempfile.TemporaryDirectory() as tmp:
+    work, _, _ = lay_folder(root, str(notebook.relative_to(root)), Path(tmp))     # (as its lab's: links)
+    source = load(root, str(notebook.relative_to(root)), None, None)
+    begun = time.perf_counter()
+    labrun.run_cells(str(notebook), cells_of(source), str(work), display="jupyter")
+    times["run_cells, in all"] = time.perf_counter() - begun
+times["its cells, in all"] = sum(cells)
+slowest = sorted(cells, reverse=True)[:3]
+print(json.dumps({{"times": times, "cells": len(cells), "slowest": slowest}}))
+"""
+    found = []
+    for _ in range(runs):
+        done = subprocess.run([sys.executable, "-c", code], cwd=notebook.parent, capture_output=True, text=True,
+                              env={**__import__("os").environ, "MPLBACKEND": "Agg"})
+        if done.returncode != 0:
+            sys.exit(done.stderr[-3000:])
+        found.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    lines = [f"\n{notebook.name} run as its lab runs it, in this process, median of {runs}:"]
+    for key in found[0]["times"]:
+        lines.append(f"  {statistics.median(f['times'].get(key, 0.0) for f in found) * 1000:7.0f} ms  {key}")
+    lines.append(f"  ({found[0]['cells']} cells; the slowest: "
+                 f"{', '.join(f'{s * 1000:.0f} ms' for s in found[0]['slowest'])})")
+    return lines
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--page", help="the page to edit (default: the guide, or lab07's page)")
     parser.add_argument("--labs", type=int, default=0, help="a synthetic course of this many labs (bench.py's)")
     parser.add_argument("--pages", type=int, default=0, help="a course of this many prose pages (bench.py's)")
     parser.add_argument("--runs", type=int, default=9)
+    parser.add_argument("--book", action="store_true", help="the notebook book (notebookbook.py's), a notebook's code edit")
     parser.add_argument("--paths", action="store_true", help="time the edit patched in and built whole, alternately")
     parser.add_argument("--whole", action="store_true", help="time the parts with patch.py declining the edit")
     parser.add_argument("--child", help=argparse.SUPPRESS)
@@ -114,7 +183,12 @@ def main() -> int:
     import bench
     env = bench.ENV
     with tempfile.TemporaryDirectory(prefix="editprofile-") as tmp:
-        if args.pages:
+        if args.book:
+            import notebookbook
+            root = Path(tmp) / "book"
+            laid = notebookbook.lay(root)
+            page = root / args.page if args.page else laid[notebookbook.EDITED[0]]
+        elif args.pages:
             root = bench.make_pages(Path(tmp) / "course", args.pages)
             page = root / (args.page or "content/notes/n0007.md")
         elif args.labs:
@@ -131,8 +205,11 @@ def main() -> int:
         for i in range(args.runs):
             for mode in ("plain", "parts"):
                 time.sleep(0.2)
-                edit = f"\nprint('edit {i} {mode}')\n" if page.suffix == ".py" else f"\n第{i}{mode}句。\n"
-                page.write_text(page.read_text(encoding="utf-8") + edit, encoding="utf-8")
+                if page.suffix == ".ipynb":
+                    notebookbook.edit_cell(page, "code", f"\nedit_{i}_{mode} = {i}\n")
+                else:
+                    edit = f"\nprint('edit {i} {mode}')\n" if page.suffix == ".py" else f"\n第{i}{mode}句。\n"
+                    page.write_text(page.read_text(encoding="utf-8") + edit, encoding="utf-8")
                 if mode == "plain":
                     wall.append(bench.run_once(bench.build_command(root)) * 1000)
                 else:
@@ -140,6 +217,7 @@ def main() -> int:
                                           capture_output=True, text=True)
                     parts.append(json.loads(done.stdout.strip().splitlines()[-1]))
             start.append(bench.run_once([sys.executable, "-c", "pass"]) * 1000)
+        insides = lab_insides(page, args.runs) if page.suffix == ".ipynb" else []
     median = {key: statistics.median(p.get(key, 0.0) for p in parts) for key in parts[0]}
     phases = sum(median.get(name, 0.0) for _, name in PHASES if name not in ("take_snapshot", "fingerprint"))
     print(f"edit of {page.relative_to(root)}, median of {args.runs}: {statistics.median(wall):.0f} ms "
@@ -152,6 +230,7 @@ def main() -> int:
     print(f"  {rest:6.1f} ms  the rest of build(): locks, the lab host, state and memo upkeep, of which")
     for _, name in UPKEEP:
         print(f"  {median.get(name, 0.0):13.1f} ms  {name}")
+    print("\n".join(insides))
     return 0
 
 
