@@ -332,6 +332,10 @@ LIST_TABLES = """
     格子里的框。
     ````
 `````
+
+表后的脚注[^after]。
+
+[^after]: 一个脚注。
 """
 
 
@@ -432,3 +436,23 @@ def test_callouts_and_numbered_things_are_valid_html_and_accessible_light_and_da
             context.close()
     finally:
         server.shutdown()
+
+
+def test_footnotes_as_myst_quarto_and_github_write_them_are_numbered_links_listed_at_the_page_s_end(tmp_path):
+    """(`[^name]` is MyST's, Pandoc's and GitHub's footnote: before, it showed raw on the page.)"""
+    from sitegen.commands.pipeline import build
+    from helpers import Elements
+    root = empty_course(tmp_path / "site")
+    (root / "content/notes.md").write_text(
+        "---\ntitle: 脚注\n---\n正文[^first]。\n\n::: note\n框里[^box]。\n::: end\n\n"
+        "```{list-table}\n* - ```md\n    [^x]\n    ```\n  - 格子[^first]\n```\n\n"
+        "[^box]: 框的脚注。\n[^first]: 第一个脚注，**加粗**。\n", encoding="utf-8")
+    build(root, tmp_path / "dist", cache=tmp_path / "cache", strict=True)
+    shown = (tmp_path / "dist/notes.html").read_text(encoding="utf-8")
+    page = Elements(shown)
+    refs = page.find("a", **{"class": "footnote-ref"})
+    assert [(e[1]["href"], e[2]) for e in refs] == [("#fn-first", "1"), ("#fn-box", "2"), ("#fn-first", "1")]
+    [notes] = page.find("div", **{"class": "footnote"})
+    assert notes[1]["role"] == "doc-endnotes" and notes[1]["aria-label"] == "脚注"
+    assert [e[1]["id"] for e in page.find("li") if e[1].get("id", "").startswith("fn-")] == ["fn-first", "fn-box"]
+    assert "[^first]" not in shown and "[^box]" not in shown and "[^x]" in shown       # (code shows as written)

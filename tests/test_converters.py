@@ -15,7 +15,7 @@ def _snapshot(folder):
 
 
 def test_headings_keep_chinese_in_their_ids_and_external_links_get_rel_noopener():
-    md = markdown_converter({"heading_link": "链接到本节"})
+    md = markdown_converter({"heading_link": "链接到本节", "footnote_back": "回到正文（脚注 {n}）"})
     html = md.convert("## 注意力：为什么？\n\n[外部](https://example.org) 与 [本站](guide.html)\n")
     assert 'id="注意力为什么"' in html and 'title="链接到本节"' in html
     assert '<a href="https://example.org" rel="noopener">' in html and '<a href="guide.html">' in html
@@ -67,7 +67,7 @@ def test_a_template_edited_after_the_build_s_snapshot_is_never_rendered(tmp_path
 
 
 def test_an_aligned_markdown_table_gets_classes_not_the_style_attribute_the_csp_forbids():
-    md = markdown_converter({"heading_link": "链接到本节"})
+    md = markdown_converter({"heading_link": "链接到本节", "footnote_back": "回到正文（脚注 {n}）"})
     html = md.convert("| 名 | 值 |\n|:-:|--:|\n| a | 1 |\n")
     assert "style=" not in html
     assert '<th class="align-center">名</th>' in html and '<td class="align-right">1</td>' in html

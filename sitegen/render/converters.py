@@ -102,10 +102,13 @@ def _environment(root: Path, memo_folder: Path | None) -> jinja2.Environment:
 def markdown_converter(words: dict) -> markdown.Markdown:
     """A converter (reset before each page). Extensions are given as objects: named ones would have
     Markdown look through every installed package's entry points first (10-20 ms per build)."""
-    from markdown.extensions import attr_list, codehilite, def_list, fenced_code, sane_lists, tables, toc
+    from markdown.extensions import attr_list, codehilite, def_list, fenced_code, footnotes, sane_lists, tables, toc
     return markdown.Markdown(extensions=[
         tables.TableExtension(), attr_list.AttrListExtension(), fenced_code.FencedCodeExtension(),
         sane_lists.SaneListExtension(), def_list.DefListExtension(),     # (a glossary: a term and its definition)
+        # Footnotes, as MyST, Pandoc (Quarto) and GitHub write them: `[^name]` and `[^name]: text` anywhere on
+        # the page (it is one conversion), numbered in the order they are referred to, listed at its end.
+        footnotes.FootnoteExtension(SEPARATOR="-", USE_DEFINITION_ORDER=False, BACKLINK_TITLE=words["footnote_back"].replace("%", "%%").replace("{n}", "%d")),
         toc.TocExtension(**TOC_CONFIG, slugify=slugify, permalink_title=words["heading_link"]),
         codehilite.CodeHiliteExtension(css_class="highlight", guess_lang=False), ExternalLinks()])
 

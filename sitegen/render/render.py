@@ -346,7 +346,8 @@ class Renderer:
             parts.append(placeholder(cited))
         md = self.markdown.reset()
         body = md.convert("\n".join(parts)).replace('class="heading-anchor"',
-                                                      'class="heading-anchor" data-search-ignore')
+                                                      'class="heading-anchor" data-search-ignore').replace(
+            '<div class="footnote">', f'<div class="footnote" role="doc-endnotes" aria-label="{html.escape(self.words["footnotes"])}">', 1)
         # One pass over the page, not one per placeholder (a page of 10,000 formulas was quadratic);
         # what a placeholder stands for may hold others (a figure's caption, its formulas).
         def fill(match) -> str:

@@ -22,7 +22,7 @@ its labelled formulas, references, exercises, citations and glossary terms, and 
 them; its code cells whose tags (Jupyter Book's) or #| options (Quarto's) ask that their code be left
 out, folded or shown, and how many the page shows as asked (their code found in its <pre>s, or not);
 the warnings the build gave; and raw markup in the page's text outside code (a directive's fence,
-a role's {name}, a (label)= target, an alert's [!KIND]), which must be none. A chapter that uses
+a role's {name}, a (label)= target, an alert's [!KIND], a footnote's [^name]), which must be none. A chapter that uses
 {term} is laid with its book's glossary page, where its terms are defined.
 """
 from __future__ import annotations
@@ -73,7 +73,8 @@ KINDS = "note|tip|warning|important|caution|admonition|dropdown|hint|seealso|att
 # Where a block may open: at the margin, or in a list item (a list-table's cell: `* - `, `  - `, its lines indented).
 LEAD = r"^(?:\s*[*+-]\s+)*\s*"
 CALLOUT = re.compile(rf"{LEAD}(?:(?:`{{3,}}|~{{3,}}|:{{3,}})\{{(?:{KINDS})\}}|:{{3,}} *\{{[^}}]*\.callout-(?:note|tip|warning|important|caution)|> ?\[!(?:NOTE|TIP|WARNING|IMPORTANT|CAUTION)\])")
-RAW = re.compile(r"(?:`{3}|:{3})\{[a-z-]+\}|\{[a-z][\w:-]*\}`|^\([^()\s]+\)=$|\[!(?:NOTE|TIP|WARNING|IMPORTANT|CAUTION)\]", re.M)
+RAW = re.compile(r"(?:`{3}|:{3})\{[a-z-]+\}|\{[a-z][\w:-]*\}`|^\([^()\s]+\)=$|\[!(?:NOTE|TIP|WARNING|IMPORTANT|CAUTION)\]"
+                 r"|\[\^[^\]\s]+\]", re.M)      # (the last: a footnote's marker)
 SITE = "site:\n  title: Chapters\n  base_url: https://example.invalid\n  language: en\n"
 
 
