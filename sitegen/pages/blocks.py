@@ -359,9 +359,10 @@ def _render_end(r, page: Page, block: Block, art) -> str:
     opener = closers(page.blocks)[position(page, block)]
     if opener.kind == "exercise":
         return _render_practice(r, page, block, art)
-    if opener.kind in ("list-table", "row", "entry"):
-        return {"list-table": r.render_template("partials/list_table.html", part="end"), "row": "</tr>",
-                "entry": "</th>" if _render_list_table(r, page, opener, art) != "<td>" else "</td>"}[opener.kind]
+    if opener.kind == "list-table":
+        return r.render_template("partials/list_table.html", part="end")
+    if opener.kind in ("row", "entry"):
+        return "</tr>" if opener.kind == "row" else "</td>" if _render_list_table(r, page, opener, art) == "<td>" else "</th>"
     return r.render_template("partials/callout.html", part="end", fold=opener.options.get("fold"))
 
 
@@ -445,8 +446,8 @@ KINDS = {
     "check": Kind(1, {"tolerance": None, "prompt": None}, _check_check, _render_check,
                   scripts=lambda art: ("check.js",)),
     "materials": Kind(0, {}, _nothing_to_check, _render_materials, needs_lab=False),
-    "list-table": Kind(0, {"header-rows": tuple(map(str, range(10))), "title": None}, _nothing_to_check, _render_list_table, needs_lab=False,
-                       container=True, nests=True),
+    "list-table": Kind(0, {"header-rows": tuple(map(str, range(10))), "title": None}, _nothing_to_check,
+                       _render_list_table, needs_lab=False, container=True, nests=True),
     "row": Kind(0, {}, _nothing_to_check, _render_list_table, needs_lab=False, container=True, nests=True,
                 within="list-table"),
     "entry": Kind(0, {}, _nothing_to_check, _render_list_table, needs_lab=False, container=True, nests=True,
