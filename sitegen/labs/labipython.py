@@ -125,6 +125,7 @@ class NotebookShell:
         # A cell's code is named as IPython names it in a traceback (In[3]), never by a hash of it:
         # `SyntaxError: ... (In[3], line 2)`, and warnings say `In[3]:2:`.
         self.shell.compile.get_code_name = lambda raw, transformed, number: f"In[{number}]"
+        self._every_format = self.shell.display_formatter.format          # (IPython's own, called by _format)
         self.shell.display_formatter.format = self._format
         try:
             import matplotlib.figure
@@ -141,7 +142,7 @@ class NotebookShell:
         """IPython's representations of `obj`, but an image where it has one a page shows first (HTML,
         Markdown, LaTeX: SymPy's PNG of its formula, a third of a SymPy notebook's run), which neither
         the page nor a Jupyter opening the download shows: not made."""
-        every = type(self.shell.display_formatter).format.__get__(self.shell.display_formatter)
+        every = self._every_format
         formatters = self.shell.display_formatter.formatters
         if include is None and any(_has_repr(formatters[mime], obj) for mime in SHOWN_FIRST if mime in formatters):
             data, metadata = every(obj, include, [*(exclude or ()), *IMAGES])
