@@ -6,6 +6,8 @@
     python bench/ab.py f5fb642 --pages 3000    and a course of 3,000 prose pages: no change, a prose edit
     python bench/ab.py f5fb642 --serve 30      and `serve`: save -> reloaded page in Chromium (serveloop.py),
                                                the median and p95 of 30 saves a side, in alternating rounds
+    python bench/ab.py f5fb642 --book          and the book of 8 real notebooks (notebookbook.py's): clean,
+                                               no change, a word of prose, the last code cell of two edited
 
 The other commit is checked out in a temporary worktree. Each side builds its
 own copies of the courses (their caches are kept apart: two generators may key
@@ -38,6 +40,7 @@ def main() -> int:
     parser.add_argument("--pages", type=int, default=0, help="also a course of this many prose pages")
     parser.add_argument("--serve", type=int, default=0, metavar="SAVES",
                         help="also serve's save -> reloaded page, this many saves a side (serveloop.py)")
+    parser.add_argument("--book", action="store_true", help="also the book of real notebooks (notebookbook.py's)")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench-ab-"))
     atexit.register(shutil.rmtree, tmp, True)
@@ -63,6 +66,8 @@ def main() -> int:
         prose = {side: make_pages(tmp / f"pages-{side}", args.pages) for side in trees}
         scenarios += [(f"no change: {args.pages} prose pages", prose, lambda root: lambda pair: None),
                       (f"prose edit: {args.pages} prose pages, one of them", prose, "content/notes/n0007.md")]
+    if args.book:
+        scenarios += book_scenarios(tmp, trees)
 
     for _, roots, _ in scenarios:           # labs computed, caches and outputs made, before timing
         for side, root in roots.items():
@@ -84,6 +89,25 @@ def main() -> int:
     if args.serve:
         serve_rows(tmp, trees, args.serve)
     return 0
+
+
+def book_scenarios(tmp: Path, trees: dict[str, Path]) -> list:
+    """notebookbook.py's rows, each side with its own copy of the book."""
+    from notebookbook import BOOK, EDITED, edit_cell, lay
+    books = {side: tmp / f"book-{side}" for side in trees}
+    notebooks = {side: lay(root) for side, root in books.items()}
+
+    def edit(index: int, kind: str):
+        def how(root: Path):
+            side = next(side for side, book in books.items() if book == root)
+            text = " Edited {}." if kind == "markdown" else "\nbench_edit_{} = 0\n"
+            return lambda pair: edit_cell(notebooks[side][index], kind, text.format(pair))
+        return how
+    first = Path(BOOK[EDITED[0]][1]).name
+    return [("clean build: the notebook book (8 notebooks)", books, clean),
+            ("no change: the notebook book", books, lambda root: lambda pair: None),
+            (f"prose edit: {first}", books, edit(EDITED[0], "markdown")),
+            *((f"last code cell edited: {Path(BOOK[index][1]).name}", books, edit(index, "code")) for index in EDITED)]
 
 
 def serve_rows(tmp: Path, trees: dict[str, Path], saves: int, rounds: int = 3) -> None:

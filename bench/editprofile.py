@@ -112,9 +112,13 @@ import json, shutil, statistics, sys, tempfile, time
 from pathlib import Path
 sys.path.insert(0, {str(REPO)!r})
 started = time.perf_counter()
-import numpy, matplotlib.pyplot, PIL.Image          # (what the lab host imports before any lab)
-from sitegen.labs import labipython, labrun
+from sitegen.labs.warm import modules_for, warm
 from sitegen.project.nbsource import cells_of, load
+notebook = Path({str(notebook)!r})
+root = notebook.parents[2] if (notebook.parents[2] / "site.yaml").exists() else notebook.parents[1]
+source = load(root, str(notebook.relative_to(root)), None, None)
+warm(modules_for([cell.source for cell in cells_of(source)], jupyter=True))  # (what the lab host imports for it)
+from sitegen.labs import labipython, labrun
 times = {{"host's imports": time.perf_counter() - started}}
 cells = []
 def timed(owner, name, key=None):
@@ -137,12 +141,9 @@ timed(labipython.NotebookShell, "_format", "representations (IPython's formatter
 timed(labrun, "_quantized", "figures re-encoded (in threads)")
 timed(labrun, "_snapshot", "the folder's listing, before and after each cell")
 timed(labrun, "namespace_results", "results.json from the namespace")
-notebook = Path({str(notebook)!r})
-root = notebook.parents[2] if (notebook.parents[2] / "site.yaml").exists() else notebook.parents[1]
 from sitegen.project.nbsource import lay_folder
 with tempfile.TemporaryDirectory() as tmp:
     work, _, _ = lay_folder(root, str(notebook.relative_to(root)), Path(tmp))     # (as its lab's: links)
-    source = load(root, str(notebook.relative_to(root)), None, None)
     begun = time.perf_counter()
     labrun.run_cells(str(notebook), cells_of(source), str(work), display="jupyter")
     times["run_cells, in all"] = time.perf_counter() - begun

@@ -21,7 +21,8 @@ the error, as in Jupyter). Rows:
   notebook's plain run, alternated with the build (pairs), and the goal is 1.3x it + 0.3 s.
 
 The plain run of a notebook is its code cells, each line that is IPython's own (a %magic, a !command)
-left out (a %%timeit cell's body run once), in one `python` process in the notebook's folder, with
+left out (a %%timeit cell's body and a %timeit line's statement timed as IPython times them), in one
+`python` process in the notebook's folder, with
 Matplotlib's Agg backend.
 """
 from __future__ import annotations
@@ -92,20 +93,43 @@ def lay(root: Path) -> list[Path]:
 
 def plain_script(notebook: Path) -> str:
     """The notebook's code cells as one plain script (IPython's own lines left out), each run on where
-    the one before raised (as a notebook whose errors are its lesson runs)."""
+    the one before raised (as a notebook whose errors are its lesson runs). A `%%timeit` cell, or a
+    `%timeit` line, times its code as IPython does (timeit's loops until 0.2 s, 7 repeats, or its -n and
+    -r): that work is the notebook's."""
     cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
     codes = []
     for cell in cells:
         text = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
         if cell["cell_type"] != "code":
             continue
-        if text.lstrip().startswith(("%%time", "%%capture")):      # (its body, once)
-            text = text.lstrip().split("\n", 1)[1] if "\n" in text.lstrip() else ""
-        elif text.lstrip().startswith("%%"):                         # (another language's: not Python)
+        first, _, body = text.lstrip().partition("\n")
+        if first.startswith("%%timeit"):
+            codes.append((_timing(first)[0], body))
             continue
-        codes.append("\n".join(line for line in text.splitlines() if not line.lstrip().startswith(("%", "!"))))
-    return (f"CELLS = {codes!r}\nspace = {{'__name__': '__main__'}}\nfor code in CELLS:\n    try:\n"
-            "        exec(compile(code, '<cell>', 'exec'), space)\n    except Exception:\n        pass\n")
+        if first.startswith(("%%time", "%%capture")):               # (its body, once)
+            text = body
+        elif first.startswith("%%"):                                  # (another language's: not Python)
+            continue
+        for line in text.splitlines():
+            if line.lstrip().startswith("%timeit "):
+                codes.append(_timing(line))
+        codes.append((None, "\n".join(line for line in text.splitlines() if not line.lstrip().startswith(("%", "!")))))
+    return (f"import timeit\nCELLS = {codes!r}\nspace = {{'__name__': '__main__'}}\nfor timing, code in CELLS:\n"
+            "    try:\n        if timing is None:\n            exec(compile(code, '<cell>', 'exec'), space)\n"
+            "            continue\n        timer = timeit.Timer(code, globals=space)\n"
+            "        timer.repeat(timing[1], timing[0] or timer.autorange()[0])\n"
+            "    except Exception:\n        pass\n")
+
+
+def _timing(magic: str) -> tuple[tuple[int, int], str]:
+    """((loops, repeats), the statement) of a %timeit or %%timeit line (its -n and -r; 0 loops: as many
+    as fill 0.2 s)."""
+    words, loops, repeats = magic.split()[1:], 0, 7
+    while words and words[0].startswith("-"):
+        flag = words.pop(0)
+        if flag in ("-n", "-r") and words and words[0].isdigit():
+            loops, repeats = (int(words.pop(0)), repeats) if flag == "-n" else (loops, int(words.pop(0)))
+    return (loops, repeats), " ".join(words)
 
 
 def timed(command: list[str], cwd: Path) -> tuple[float, float]:

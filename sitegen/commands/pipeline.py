@@ -202,16 +202,17 @@ def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: boo
     from ..labs.compute import LabScheduler
     from ..project.nbsource import edits_notebook, text_notebooks
     # When what labs are made of changed since the last build, labs may have to run: their host
-    # starts importing NumPy and Matplotlib now, while this process reads the configuration and
-    # works out which must. After an edit elsewhere (a page, a template), only if one must.
+    # starts now, importing what the edited labs import, while this process reads the configuration
+    # and works out which must. After an edit elsewhere (a page, a template), only if one must.
     host = None
     if kept is not None:
         host = kept.lab_host()
     elif edited is None or any(rel.startswith(LAB_SOURCES) for rel in edited) or edits_notebook(root, edited):
         from ..labs.labhost import LabHost
+        from ..labs.warm import modules_edited
         if before_labs is not None:
             before_labs()
-        host = LabHost()
+        host = LabHost(warm=modules_edited(root, edited or ()))
     try:
         memo = Memo(cache / MEMO, verify)
         cfg = _config(root, memo, snapshot, base_url)

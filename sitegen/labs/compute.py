@@ -29,6 +29,7 @@ from .labkeys import font_files
 from .labstore import input_bytes, read_results, store
 from .runs import NO_SPACE, LabResult, LabRun
 from .sandbox import Access
+from .warm import modules_for
 from ..core.cachedir import MEMO
 from ..core.memo import TEMPORARY, Memo, environment
 from ..core.sources import read_bytes
@@ -226,7 +227,8 @@ class LabScheduler:
             staging=str(job.staging), workdir=str(here), result=str(job.result), preview=job.preview,
             watch=watch, provided=tuple(job.provided),
             access=self._access._replace(memory=(job.lab.memory or default_memory()) * 2**20),
-            writable=str(writable) if writable else None, budget=budget, resume=job.resume if budget else 0))
+            writable=str(writable) if writable else None, budget=budget, resume=job.resume if budget else 0,
+            warm=modules_for((cell.source for cell in job.cells), job.lab.display == "jupyter")))
         job.started = time.monotonic()
         self.running[job.name] = job
 

@@ -34,6 +34,7 @@ import socket
 
 from ..core.errors import disk_full
 from .runs import NO_SPACE, LabRun
+from .warm import warm
 from .checkpoint import INPUTS_READY, MEASURE  # noqa: F401 - (compute.py's too) a lab's results.json is final
 RELEASED = "released"  # the host's answer to "release": every run it held is stopped
 
@@ -130,6 +131,7 @@ class _Host:
             pid = self._resume(job_id, run.resume, source, run, (done_write, theirs.fileno()))
         if pid is None:
             from .labrun import run_lab
+            warm(run.warm)
             source = None
             pid = os.fork()
             if pid == 0:
@@ -247,12 +249,12 @@ class _Host:
         self.conn.send((RELEASED, 0))
 
 
-def _host(conn, builds_end, keep: int = 0) -> None:
+def _host(conn, builds_end, keep: int = 0, modules: tuple[str, ...] = ()) -> None:
     """The host's loop: warm up, then fork one process per lab asked for, report each as done."""
     from multiprocessing.connection import wait
 
     from ..core.lock import forget_in_child
-    from .labrun import preload
+    from .labrun import host_setup
     forget_in_child()           # the build's locks stay the build's
     gc.enable()                 # the build runs without the cycle collector; labs run with it
     builds_end.close()          # so that the build's death reads as end of file here
@@ -261,7 +263,8 @@ def _host(conn, builds_end, keep: int = 0) -> None:
         _subreaper()
     signal.signal(signal.SIGTERM, host.stop)
     signal.signal(signal.SIGINT, signal.SIG_IGN)      # Ctrl-C is the build's to handle: it stops us
-    preload()
+    host_setup()
+    warm(modules)
     while True:
         for ready in wait([conn, *host.children, *host.controls, *host.owed]):
             if ready is conn:
@@ -301,11 +304,11 @@ class LabHost:
     build) takes checkpoints of the labs it runs, each lab's at most `keep` bytes, and outlives the
     builds: at a build's end `stop()` stops only the labs still running, and `close()` ends it."""
 
-    def __init__(self, keep: int = 0):
+    def __init__(self, keep: int = 0, warm: tuple[str, ...] = ()):
         self.keep = keep
         context = multiprocessing.get_context("fork")
         self.conn, theirs = context.Pipe()
-        self.process = context.Process(target=_host, args=(theirs, self.conn, keep), daemon=True)
+        self.process = context.Process(target=_host, args=(theirs, self.conn, keep, warm), daemon=True)
         # Born with SIGTERM ending it quietly and deaf to Ctrl-C (the build's to handle), not with
         # the build's handlers: stopped while still importing, it must print no traceback.
         handlers = signal.signal(signal.SIGTERM, signal.SIG_DFL), signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -25,6 +25,8 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .warm import when_imported
+
 if TYPE_CHECKING:
     from ..project.cells import Cell
 
@@ -127,12 +129,8 @@ class NotebookShell:
         self.shell.compile.get_code_name = lambda raw, transformed, number: f"In[{number}]"
         self._every_format = self.shell.display_formatter.format          # (IPython's own, called by _format)
         self.shell.display_formatter.format = self._format
-        try:
-            import matplotlib.figure
-            formatters = self.shell.display_formatter.formatters
-            formatters["image/png"].for_type(matplotlib.figure.Figure, self._figure)
-        except ImportError:
-            pass        # the lab reports what it misses
+        # (IPython looks the type up once the lab imported Matplotlib)
+        self.shell.display_formatter.formatters["image/png"].for_type_by_name("matplotlib.figure", "Figure", self._figure)
 
     @property
     def namespace(self) -> dict:
@@ -249,12 +247,22 @@ class InlineNotebook:
         self.shell = NotebookShell(folder, self._save)
         if not notebook:            # (a script lab shown as Jupyter shows it has a file; a notebook has none)
             self.shell.namespace["__file__"] = script
-        try:
-            import matplotlib.figure
-            import matplotlib.pyplot as plt
-        except ImportError:
-            return                  # the lab reports what it misses
-        original = matplotlib.figure.Figure.savefig
+        when_imported("matplotlib", self._choose_backend)
+        when_imported("matplotlib.figure", self._name_saved)
+        when_imported("matplotlib.pyplot", self._show_inline)
+
+    @staticmethod
+    def _choose_backend(matplotlib) -> None:
+        chosen = matplotlib.use
+
+        def use(backend, *args, **kwargs):      # an interactive notebook backend: a page's figures are inline
+            if str(backend).lower() not in INTERACTIVE_BACKENDS:
+                chosen(backend, *args, **kwargs)
+        matplotlib.use = use
+
+    def _name_saved(self, figures) -> None:
+        """A figure the lab saved as a PNG in its folder is shown as that file."""
+        original, folder = figures.Figure.savefig, self.folder
 
         def savefig(figure, *args, **kwargs):
             target = args[0] if args else kwargs.get("fname")
@@ -264,14 +272,10 @@ class InlineNotebook:
             else:
                 self.saved.setdefault(id(figure), None)
             return original(figure, *args, **kwargs)
-        matplotlib.figure.Figure.savefig = savefig
-        plt.show = lambda *args, **kwargs: self._flush()
-        chosen = matplotlib.use
+        figures.Figure.savefig = savefig
 
-        def use(backend, *args, **kwargs):      # an interactive notebook backend: a page's figures are inline
-            if str(backend).lower() not in INTERACTIVE_BACKENDS:
-                chosen(backend, *args, **kwargs)
-        matplotlib.use = use
+    def _show_inline(self, pyplot) -> None:
+        pyplot.show = lambda *args, **kwargs: self._flush()
 
     @property
     def namespace(self) -> dict:

@@ -24,10 +24,11 @@ from ..core.errors import DISK_FULL, disk_full
 from ..project.cells import RAISES, Cell, cell_code
 from .labipython import InlineNotebook, figure_outputs
 from ..project.nbsource import runs_as_notebook
-from ..project.figurefonts import MISSING_GLYPH, NO_GLYPH, use
+from ..project.figurefonts import MISSING_GLYPH, NO_GLYPH, fall_back, use
 from .svg import inert_svg
 from .labreads import Recorder, imported_packages, unrecorded
 from .runs import LabResult, LabRun
+from .warm import when_imported
 
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 WRITE_ONLY_HERE = ("labs may write only in their own working folder, where they run, and read only the course's "
@@ -60,10 +61,10 @@ def run_lab(run: LabRun, announce_fd: int | None = None, control_fd: int | None 
         recorder.declared = access.variables
     reporting = Reporting(run.result, announce_fd, control_fd)
     try:
-        with unrecorded():
-            use(run.fonts)
+        use()
+        when_imported("matplotlib", lambda _: _unrecorded(fall_back, run.fonts))
         if run.preview:
-            _draw_nothing()
+            when_imported("matplotlib.figure", _draw_nothing)
         tmp = Path(staging) / "tmp"
         tmp.mkdir(exist_ok=True)
         with unrecorded():
@@ -130,12 +131,13 @@ def bound_memory(limit: int) -> None:
     MEMORY[0] = limit
 
 
-def _draw_nothing() -> None:
-    try:
-        import matplotlib.figure
-    except ImportError:
-        return                  # the lab reports what it misses
-    matplotlib.figure.Figure.savefig = lambda *args, **kwargs: None
+def _unrecorded(call, *args) -> None:
+    with unrecorded():
+        call(*args)
+
+
+def _draw_nothing(figure) -> None:
+    figure.Figure.savefig = lambda *args, **kwargs: None
 
 
 def _hand_on_results(workdir: Path, staging: Path, announce) -> None:
@@ -422,24 +424,18 @@ def _non_finite_arrays(path: Path) -> list[str]:
                 if np.issubdtype(data[name].dtype, np.number) and not np.isfinite(data[name]).all()]
 
 
-PRELOAD = ("numpy", "matplotlib.pyplot", "PIL.Image", "sitegen.labs.labbackend")
 LAB_BACKEND = "module://sitegen.labs.labbackend"      # Agg, with fast intermediate PNGs
 
 
-def preload() -> None:
-    """Import what labs use once, in the lab host, so that every lab forked from it starts warm.
+def host_setup() -> None:
+    """In the lab host, once: what every lab forked from it finds done. The libraries a lab imports
+    are imported there before it is forked (warm.py).
 
     Each lab still gets a process of its own (forked from this clean state),
     so no lab sees another's global state: the bytes do not depend on which
     labs share a worker or run in parallel.
     """
     os.environ["MPLBACKEND"] = LAB_BACKEND
-    import importlib
-    for name in PRELOAD:
-        try:
-            importlib.import_module(name)
-        except ImportError:
-            pass    # the lab reports what it misses
     import platform
     platform.platform()     # cached for every lab: it runs `uname -p` once, a process no lab then starts
 

@@ -37,6 +37,7 @@ class LabRun:
     writable: str | None = None     # serve's: the folder holding `staging` that it may write instead
     budget: int = 0                 # serve's: bytes of memory its checkpoints may hold; 0: it takes none
     resume: int = 0                 # serve's: start from its checkpoint after this cell, if the host has one
+    warm: tuple[str, ...] = ()      # what the host imports before it forks the run (warm.py)
 
 
 @dataclass

@@ -70,13 +70,17 @@ def setup_code(specs: tuple[str, ...], comment: str = "") -> str:
     return "".join(f"# {line}\n" for line in comment.format(packages=packages).splitlines()) + SETUP.format(fonts=fonts)
 
 
-def use(specs: tuple[str, ...]) -> None:
-    """In a lab's process, before its cells: figures fall back on these fonts, and a character that
-    no font of a figure has is an error (Matplotlib only warns, and draws an empty box)."""
+def use() -> None:
+    """In a lab's process, before its cells: a character that no font of a figure has is an error
+    (Matplotlib only warns, and draws an empty box)."""
     import logging
     import warnings
     warnings.filterwarnings("error", message=MISSING_GLYPH)
     # A fallback font without a bold face is used at its regular weight, with a log line per text.
     logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)
+
+
+def fall_back(specs: tuple[str, ...]) -> None:
+    """In a lab's process, once it imported Matplotlib: figures fall back on these fonts."""
     if specs:
         exec(setup_code(specs), {"__name__": "figurefonts"})
