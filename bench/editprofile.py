@@ -139,7 +139,7 @@ timed(labipython.NotebookShell, "run", "cell")
 timed(labipython.NotebookShell, "_kept", "output conversion")
 timed(labipython.NotebookShell, "_format", "representations (IPython's formatters)")
 timed(labrun, "_quantized", "figures re-encoded (in threads)")
-timed(labrun, "_snapshot", "the folder's listing, before and after each cell")
+timed(labrun, "_pngs", "the folder's PNGs, listed before and after each cell")
 timed(labrun, "namespace_results", "results.json from the namespace")
 from sitegen.project.nbsource import lay_folder
 with tempfile.TemporaryDirectory() as tmp:

@@ -10,7 +10,7 @@ import pytest
 
 from support import computed, edit, run_build, tiny_site
 
-pytestmark = pytest.mark.slow       # builds, each running a lab
+slow = pytest.mark.slow       # builds, each running a lab
 
 
 def _site(tmp_path, setup: str):
@@ -63,6 +63,7 @@ READERS = {
 }
 
 
+@slow
 @pytest.mark.parametrize("case", list(READERS))
 def test_a_lab_is_computed_again_when_what_it_read_changed(tmp_path, case):
     setup, files, changed, new = READERS[case]
@@ -81,6 +82,7 @@ def test_a_lab_is_computed_again_when_what_it_read_changed(tmp_path, case):
     assert f"另加 {_shown(tmp_path)}" in page
 
 
+@slow
 def test_what_a_lab_read_is_in_its_cache_entry_with_what_it_held(tmp_path):
     root = _site(tmp_path, READERS["a data file beside the script"][0])
     (root / "compute/tiny_data.txt").write_text("7\n", encoding="utf-8")
@@ -92,6 +94,7 @@ def test_what_a_lab_read_is_in_its_cache_entry_with_what_it_held(tmp_path):
     assert not any(rel.startswith(("content/", "site.yaml", "templates/")) for rel in reads)
 
 
+@slow
 def test_a_frozen_lab_whose_data_file_changed_fails_the_build_naming_the_file(tmp_path):
     root = _site(tmp_path, READERS["a data file beside the script"][0])
     (root / "compute/tiny_data.txt").write_text("7\n", encoding="utf-8")
@@ -104,6 +107,7 @@ def test_a_frozen_lab_whose_data_file_changed_fails_the_build_naming_the_file(tm
     assert "Traceback" not in result.stderr
 
 
+@slow
 def test_a_recomputed_lab_with_other_numbers_at_the_same_time_renders_its_page_anew(tmp_path):
     """SOURCE_DATE_EPOCH fixes computed_at: the provenance alone cannot tell two runs apart. (The lab reads
     a file outside the project, which no key holds, as it once read an environment variable, which a
@@ -119,6 +123,7 @@ def test_a_recomputed_lab_with_other_numbers_at_the_same_time_renders_its_page_a
     assert "另加 8" in (tmp_path / "dist/index.html").read_text(encoding="utf-8")
 
 
+@slow
 def test_a_lab_that_reads_another_follows_the_bytes_it_was_given(tmp_path):
     """The reader's entry records the SHA-256 of the results.json it was given: another result
     computes it again, the same result (its producer ran again for nothing) reuses it."""
@@ -155,6 +160,7 @@ def _installed(folder, version: str, value: str):
     (info / "top_level.txt").write_text("fakestat\n", encoding="utf-8")
 
 
+@slow
 def test_a_lab_is_computed_again_when_a_package_it_imports_is_upgraded(tmp_path, monkeypatch):
     """Not only NumPy and Matplotlib: every installed distribution the lab imported is in what it read."""
     packages = tmp_path / "packages"
@@ -171,6 +177,7 @@ def test_a_lab_is_computed_again_when_a_package_it_imports_is_upgraded(tmp_path,
     assert "另加 8" in (tmp_path / "dist/index.html").read_text(encoding="utf-8")
 
 
+@slow
 def test_a_lab_that_does_not_import_an_upgraded_package_is_reused(tmp_path, monkeypatch):
     packages = tmp_path / "packages"
     _installed(packages, "1.0", "7")
@@ -181,6 +188,7 @@ def test_a_lab_that_does_not_import_an_upgraded_package_is_reused(tmp_path, monk
     assert "tiny" not in computed(_build(root, tmp_path))
 
 
+@slow
 def test_a_frozen_lab_holds_whatever_version_of_a_package_it_imports(tmp_path, monkeypatch):
     """As NumPy's: frozen/ is for a builder that cannot compute the lab (or has other versions)."""
     packages = tmp_path / "packages"
@@ -193,6 +201,7 @@ def test_a_frozen_lab_holds_whatever_version_of_a_package_it_imports(tmp_path, m
     assert "tiny" not in computed(result) and _shown(tmp_path) == "7"
 
 
+@slow
 def test_a_database_a_lab_queries_is_what_it_read(tmp_path):
     """SQLite reads its file in C, where no `open` is seen: the connection names it, and an edit to the
     database computes the lab again."""
@@ -213,6 +222,7 @@ def test_a_database_a_lab_queries_is_what_it_read(tmp_path):
     assert "tiny" in computed(_build(root, tmp_path)) and _shown(tmp_path) == "8"
 
 
+@slow
 def test_an_environment_variable_a_lab_reads_is_part_of_its_key(tmp_path):
     """A lab that reads OMP_NUM_THREADS (which labs see) computes again when it is set otherwise; one
     that asks for a variable it may not see (a token) is not computed again when that changes."""
@@ -229,6 +239,7 @@ def test_an_environment_variable_a_lab_reads_is_part_of_its_key(tmp_path):
     assert "tiny" in build("2", "b") and _shown(tmp_path) == "2-"
 
 
+@slow
 def test_a_lab_that_starts_a_process_runs_again_on_any_edit_and_the_build_says_why(tmp_path):
     """What a process it starts reads is not seen: the lab is keyed on every source of the course."""
     root = _site(tmp_path, "import subprocess\nextra = subprocess.check_output(['echo', '7']).decode().strip()")
@@ -238,3 +249,52 @@ def test_a_lab_that_starts_a_process_runs_again_on_any_edit_and_the_build_says_w
     assert "tiny" not in computed(_build(root, tmp_path))
     edit(root / "content/index.md", "总和是", "总和仍是")
     assert "tiny" in computed(_build(root, tmp_path))
+
+
+RECORDING = """
+import json, os, sys
+sys.path.insert(0, sys.argv[1])
+from sitegen.labs.labreads import Recorder
+root, writable, outside = sys.argv[2:5]
+recorder = Recorder(root, (writable,)).install()
+os.chdir(writable)
+os.stat(os.path.join(outside, "to-project"))        # outside the project, leading into it
+os.stat(os.path.join(outside, "elsewhere.txt"))     # outside, twice: the second time not looked at
+os.stat(os.path.join(outside, "elsewhere.txt"))
+os.stat(os.path.join(writable, "link"))             # the lab's own link, to a file outside
+os.remove("link")
+os.symlink(os.path.join(root, "b.txt"), "link")     # then to one of the project's
+os.stat(os.path.join(writable, "link"))
+print(json.dumps(sorted(recorder.reads)))
+"""
+
+
+def test_a_path_that_leads_into_the_project_is_read_however_it_is_named_and_whenever(tmp_path):
+    """What the recorder skips (a path outside the project it has already followed) never hides a
+    read: a link outside leading in is recorded, and a link in the lab's own folder is followed again
+    each time (the lab may point it elsewhere)."""
+    import os
+    import subprocess
+    import sys
+    from support import REPO
+    root, writable, outside = (tmp_path / name for name in ("project", "lab", "outside"))
+    for folder in (root, writable, outside):
+        folder.mkdir()
+    (root / "a.txt").write_text("a")
+    (root / "b.txt").write_text("b")
+    (outside / "elsewhere.txt").write_text("x")
+    os.symlink(root / "a.txt", outside / "to-project")
+    os.symlink(outside / "elsewhere.txt", writable / "link")
+    done = subprocess.run([sys.executable, "-c", RECORDING, str(REPO), str(root), str(writable), str(outside)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == ["a.txt", "b.txt"]
+
+
+def test_a_real_path_is_what_os_path_realpath_says():
+    import os
+    from sitegen.labs.labreads import _real
+    here = os.getcwd()
+    for path in ("/", ".", "", "/usr/bin/../lib", "/proc/self/cwd", "/no/such/path/../x", __file__):
+        assert _real(path) == os.path.realpath(path), path
+    assert os.getcwd() == here

@@ -139,17 +139,44 @@ def plan_jobs(cfg: SiteConfig, cache_dir: Path, how: dict, memo: Memo, snapshot:
 
 
 def longest_first(todo: list[Job]) -> list[Job]:
-    """The jobs, those whose last run took longest first (what its entry says, the stale one too; a lab
-    never run is taken as the shortest), so that the longest does not start last on a free core and
-    run on alone; otherwise in the order given (a lab waits for those it reads wherever it stands)."""
+    """The jobs, those whose last run took longest first (what its entry says, the stale one too), so
+    that the longest does not start last on a free core and run on alone; a lab never run is taken as
+    long as its cells are sure to take (`at_least`: a clean build of notebooks in the order of their
+    names started a lecture of %timeit cells last, and it ran on alone for half the build);
+    otherwise in the order given (a lab waits for those it reads wherever it stands)."""
     def took(job: Job) -> float:
         for entry in (job.entry.parent.iterdir() if job.entry.parent.is_dir() else ()):
             try:
                 return float((entry / SECONDS).read_text(encoding="ascii"))
             except (OSError, ValueError):
                 continue
-        return 0.0
+        return at_least(job.cells)
     return sorted(todo, key=lambda job: -took(job))
+
+
+TIMEIT_ROUND = 0.2      # seconds: IPython's %timeit runs as many loops as take this long, once to choose
+#                         how many, then once per repeat (7 unless -r says), unless -n sets the loops
+
+
+def at_least(cells: tuple[Cell, ...]) -> float:
+    """Seconds the cells surely take: what their %timeit lines and %%timeit cells time (the rest
+    of a lab's time is not known before it runs)."""
+    seconds = 0.0
+    for cell in cells:
+        for line in cell.source.splitlines():
+            words = line.split()
+            if words[1:3] == ["=", "%timeit"]:                  # result = %timeit -o ...
+                words = words[2:]
+            if not words or words[0] not in ("%timeit", "%%timeit"):
+                continue
+            options, rest = {}, words[1:]
+            while rest and rest[0].startswith("-"):         # IPython's options: -n N -r R -p P, or -n10
+                flag = rest.pop(0)
+                options[flag[:2]] = flag[2:] or (rest.pop(0) if flag in ("-n", "-r", "-p") and rest else "")
+            if "-n" not in options:
+                repeats = options.get("-r", "7")
+                seconds += TIMEIT_ROUND * (1 + (int(repeats) if repeats.isdigit() else 7))
+    return seconds
 
 
 def made_from(art: Artifacts, inputs: dict[str, bytes]) -> bool:

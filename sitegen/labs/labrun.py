@@ -156,10 +156,23 @@ def _files(folder: Path, pattern: str = "*") -> list[Path]:
         return sorted(p for p in folder.rglob(pattern) if not p.is_symlink())
 
 
-def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
+def _pngs(folder: Path) -> dict[str, tuple[int, int]]:
+    """The PNG files the lab wrote in its folder (as _files finds them), each with its time and size:
+    what a cell saved is what changed across it. One listing of each folder (the notebook's
+    neighbours too, laid as links): a lecture of 178 cells spent 0.29 s in pathlib's walk of them."""
+    found, folders = {}, [str(folder)]
     with unrecorded():
-        return {str(p.relative_to(folder)): (p.stat().st_mtime_ns, p.stat().st_size)
-                for p in _files(folder) if p.is_file()}
+        while folders:
+            with os.scandir(folders.pop()) as entries:
+                for entry in entries:
+                    if entry.is_symlink():
+                        continue
+                    if entry.is_dir():
+                        folders.append(entry.path)
+                    elif entry.name.endswith(".png") and entry.is_file():
+                        stat = entry.stat()
+                        found[os.path.relpath(entry.path, folder)] = (stat.st_mtime_ns, stat.st_size)
+    return found
 
 
 def _failure(script: str, exc: BaseException, confined: bool = False, cell: Cell | None = None,
@@ -300,7 +313,7 @@ def run_cells(script: str, cells: tuple[Cell, ...], workdir: str, confined: bool
     index = 0
     while index < len(cells):
         cell = cells[index]
-        before = _snapshot(folder)
+        before = _pngs(folder)
         stdout, value, outputs, exc = runner.run(cell)
         error = None
         if exc is not None:     # an error a cell is meant to show is shown; any other fails the lab
@@ -312,9 +325,8 @@ def run_cells(script: str, cells: tuple[Cell, ...], workdir: str, confined: bool
             return failed({"line": cell.first_line - 1, "trace": "", "message":
                            f"{'' if cell.number else 'cell '}{cell.label} is tagged {RAISES} but raised nothing: make it raise the error "
                            "it is meant to show, or remove the tag"})
-        after = _snapshot(folder)
-        figures = sorted(p for p, stamp in after.items()
-                         if p.endswith(".png") and before.get(p) != stamp)
+        after = _pngs(folder)
+        figures = sorted(p for p, stamp in after.items() if before.get(p) != stamp)
         if outputs is not None:         # in the order the cell showed them; then the ones it saved itself
             shown = figure_outputs(outputs)
             figures = [p for p in shown if p.endswith(".png")] + [p for p in figures if p not in shown]
