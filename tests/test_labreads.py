@@ -262,9 +262,11 @@ os.stat(os.path.join(outside, "to-project"))        # outside the project, leadi
 os.stat(os.path.join(outside, "elsewhere.txt"))     # outside, twice: the second time not looked at
 os.stat(os.path.join(outside, "elsewhere.txt"))
 os.stat(os.path.join(writable, "link"))             # the lab's own link, to a file outside
+roundabout = os.path.join(outside, "..", os.path.basename(writable), "link")
+os.stat(roundabout)                                 # (the same, named through "..")
 os.remove("link")
 os.symlink(os.path.join(root, "b.txt"), "link")     # then to one of the project's
-os.stat(os.path.join(writable, "link"))
+os.stat(roundabout)
 print(json.dumps(sorted(recorder.reads)))
 """
 
