@@ -43,6 +43,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests/corpus"))
 from corpus import LAID, SUBTREE  # noqa: E402 - where the corpus's notebooks are laid
 
+sys.path.insert(0, str(REPO))
+from sitegen.labs.labjobs import timeit_magic  # noqa: E402 - the build's reading of a %timeit line
+
 # (repository, notebook): what a course's notebooks are made of.
 BOOK = [
     ("jakevdp/PythonDataScienceHandbook", "notebooks/03.01-Introducing-Pandas-Objects.ipynb"),
@@ -112,7 +115,7 @@ def plain_script(notebook: Path) -> str:
             continue
         for line in text.splitlines():
             if line.lstrip().startswith("%timeit "):
-                codes.append(_timing(line))
+                codes.append(_timing(line.strip()))
         codes.append((None, "\n".join(line for line in text.splitlines() if not line.lstrip().startswith(("%", "!")))))
     return (f"import timeit\nCELLS = {codes!r}\nspace = {{'__name__': '__main__'}}\nfor timing, code in CELLS:\n"
             "    try:\n        if timing is None:\n            exec(compile(code, '<cell>', 'exec'), space)\n"
@@ -123,13 +126,10 @@ def plain_script(notebook: Path) -> str:
 
 def _timing(magic: str) -> tuple[tuple[int, int], str]:
     """((loops, repeats), the statement) of a %timeit or %%timeit line (its -n and -r; 0 loops: as many
-    as fill 0.2 s)."""
-    words, loops, repeats = magic.split()[1:], 0, 7
-    while words and words[0].startswith("-"):
-        flag = words.pop(0)
-        if flag in ("-n", "-r") and words and words[0].isdigit():
-            loops, repeats = (int(words.pop(0)), repeats) if flag == "-n" else (loops, int(words.pop(0)))
-    return (loops, repeats), " ".join(words)
+    as fill 0.2 s), read as the build reads it to order its labs."""
+    _, options, statement = timeit_magic(magic)
+    loops, repeats = options.get("-n", "0"), options.get("-r", "7")
+    return (int(loops) if loops.isdigit() else 0, int(repeats) if repeats.isdigit() else 7), statement
 
 
 def timed(command: list[str], cwd: Path) -> tuple[float, float]:

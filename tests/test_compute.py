@@ -252,7 +252,7 @@ def test_labs_that_must_run_again_start_longest_first_by_their_last_run(tmp_path
 def test_labs_never_run_start_longest_first_by_what_their_timeit_cells_surely_take(tmp_path):
     """(A clean build of a book of 8 notebooks started its lecture of %%timeit cells last, in the
     order of the labs' names, and it ran on alone: 26.2 s; 17.1 s started first.)"""
-    from sitegen.labs.labjobs import Job, at_least, longest_first
+    from sitegen.labs.labjobs import Job, at_least, longest_first, timeit_magic
     from sitegen.project.cells import Cell
 
     def cells(*sources):
@@ -260,6 +260,8 @@ def test_labs_never_run_start_longest_first_by_what_their_timeit_cells_surely_ta
     assert at_least(cells("x = 1", "%timeit f(x)")) == pytest.approx(1.6)      # choosing the loops, then 7
     assert at_least(cells("%%timeit -r 3\nf(x)", "t = %timeit -o f(x)")) == pytest.approx(0.8 + 1.6)
     assert at_least(cells("%timeit -n 10 f(x)", "%timeit -n10 -r2 f(x)", "# %timeit f(x)")) == 0  # loops set: unknown
+    assert timeit_magic("t = %timeit -o -n10 -r 2 f(x, y)") == ("%timeit", {"-o": "", "-n": "10", "-r": "2"}, "f(x, y)")
+    assert timeit_magic("%%timeit") == ("%%timeit", {}, "") and timeit_magic("x = 1") is None
     jobs = [Job(name, cells(*sources), "new-key", "", tmp_path / name / "new-key")
             for name, sources in (("a", ("x = 1",)), ("b", ("%timeit -r 1 f()",)), ("c", ("%%timeit\nf()",)))]
     assert [job.lab for job in longest_first(jobs)] == ["c", "b", "a"]

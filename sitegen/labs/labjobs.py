@@ -164,19 +164,26 @@ def at_least(cells: tuple[Cell, ...]) -> float:
     seconds = 0.0
     for cell in cells:
         for line in cell.source.splitlines():
-            words = line.split()
-            if words[1:3] == ["=", "%timeit"]:                  # result = %timeit -o ...
-                words = words[2:]
-            if not words or words[0] not in ("%timeit", "%%timeit"):
-                continue
-            options, rest = {}, words[1:]
-            while rest and rest[0].startswith("-"):         # IPython's options: -n N -r R -p P, or -n10
-                flag = rest.pop(0)
-                options[flag[:2]] = flag[2:] or (rest.pop(0) if flag in ("-n", "-r", "-p") and rest else "")
-            if "-n" not in options:
-                repeats = options.get("-r", "7")
+            if (timed := timeit_magic(line)) is not None and "-n" not in timed[1]:
+                repeats = timed[1].get("-r", "7")
                 seconds += TIMEIT_ROUND * (1 + (int(repeats) if repeats.isdigit() else 7))
     return seconds
+
+
+def timeit_magic(line: str) -> tuple[str, dict[str, str], str] | None:
+    """A line that times code with IPython: its magic (%timeit or %%timeit), its options (-n N, -r R,
+    -p P, or -n10; -o, -q) and the statement it times; None for any other line. `t = %timeit -o f()`
+    times f() too."""
+    words = line.split()
+    if words[1:3] == ["=", "%timeit"]:
+        words = words[2:]
+    if not words or words[0] not in ("%timeit", "%%timeit"):
+        return None
+    options, rest = {}, words[1:]
+    while rest and rest[0].startswith("-"):
+        flag = rest.pop(0)
+        options[flag[:2]] = flag[2:] or (rest.pop(0) if flag in ("-n", "-r", "-p") and rest else "")
+    return words[0], options, " ".join(rest)
 
 
 def made_from(art: Artifacts, inputs: dict[str, bytes]) -> bool:
