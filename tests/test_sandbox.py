@@ -26,9 +26,17 @@ def test_a_lab_writing_into_content_fails_and_the_file_is_unchanged(tmp_path):
 
 def test_without_confinement_the_build_still_finds_the_changed_source(tmp_path, monkeypatch):
     """Where the kernel offers no sandbox (macOS, old Linux), the check after the labs names the file."""
+    from pathlib import Path
+
     from sitegen.core.errors import BuildError
     from sitegen.commands.pipeline import build
-    monkeypatch.setattr(sandbox, "confine", lambda *args: sandbox.Confinement())    # labs fork from this process
+    # The lab host is a program of its own: it starts as on a machine without Landlock (its confine()
+    # confines nothing), by a sitecustomize module Python runs at its start.
+    (tmp_path / "nolandlock").mkdir()
+    (tmp_path / "nolandlock/sitecustomize.py").write_text(
+        f"import sys\nsys.path.insert(0, {str(Path(sandbox.__file__).parents[2])!r})\n"
+        "from sitegen.labs import sandbox\nsandbox.confine = lambda *args, **kwargs: sandbox.Confinement()\n")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "nolandlock"))
     root = tiny_site(tmp_path / "site")
     edit(root / "compute/tiny.py", "# %% save\n", WRITE_CONTENT)
     with pytest.raises(BuildError) as caught:

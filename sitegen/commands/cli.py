@@ -111,7 +111,6 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     kept = None
     if args.command == "serve":             # its lab host stays, with the labs' checkpoints (resume.py)
-        fix_hashing()
         from sitegen.labs.resume import MIB, KeptLabs
         kept = KeptLabs(cache_folder(args.root, args.cache),
                         None if args.checkpoint_memory is None else args.checkpoint_memory * MIB)
@@ -124,8 +123,7 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
             report = build(args.root, args.out, cache=args.cache, use_cache=not args.no_cache,
                            jobs=args.jobs, preview=args.command == "serve", strict=args.strict,
                            base_url=args.base_url, timeout=args.timeout, progress=progress, solutions=args.solutions,
-                           freeze=tuple(args.names) if args.command == "freeze" else None, kept=kept,
-                           before_labs=fix_hashing)
+                           freeze=tuple(args.names) if args.command == "freeze" else None, kept=kept)
         except KeyboardInterrupt:
             progress.clear()
             print("interrupted: the build stopped, and the previous output was left as it was", file=sys.stderr)
@@ -227,17 +225,6 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
             raise
         print(advice, file=sys.stderr)
         return 1
-
-
-def fix_hashing() -> None:
-    """Start this command again with string hashing fixed, so that a lab (a fork of the build) that
-    prints a set prints it in the same order in every build, as two clean builds must give the same
-    bytes. Called by a build before its first lab runs (a build that runs none does not pay a new
-    interpreter's start, 40 ms; one that does pays it once), and by serve before it starts anything."""
-    if os.name == "posix" and sys.flags.hash_randomization and os.environ.get("PYTHONHASHSEED") != "0":
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os.execve(sys.executable, sys.orig_argv, {**os.environ, "PYTHONHASHSEED": "0"})
 
 
 def run(root: Path | None = None) -> None:

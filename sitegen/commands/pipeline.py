@@ -153,14 +153,12 @@ def _stamp(root: Path, cache: Path, key: list, files: dict[str, str], source_sta
 
 def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: bool, preview: bool, strict: bool,
            base_url: str | None, solutions: str, freeze: tuple[str, ...] | None, jobs: int | None = None,
-           timeout: float | None = None, progress=None, kept=None, verify: bool = False, before_labs=None) -> BuildReport:
+           timeout: float | None = None, progress=None, kept=None, verify: bool = False) -> BuildReport:
     """`key`: build_key of the options; `own`: the BuildRecorder of what it reads. `freeze`: store these labs (all when empty) in frozen/ after the build, computing them anew
     rather than reusing frozen/ (and from the cache when current). `solutions`: exercises' solutions
     folded (a reader opens them), shown (an instructor's build) or omitted (left out of the site).
     `kept`: serve's lab host and checkpoints (resume.KeptLabs), kept from build to build. `verify`: check
-    every file the memo hands out by its hash (after one was found changed), not only those read.
-    `before_labs`: called before the labs' host starts, in a build that may run labs (the CLI's
-    starts the build again with string hashing fixed: cli.fix_hashing)."""
+    every file the memo hands out by its hash (after one was found changed), not only those read."""
     from ..core.memo import Memo, read_pickled
     from ..core.sources import changed, take_snapshot, source_files
     from ..labs.labreads import stale
@@ -210,8 +208,6 @@ def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: boo
     elif edited is None or any(rel.startswith(LAB_SOURCES) for rel in edited) or edits_notebook(root, edited):
         from ..labs.labhost import LabHost
         from ..labs.warm import modules_edited
-        if before_labs is not None:
-            before_labs()
         host = LabHost(warm=modules_edited(root, edited or ()))
     try:
         memo = Memo(cache / MEMO, verify)
@@ -219,7 +215,7 @@ def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: boo
         to_freeze = _labs_named(cfg, freeze) if freeze is not None else ()
         labs = LabScheduler(cfg, cache, use_cache=use_cache, jobs=jobs, host=host, timeout=timeout,
                             progress=progress, refreeze=frozenset(to_freeze), memo=memo,
-                            snapshot=snapshot, kept=kept, before_labs=before_labs)
+                            snapshot=snapshot, kept=kept)
     except BaseException:
         if host is not None:
             host.stop()

@@ -8,9 +8,9 @@ and on the folder that holds its output (where its staging folders live;
 locking the folder itself leaves no file behind), always in that order, so
 two builds cannot wait on each other. A second build waits, saying which process it waits for.
 The kernel releases a lock when the last descriptor of it closes, however
-its process ends, so a killed build leaves no stale lock; the lab host,
-forked while the locks are held, closes its copies first (forget_in_child),
-so that no lab can keep holding them.
+its process ends, so a killed build leaves no stale lock; the lab host, a new
+program, holds no copy of them (they are opened close-on-exec), so that no lab
+can keep holding them.
 """
 from __future__ import annotations
 
@@ -21,8 +21,6 @@ import sys
 from pathlib import Path
 
 from .cachedir import LOCK
-
-_HELD: list[int] = []       # descriptors of the locks this process holds
 
 
 @contextlib.contextmanager
@@ -45,11 +43,8 @@ def held(path: Path, what: str):
         if not path.is_dir():
             os.ftruncate(fd, 0)
             os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        _HELD.append(fd)
         yield
     finally:
-        if fd in _HELD:
-            _HELD.remove(fd)
         os.close(fd)                 # releases the lock
 
 
@@ -60,10 +55,3 @@ def one_build(out: Path, cache: Path):
     with held(cache / LOCK, f"the cache {cache}"), held(out.parent, f"the output folder {out}"):
         yield
 
-
-def forget_in_child() -> None:
-    """In a process forked by the build: close this copy of the build's locks (they stay the build's)."""
-    for fd in _HELD:
-        with contextlib.suppress(OSError):
-            os.close(fd)
-    _HELD.clear()

@@ -80,12 +80,11 @@ class LabScheduler:
     def __init__(self, cfg: SiteConfig, cache_dir: Path, *, use_cache: bool = True, jobs: int | None = None,
                  host: LabHost | None = None, timeout: float | None = None, progress=None,
                  refreeze: frozenset[str] = frozenset(), memo: Memo | None = None, snapshot: dict[str, str] | None = None,
-                 kept: KeptLabs | None = None, before_labs=None):
+                 kept: KeptLabs | None = None):
         # Resolved: each lab runs in its own working folder, so relative paths would point elsewhere.
         self.cfg, self.cache_dir, self.host = cfg, Path(cache_dir).resolve(), host
         self.timeout, self.progress = timeout, progress
         self.kept = kept                         # serve's: runs resume from checkpoints (resume.py)
-        self.before_labs = before_labs           # called before a host starts (pipeline._build)
         self.use_cache = use_cache
         self.computed: list[str] = []            # labs launched by this build
         self.timings: dict[str, tuple[float, float]] = {}   # of those stored: seconds from its launch until
@@ -135,8 +134,6 @@ class LabScheduler:
             return self
         if self.host is None:
             from .labhost import LabHost        # (a build that runs no lab never imports multiprocessing)
-            if self.before_labs is not None:
-                self.before_labs()
             self.host = LabHost()
         self._launch_ready()
         return self

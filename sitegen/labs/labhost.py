@@ -26,11 +26,13 @@ file).
 from __future__ import annotations
 
 import contextlib
-import gc
-import multiprocessing
+import json
 import os
 import signal
 import socket
+import subprocess
+import sys
+from multiprocessing.connection import Connection
 
 from ..core.errors import disk_full
 from .runs import NO_SPACE, LabRun
@@ -249,22 +251,22 @@ class _Host:
         self.conn.send((RELEASED, 0))
 
 
-def _host(conn, builds_end, keep: int = 0, modules: tuple[str, ...] = ()) -> None:
-    """The host's loop: warm up, then fork one process per lab asked for, report each as done."""
+def main(given: dict) -> None:
+    """The host process (LabHost starts it: `given` is its connection's descriptor, `keep` and the
+    modules to import): warm up, then fork one process per lab asked for, report each as done.
+    Its only descriptor of the build's is that connection: the build's death reads as its end of
+    file, and the build's locks (close-on-exec) stay the build's."""
     from multiprocessing.connection import wait
 
-    from ..core.lock import forget_in_child
     from .labrun import host_setup
-    forget_in_child()           # the build's locks stay the build's
-    gc.enable()                 # the build runs without the cycle collector; labs run with it
-    builds_end.close()          # so that the build's death reads as end of file here
+    conn, keep = Connection(given["fd"]), given["keep"]
     host = _Host(conn)
     if not keep:                # a lab stopped before it ended what it started leaves those to the host
         _subreaper()
     signal.signal(signal.SIGTERM, host.stop)
     signal.signal(signal.SIGINT, signal.SIG_IGN)      # Ctrl-C is the build's to handle: it stops us
     host_setup()
-    warm(modules)
+    warm(tuple(given["warm"]))
     while True:
         for ready in wait([conn, *host.children, *host.controls, *host.owed]):
             if ready is conn:
@@ -306,18 +308,23 @@ class LabHost:
 
     def __init__(self, keep: int = 0, warm: tuple[str, ...] = ()):
         self.keep = keep
-        context = multiprocessing.get_context("fork")
-        self.conn, theirs = context.Pipe()
-        self.process = context.Process(target=_host, args=(theirs, self.conn, keep, warm), daemon=True)
-        # Born with SIGTERM ending it quietly and deaf to Ctrl-C (the build's to handle), not with
-        # the build's handlers: stopped while still importing, it must print no traceback.
-        handlers = signal.signal(signal.SIGTERM, signal.SIG_DFL), signal.signal(signal.SIGINT, signal.SIG_IGN)
+        ours, theirs = socket.socketpair()
+        self.conn = Connection(ours.detach())
+        # A new interpreter, not a fork of the build, with string hashing fixed (PYTHONHASHSEED=0): a
+        # lab (a fork of the host) that prints a set prints it in the same order in every build, as two
+        # clean builds must give the same bytes, while the build runs with Python's own random seed
+        # (never started twice to fix it). It imports from where the build does (its sys.path).
+        given = {"fd": theirs.fileno(), "keep": keep, "warm": list(warm), "path": sys.path}
+        # Deaf to Ctrl-C (the build's to handle; an ignored signal stays ignored in a new program).
+        handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
         try:
-            self.process.start()
+            self.process = subprocess.Popen(
+                [sys.executable, "-c", "import json, sys; given = json.loads(sys.argv[1]); sys.path[:] = given['path']; "
+                 "from sitegen.labs.labhost import main; main(given)", json.dumps(given)],
+                pass_fds=(theirs.fileno(),), env={**os.environ, "PYTHONHASHSEED": "0"})
         finally:
-            signal.signal(signal.SIGTERM, handlers[0])
-            signal.signal(signal.SIGINT, handlers[1])
-        theirs.close()
+            signal.signal(signal.SIGINT, handler)
+            theirs.close()
 
     def run(self, job_id: str, run: LabRun) -> None:
         """Start a lab's run (labrun.run_lab), known to the host as `job_id` (a lab's id, or its preview's
@@ -343,14 +350,14 @@ class LabHost:
         return self.conn.recv()
 
     def alive(self) -> bool:
-        return self.process.is_alive()
+        return self.process.poll() is None
 
     def stop(self) -> None:
         """End the host and any lab it still runs; a host that keeps stops only the labs (and
         forgets what they were to report), keeping their checkpoints."""
         if not self.keep:
             return self.close()
-        if not self.process.is_alive():
+        if not self.alive():
             return None
         self.conn.send(("release", ""))
         while self.conn.recv()[0] != RELEASED:
@@ -359,7 +366,7 @@ class LabHost:
 
     def close(self) -> None:
         """End the host, every lab it runs and every checkpoint it keeps."""
-        if self.process.is_alive():
+        if self.alive():
             self.process.terminate()
-        self.process.join()
+        self.process.wait()
         self.conn.close()

@@ -121,8 +121,9 @@ def _private_shm(libc) -> bool:
 
 def forget_environment_block() -> None:
     """Zero the environment this process was started with, which /proc/self/environ shows (a lab is a
-    fork of the build: its os.environ is the lab's, but that block is still the build's, tokens and
-    all). Call once os.environ holds what the process keeps: those live elsewhere."""
+    fork of the lab host, started with the build's environment: its os.environ is the lab's, but that
+    block is still the build's, tokens and all). Call once os.environ holds what the process keeps:
+    those live elsewhere."""
     try:
         with open("/proc/self/stat", "rb") as handle:
             fields = handle.read().rsplit(b")", 1)[1].split()
