@@ -1,4 +1,6 @@
-"""The lab host: a process that imports what labs use once, then forks a fresh process per lab.
+"""The lab host: a program that imports what labs use once, then forks a fresh process per lab.
+The build starts it (`python -c`, with the build's sys.path and environment, string hashing fixed),
+and talks to it over one socket: it holds nothing else of the build's.
 
 The build starts it as soon as it knows something changed, so NumPy and
 Matplotlib are imported while the build reads its configuration and works
