@@ -316,13 +316,14 @@ class LabHost:
         # lab (a fork of the host) that prints a set prints it in the same order in every build, as two
         # clean builds must give the same bytes, while the build runs with Python's own random seed
         # (never started twice to fix it). It imports from where the build does (its sys.path).
-        given = {"fd": theirs.fileno(), "keep": keep, "warm": list(warm), "path": sys.path}
+        # (and the build's command line, for `ps` to say whose host it is and whose labs its forks are)
+        given = {"fd": theirs.fileno(), "keep": keep, "warm": list(warm), "path": sys.path, "build": sys.orig_argv}
         # Deaf to Ctrl-C (the build's to handle; an ignored signal stays ignored in a new program).
         handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
         try:
             self.process = subprocess.Popen(
                 [sys.executable, "-c", "import json, sys; given = json.loads(sys.argv[1]); sys.path[:] = given['path']; "
-                 "from sitegen.labs.labhost import main; main(given)", json.dumps(given)],
+                 "from sitegen.labs.labhost import main; main(given)", json.dumps(given, ensure_ascii=False)],
                 pass_fds=(theirs.fileno(),), env={**os.environ, "PYTHONHASHSEED": "0"})
         finally:
             signal.signal(signal.SIGINT, handler)
