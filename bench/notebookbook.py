@@ -132,16 +132,16 @@ def _timing(magic: str) -> tuple[tuple[int, int], str]:
     return (int(loops) if loops.isdigit() else 0, int(repeats) if repeats.isdigit() else 7), statement
 
 
-def timed(command: list[str], cwd: Path) -> tuple[float, float]:
+def timed(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, float]:
     """Wall seconds and processor seconds (its own and its children's) of one run (of a build: the lab
-    processes, which its lab host does not wait for, are not in it)."""
+    processes, which its lab host does not wait for, are not in it), in `env` (else ENV)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    result = subprocess.run(command, cwd=cwd, capture_output=True, text=True, env=ENV)
+    result = subprocess.run(command, cwd=cwd, capture_output=True, text=True, env=env or ENV)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if result.returncode != 0:
-        sys.exit(f"failed: {' '.join(command)} in {cwd}\n{result.stderr[-3000:]}")
+        sys.exit(f"failed: {' '.join(command)} in {cwd}\n{result.stdout[-2000:]}\n{result.stderr[-3000:]}")
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 

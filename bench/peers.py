@@ -37,11 +37,10 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from notebookbook import EDITED, ENV, REPO, edit_cell, lay, plain_run  # noqa: E402
+from notebookbook import EDITED, ENV, REPO, edit_cell, lay, plain_run, timed  # noqa: E402
 
 PEERS = REPO / ".cache/peers"
 VENV, NODE = PEERS / "venv", PEERS / "node"
@@ -151,15 +150,6 @@ def shows(root: Path, text: str) -> bool:
     return any(text.encode() in path.read_bytes() for folder in made for path in folder.rglob("*") if path.is_file())
 
 
-def run(commands: list[list[str]], root: Path, env: dict[str, str]) -> float:
-    start = time.perf_counter()
-    for line in commands:
-        result = subprocess.run(line, cwd=root, env=env, capture_output=True, text=True)
-        if result.returncode != 0:
-            sys.exit(f"failed: {' '.join(line)} in {root}\n{result.stdout[-2000:]}\n{result.stderr[-3000:]}")
-    return time.perf_counter() - start
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=1)
@@ -192,7 +182,8 @@ def main() -> int:
                         edit_cell(notebooks[EDITED[0]], "code", f"\nprint('edited', sum(range({1000 + round_})))\n")
                     if tool == "nbconvert" and scenario in ("no change", "prose edit"):
                         continue
-                    wall = run(command(tool, root, notebooks, scenario), root, env if tool != "this" else ENV)
+                    wall = sum(timed(line, root, env if tool != "this" else ENV)[0]
+                               for line in command(tool, root, notebooks, scenario))
                     seconds.setdefault((scenario, tool), []).append(wall)
                     if scenario == "code edit" and not shows(root, f"edited {sum(range(1000 + round_))}"):
                         sys.exit(f"{tool}: the edited cell's output is on no page: it did not run the edit")
