@@ -383,6 +383,38 @@ def test_shell_escapes_are_refused_naming_the_cell_and_what_to_write_instead(tmp
     assert "lab shell failed: code cell 2: " + said in result.stderr, result.stderr      # (as the page counts)
 
 
+@pytest.mark.slow      # (two builds that run a notebook)
+def test_an_error_and_a_warning_name_files_as_the_notebook_sees_them_the_same_wherever_it_is_built(tmp_path):
+    """A traceback and a warning show the notebook's helper as helper.py and a library's file as
+    pandas/... or matplotlib/..., never the building machine's folders (the teacher's home, the
+    virtualenv, the generator's own code): the same course built in two folders is the same site."""
+    import sys
+    from support import REPO
+    root = tiny_site(tmp_path / "one/site")
+    (root / "content/nb").mkdir()
+    (root / "content/nb/helper.py").write_text(
+        "import warnings\n\n\ndef boom():\n    warnings.warn('careful')\n    raise ValueError('from the helper')\n",
+        encoding="utf-8")
+    write(root / "content/nb/paths.ipynb", [
+        new_raw("---\nallow_errors: true\n---"), new_markdown("# 路径"), new_code("import helper\nhelper.boom()"),
+        new_code("import matplotlib.style\nmatplotlib.style.use('seaborn')"), new_code("!ls")])
+    sites = [root, shutil.copytree(root, tmp_path / "two/elsewhere")]
+    for root in sites:
+        result = run_build(root, root / "dist", root / ".cache")
+        assert result.returncode == 0, result.stderr
+    download = nbformat.reads((sites[0] / "dist/nb/paths/paths.ipynb").read_text(encoding="utf-8"), 4)
+    shown = ["\n".join(out.get("traceback", [])) + out.get("text", "")
+             for cell in download.cells if cell.cell_type == "code" for out in cell.outputs]
+    assert "File helper.py:6, in boom()" in shown[1] and "helper.py:5: UserWarning: careful" in shown[0], shown
+    assert "File matplotlib/style/__init__.py:" in shown[2], shown[2]
+    assert "File " not in shown[3] and "shell commands (!ls) do not run in the build" in shown[3], shown[3]
+    machine = [str(tmp_path), str(REPO), sys.prefix, sys.base_prefix]
+    for path in (p for p in sites[0].joinpath("dist").rglob("*") if p.is_file()):
+        text = path.read_bytes().decode("utf-8", "replace")
+        assert not [folder for folder in machine if folder in text], path
+        assert path.read_bytes() == (sites[1] / "dist" / path.relative_to(sites[0] / "dist")).read_bytes(), path
+
+
 def test_a_package_added_to_requirements_txt_alone_clears_its_note(tmp_path):
     """requirements.txt is read by the build (what a notebook imports that it does not list): an edit to
     it alone is a change, not "nothing changed" with the note of before."""

@@ -13,6 +13,11 @@ build re-encodes them like the figures.
 Shell escapes (`!ls`, `%sx`) do not run in a build: they fail the cell, saying what to write.
 `%matplotlib inline` is what the lab's backend already does. Nothing is written outside the
 lab's folder: IPython's history is kept in memory, its profile under the lab's temporary folder.
+
+A traceback or a warning names a file as it lies in the notebook's folder (helper.py) or in the
+folder on sys.path that holds it (pandas/core/frame.py), never by the building machine's own path:
+a page is the same wherever it was built, and shows nothing of the teacher's machine (nor
+the build's own frames).
 """
 from __future__ import annotations
 
@@ -31,6 +36,9 @@ if TYPE_CHECKING:
     from ..project.cells import Cell
 
 ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")        # an object's address differs every run: not shown
+GENERATOR = os.path.dirname(os.path.dirname(__file__))       # sitegen/: a traceback's frame there is the build's
+# Where a traceback names a file: `File /path/x.py:3, in f()` (IPython's), `File "/path/x.py", line 3` (Python's)
+NAMED_FILE = re.compile(r'^(\s*File "?)([^":\n]+)', re.M)
 IMAGES = {"image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/svg+xml": "svg"}
 # The representations a page shows, in JupyterLab's order of preference (pages/outputs.py): one per output.
 RICH = ("text/html", "text/markdown", "text/latex", "image/png", "image/jpeg", "image/gif", "image/svg+xml")
@@ -81,9 +89,10 @@ class _Stream(io.TextIOBase):
 class NotebookShell:
     """One IPython shell for a lab's process; `run(code, cell)` runs a cell and returns what it showed."""
 
-    def __init__(self, folder: Path, save_figure):
+    def __init__(self, folder: Path, save_figure, home: str = ""):
         """`folder`: the lab's working folder, where displayed images are saved; `save_figure(figure,
-        name)` saves a Matplotlib figure as Jupyter's inline backend would show it."""
+        name)` saves a Matplotlib figure as Jupyter's inline backend would show it; `home`: the
+        notebook's own folder (the working folder mirrors it)."""
         os.environ.setdefault("IPYTHONDIR", str(Path(os.environ.get("TMPDIR", folder)) / "ipython"))
         from IPython.core.displayhook import DisplayHook
         from IPython.core.displaypub import DisplayPublisher
@@ -127,6 +136,16 @@ class NotebookShell:
         # A cell's code is named as IPython names it in a traceback (In[3]), never by a hash of it:
         # `SyntaxError: ... (In[3], line 2)`, and warnings say `In[3]:2:`.
         self.shell.compile.get_code_name = lambda raw, transformed, number: f"In[{number}]"
+        self.homes = tuple(str(path) for path in (folder, home) if path)
+        import warnings
+        shown = warnings.formatwarning
+
+        def formatwarning(message, category, filename, lineno, line=None):
+            if line is None:        # (read from the file itself, which the shortened name does not find)
+                import linecache
+                line = linecache.getline(filename, lineno)
+            return shown(message, category, self.where(filename), lineno, line)
+        warnings.formatwarning = formatwarning
         self._every_format = self.shell.display_formatter.format          # (IPython's own, called by _format)
         self.shell.display_formatter.format = self._format
         # (IPython looks the type up once the lab imported Matplotlib)
@@ -148,6 +167,15 @@ class NotebookShell:
                 return data, metadata
         return every(obj, include, exclude)
 
+    def where(self, path: str) -> str:
+        """`path` as a page names it: relative to the notebook's folder, or to the folder on sys.path
+        that holds it (the longest); a path in neither (<frozen ...>, a file outside) as it is."""
+        for base in sorted({*self.homes, *(p for p in sys.path if os.path.isabs(p))}, key=len, reverse=True):
+            base = base.rstrip(os.sep)
+            if base and path.startswith(base + os.sep):
+                return path[len(base) + 1:]
+        return path
+
     def _refuse(self, command, *args, **kwargs):
         command = str(command).strip().replace(sys.executable, "python")       # (%pip runs this Python's pip)
         if PIP_INSTALL.match(command):
@@ -156,8 +184,10 @@ class NotebookShell:
         raise ShellRefused(SHELL_REFUSED.format(command=f"!{command}"))
 
     def _traceback(self, etype, evalue, stb) -> None:
+        """An error as Jupyter shows it, but for the build's own frames (a refused `!command`'s)."""
         self.error = evalue
-        lines = [ADDRESS.sub("", line) for line in stb]
+        lines = [NAMED_FILE.sub(lambda m: m[1] + self.where(m[2]), ADDRESS.sub("", line)) for line in stb
+                 if not line.startswith(f"File {GENERATOR}{os.sep}")]
         self.output({"output_type": "error", "ename": etype.__name__, "evalue": str(evalue), "traceback": lines})
 
     def _figure(self, figure) -> bytes:
@@ -244,7 +274,7 @@ class InlineNotebook:
     def __init__(self, folder: Path, script: str, notebook: bool):
         self.folder, self.script = folder, script
         self.saved: dict[int, str | None] = {}      # figure -> the PNG it was saved as in the lab's folder
-        self.shell = NotebookShell(folder, self._save)
+        self.shell = NotebookShell(folder, self._save, str(Path(script).parent))
         if not notebook:            # (a script lab shown as Jupyter shows it has a file; a notebook has none)
             self.shell.namespace["__file__"] = script
         when_imported("matplotlib", self._choose_backend)
