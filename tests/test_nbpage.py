@@ -531,11 +531,23 @@ def test_a_quarto_option_this_site_does_not_support_is_named_at_its_line(tmp_pat
 
 
 def test_a_figure_caption_on_a_cell_that_draws_none_is_said_in_the_cell_s_terms(tmp_path):
+    """A caption alone shows nothing, as in Quarto and myst-nb (a real chapter has several): a warning,
+    an error under --strict. A label may be referenced: an error."""
     root = tiny_site(tmp_path / "site")
     write(root / "content/caps.ipynb", [nbformat.v4.new_markdown_cell("# 图"),
-                                        nbformat.v4.new_code_cell("#| fig-cap: 一张图\nprint(1)")])
+                                        nbformat.v4.new_code_cell("#| fig-cap: 一张图\nprint('printed')")])
+    result = run_build(root, tmp_path / "dist", tmp_path / "cache")
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    assert "cell 2 (code)" in result.stderr or "code cell 1" in result.stderr, result.stderr
+    assert "this cell's figure has a caption (#| fig-cap, or myst-nb's figure options), but the cell drew no figure: " \
+           "the caption is not shown" in result.stderr and "-1.png" not in result.stderr
+    page = Elements((tmp_path / "dist/caps.html").read_text(encoding="utf-8"))
+    assert not page.find("figure") and "一张图" not in "".join(text for _, _, text in page.find("main"))
+    assert "printed" in "".join(text for _, _, text in page.find("pre"))
+    assert run_build(root, tmp_path / "dist", tmp_path / "cache", "--strict").returncode == 1
+    write(root / "content/caps.ipynb", [nbformat.v4.new_markdown_cell("# 图\n\n见 @fig-one。"),
+                                        nbformat.v4.new_code_cell("#| label: fig-one\n#| fig-cap: 一张图\nprint(1)")])
     result = run_build(root, tmp_path / "dist", tmp_path / "cache")
     assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert "cell 2 (code)" in result.stderr or "code cell 1" in result.stderr, result.stderr
-    assert "this cell's figure has a caption or label (#| fig-cap, #| label, or myst-nb's figure options), but the cell " \
-           "drew no figure" in result.stderr and "-1.png" not in result.stderr
+    assert "this cell's figure has a label (#| label, or myst-nb's figure options), but the cell drew no figure: " \
+           "draw one in it, or remove them" in result.stderr, result.stderr

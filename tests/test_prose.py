@@ -5,7 +5,7 @@ import pytest
 
 from sitegen.pages.content import parse_page
 from support import run_build, tiny_site
-from sitegen.pages.prose import SiteMap, Unresolved, resolve_target, to_mathml
+from sitegen.pages.prose import SiteMap, Unresolved, names_page, resolve_target, to_mathml
 
 
 def test_bold_digits_are_the_bold_characters_that_browsers_draw_bold():
@@ -62,6 +62,9 @@ def test_a_link_to_a_notebook_goes_where_its_page_is_published_spaces_written_ei
     assert resolve_target(ch1, "../guide.md", sitemap) == ("guide.html", "")
     with pytest.raises(Unresolved, match="points to nothing"):
         resolve_target(ch1, "ch2.ipynb", sitemap)
+    assert resolve_target(ch1, "../guide.html#part", sitemap) == ("guide.html", "part")
+    # (a page the site lacks, by its source or as published: its text, with a warning; a file: an error)
+    assert names_page("ch2.ipynb") and names_page("./05-Distances.html#norms") and not names_page("figs/x.png")
 
 
 @pytest.mark.parametrize("tex, absent", [

@@ -239,9 +239,14 @@ def _prose(page, block, art, results, sitemap, problems, warnings, memo):
                 name = target[len("figure:"):]
                 drew = name.rsplit("-", 1)[0] if name.endswith("-1.png") and runs_as_notebook(art.lab.script) else None
                 if name not in art.figures and drew in {cell.name for cell in art.cells}:
-                    problems.add(page.source, number, "this cell's figure has a caption or label (#| fig-cap, #| label, "
-                                                      "or myst-nb's figure options), but the cell drew no figure: draw "
-                                                      "one in it, or remove them")
+                    if "{#" in line[match.end():]:      # (a label, which a reference may name: it must be there)
+                        problems.add(page.source, number, "this cell's figure has a label (#| label, or myst-nb's "
+                                                          "figure options), but the cell drew no figure: draw one in "
+                                                          "it, or remove them")
+                    else:               # (a caption alone: as Quarto and myst-nb, nothing is shown)
+                        warnings.add(page.source, number, "this cell's figure has a caption (#| fig-cap, or myst-nb's "
+                                                          "figure options), but the cell drew no figure: the caption "
+                                                          "is not shown; draw one in it, or remove the caption")
                 elif name not in art.figures:
                     problems.add(page.source, number, f"unknown figure '{name}' "
                                                       f"(lab {art.lab.id} saved: {', '.join(art.figures) or 'none'})")

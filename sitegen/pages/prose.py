@@ -338,9 +338,10 @@ def _link(match, href) -> str:
     return f"{match['bang']}[{match['text']}]({target}{title})" if target is not None else match["text"]
 
 
-# What a link names when it names a page (its source, a book's other formats, or a path without a suffix)
-# or a MyST label: one the site lacks is shown as its text, with a warning (check.py); a missing file is an error.
-PAGE_SUFFIXES = (*SOURCES, ".Rmd", ".myst", ".rst")
+# What a link names when it names a page (its source, a book's other formats, the page as published, as
+# Quarto chapters link each other, or a path without a suffix) or a MyST label: one the site lacks is shown
+# as its text, with a warning (check.py); a missing file is an error.
+PAGE_SUFFIXES = (*SOURCES, ".Rmd", ".myst", ".rst", ".html")
 
 
 def names_page(target: str) -> bool:

@@ -315,6 +315,8 @@ class Renderer:
             if src:                 # an image beside the page, numbered (labels.py)
                 return placeholder(self.render_template("partials/figure.html", figure={"src": src, "width": None}, narrow=None, alt=alt,
                                                         caption=caption, words=self.words, id=label))
+            if name not in art.figures:         # a caption for a figure its cell did not draw (check.py)
+                return ""
             return placeholder(self.figure_html(page, art, name, alt, caption, label))
 
         def math(tex: str, display: bool, label: str = "", number: int = 0) -> str:
