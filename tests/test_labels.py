@@ -171,6 +171,30 @@ def test_a_label_several_pages_define_is_named_with_its_page(tmp_path):
     assert result.returncode == 1 and "content/ch3.md:4: [](ch2.md#same) refers to no label of ch2.md" in result.stderr
 
 
+def test_myst_s_link_to_a_label_named_with_a_colon_reaches_another_page_and_an_inventory_link_is_its_text(tmp_path):
+    """As Jupyter Book's chapters write them: [text](content:glue) and [](content:glue) name a label of any
+    page (no heading's anchor has a colon), never an address with a scheme no browser opens; one that no
+    page defines, and MyST's intersphinx link [text](inv:project#target), show as their text, said."""
+    root = tiny_site(tmp_path / "site")
+    (root / "content/ch1.md").write_text("---\ntitle: 第一章\n---\n(content:glue)=\n## 粘贴输出\n\n正文。\n",
+                                         encoding="utf-8")
+    (root / "content/ch2.md").write_text(
+        "---\ntitle: 第二章\n---\n见[粘贴](content:glue)与 [](content:glue)；[别处](content:nowhere)；"
+        "[替换](inv:myst-parser#syntax/substitutions)；[网页](https://example.org/)。\n", encoding="utf-8")
+    result = run_build(root, root / "dist", root / ".cache")
+    assert result.returncode == 0, result.stderr
+    assert "content/ch2.md:4: [](#content:nowhere) refers to no label of this page or any other" in result.stderr
+    assert "content/ch2.md:4: [替换](inv:myst-parser#syntax/substitutions) links into another project's " \
+           "documentation by its inventory (MyST's intersphinx)" in result.stderr
+    page = page_of((root / "dist/ch2.html").read_text(encoding="utf-8"))
+    assert [(e[1]["href"], e[2]) for e in page.find("a") if "ch1" in e[1].get("href", "") or ":" in e[1].get("href", "")] \
+        == [("ch1#content:glue", "粘贴"), ("ch1#content:glue", "粘贴输出"), ("https://example.org/", "网页")]
+    assert "见粘贴与 粘贴输出；别处；替换；网页。" in [e[2] for e in page.find("p")]
+    (root / "content/ch1.md").write_text("---\ntitle: 第一章\n---\n(content:glue)=\n## 粘贴\n", encoding="utf-8")
+    run_build(root, root / "dist", root / ".cache")     # (what ch2 shows of it was read: it is made again)
+    assert "见粘贴与 粘贴；别处；替换；网页。" in [e[2] for e in page_of((root / "dist/ch2.html").read_text(encoding="utf-8")).find("p")]
+
+
 def test_a_notebook_s_labelled_formulas_are_numbered_and_its_download_numbers_them_as_jupyter_does(tmp_path):
     """In an .ipynb's Markdown cells (MyST's `$$ ... $$ (label)` across lines) and in a MyST Markdown
     notebook's."""

@@ -66,6 +66,17 @@ EXERCISE_END = "\0exercise-end"    # (a closer: the exercise's `::: end`, which 
 # and glued values this site's own; the others are said, and shown as their text.
 ROLE = re.compile(r"(?<![\w`{])\{(?P<name>[a-z][\w:-]*)\}`(?P<text>[^`]+)`")
 SPHINX_PAGES = {"genindex": "Sphinx's general index", "modindex": "Sphinx's module index", "search": "Sphinx's search page"}
+# The schemes of a link that leaves the site (a browser opens it). MyST reads a link's other `name:` prefix as
+# a reference: a label with a colon in it (`content:glue`), or a label of another Sphinx project's (intersphinx).
+URL_SCHEMES = {"http", "https", "mailto", "tel", "sms", "ftp", "sftp", "file", "data", "javascript", "vbscript", "blob",
+               "about", "irc", "news", "geo", "urn", "magnet", "xmpp", "sip", "webcal"}
+
+
+def myst_reference(target: str) -> bool:
+    """Whether a link's target is, as MyST reads it, a label named with a colon (no heading's anchor has one)."""
+    scheme, colon, rest = target.partition(":")
+    return bool(colon and scheme) and scheme.lower() not in URL_SCHEMES and scheme not in ("figure", "attachment") \
+        and not rest.startswith("//") and re.fullmatch(r"[A-Za-z][\w.+-]*", scheme) is not None
 TICKS = re.compile(r"`+")
 ROLE_NAME = re.compile(r"\{[a-z][\w:-]*\}$")
 

@@ -25,8 +25,8 @@ from __future__ import annotations
 import re
 
 from .bookparts import (COLONS, EXERCISE_END, EXERCISES, FENCE, ROLE, SPHINX_PAGES, captioned, closes_code, closing, directive,
-                        dropped, exercise, glossary, in_code, label_name, list_table, opens_code, outside_spans, read_role,
-                        without_style)
+                        dropped, exercise, glossary, in_code, label_name, list_table, myst_reference, opens_code,
+                        outside_spans, read_role, without_style)
 from .quartodivs import attributes, div_end, shown_here, tabset
 
 CALLOUTS = ("note", "tip", "important", "warning", "caution")      # the kinds of callout, as GitHub's alerts name them
@@ -77,6 +77,8 @@ MYST_LABELLED = re.compile(r"^(?P<math>\s*\$\$.+?\$\$)\s*\((?P<label>[^()\s]+)\)
 QUARTO_REF = re.compile(r"(?<![\w@.])\[?@(?P<label>(?:fig|eq|sec|tbl)-[\w-]*\w)\]?")
 DEFINED = re.compile(r"^ {0,3}\((?P<label>[^()\s]+)\)=\s*$|^\s*:(?:label|name):\s*(?P<option>\S+)")
 LABEL_LINK = re.compile(r"(?<!!)\[(?P<text>[^\]]*)\]\((?P<label>[A-Za-z][\w:./-]*)\)")
+# MyST's link into another Sphinx project's inventory (intersphinx): [text](inv:project#target)
+INVENTORY_LINK = re.compile(r"(?<!!)\[(?P<text>[^\]]*)\]\((?P<target>inv:[^)\s]*)\)")
 QUARTO_FIGURE = re.compile(r'^\s*!\[(?P<caption>[^\]]+)\]\((?P<target>[^)\s]+)\)\{#(?P<label>fig-[^}\s]+)(?P<attrs>[^}]*)\}\s*$')
 
 
@@ -227,6 +229,7 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True,
                           f' {{#{figure["label"]}}}')
         if "](" in out[index] and not codes[index]:
             out[index] = outside_spans(LABEL_LINK, lambda m: _label_link(m, named, indexed, number, notes), out[index])
+            out[index] = outside_spans(INVENTORY_LINK, lambda m: _inventory_link(m, number, notes), out[index])
         if "@" in out[index] and not codes[index]:
             out[index] = outside_spans(QUARTO_REF, lambda ref: f"[](#{ref['label']})", out[index])
         index += 1
@@ -260,14 +263,23 @@ def _defined(lines: list[str]) -> tuple[set[str], set[str]]:
 
 
 def _label_link(link: re.Match, named: set[str], indexed: set[str], number: int, notes: list) -> str:
-    """MyST's Markdown link to a label, [text](label): this site's [text](#label); to an index entry or
+    """MyST's Markdown link to a label, [text](label): this site's [text](#label) (a label named with a
+    colon, `content:glue`, may be another page's: labels.References finds it); to an index entry or
     to one of Sphinx's own pages (its general index), its text, said."""
     label = link["label"]
     if label in indexed or label in SPHINX_PAGES:
         notes.append((number, f"[{link['text']}]({label}) links to {SPHINX_PAGES.get(label, 'an entry of the index')}, "
                               "which this site does not make: shown as its text"))
         return link["text"] or label
-    return f"[{link['text']}](#{label})" if label in named else link[0]
+    return f"[{link['text']}](#{label})" if label in named or myst_reference(label) else link[0]
+
+
+def _inventory_link(link: re.Match, number: int, notes: list) -> str:
+    """MyST's link into another project's inventory: its text (or the target's name), said."""
+    notes.append((number, f"[{link['text']}]({link['target']}) links into another project's documentation by its "
+                          "inventory (MyST's intersphinx), which a build without the network does not read: shown as "
+                          "its text; link the page's address instead"))
+    return link["text"] or link["target"].rpartition("#")[2]
 
 
 def _options(out: list[str], index: int) -> tuple[dict, int]:

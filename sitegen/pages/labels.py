@@ -20,7 +20,7 @@ import re
 from typing import NamedTuple
 
 from ..core.sources import PAGE_FILES
-from .bookparts import in_code, unlinked
+from .bookparts import in_code, myst_reference, unlinked
 from .dialects import STATEMENTS
 
 LABELLED_MATH = re.compile(r"^\s*\$\$(?P<tex>.+?)\$\$\s*\{#(?P<label>[^}\s]+)\}\s*$")
@@ -185,12 +185,13 @@ class References:
         by its root path: the page's links resolve it); one to no label, or to several, shows the
         label's name (check.py says why)."""
         def fill(match) -> str:
-            if not _filled(match):          # a link with text: to another page's glossary term if this page
-                if match["page"] or match["document"] or match["label"] in self.own:    # lacks it (any other
-                    return match[0]                                 # #anchor may be one of its headings' own)
+            if not _filled(match):          # a link with text: to another page's glossary term, or label named
+                if match["page"] or match["document"] or match["label"] in self.own:    # with a colon, if this page
+                    return match[0]                     # lacks it (any other #anchor may be one of its headings' own)
                 found = self.find(None, match["label"])
-                return (f"[{match['text']}](/{found.output}#{match['label']})"
-                        if isinstance(found, Target) and found.kind == "term" else match[0])
+                if isinstance(found, Target) and (found.kind == "term" or myst_reference(match["label"])):
+                    return f"[{match['text']}](/{found.output}#{match['label']})"
+                return match["text"] if myst_reference(match["label"]) else match[0]    # (none: check.py says so)
             page, label = match["page"] or match["document"], match["label"] or ""
             found = self.find(page, label)
             if not isinstance(found, Target):
@@ -216,5 +217,5 @@ def page_references(blocks, linked: bool = False):
         for match in REFERENCE.finditer(text):
             if match["document"] and _filled(match):
                 yield line, match["document"], ""
-            elif match["label"] and (_filled(match) or (linked and not match["page"])):
+            elif match["label"] and (_filled(match) or ((linked or myst_reference(match["label"])) and not match["page"])):
                 yield line, match["page"], match["label"]

@@ -22,7 +22,8 @@ its labelled formulas, references, exercises, citations and glossary terms, and 
 them; its code cells whose tags (Jupyter Book's) or #| options (Quarto's) ask that their code be left
 out, folded or shown, and how many the page shows as asked (their code found in its <pre>s, or not);
 the warnings the build gave; and raw markup in the page's text outside code (a directive's fence,
-a role's {name}, a (label)= target, an alert's [!KIND], a footnote's [^name]), which must be none. A chapter that uses
+a role's {name}, a (label)= target, an alert's [!KIND], a footnote's [^name]) or in its links (a MyST
+reference taken for an address: `href="content:glue"`, which no browser opens), which must be none. A chapter that uses
 {term} is laid with its book's glossary page, where its terms are defined.
 """
 from __future__ import annotations
@@ -185,7 +186,7 @@ class Text(HTMLParser):
     def __init__(self, html: str):
         super().__init__(convert_charrefs=True)
         self.depth, self.parts, self.callouts, self.equations, self.exercises = 0, [], 0, 0, 0
-        self.citations, self.terms = 0, 0
+        self.citations, self.terms, self.dead = 0, 0, []
         self.pres: list[list] = []          # each <pre>'s text, and whether it stands in a <details>
         self.details = 0
         self.feed(html)
@@ -201,6 +202,9 @@ class Text(HTMLParser):
         self.exercises += tag == "section" and "exercise" in classes
         self.citations += tag == "a" and "citation" in classes
         self.terms += tag == "a" and "#term-" in (dict(attrs).get("href") or "")
+        scheme = re.match(r"([A-Za-z][\w+.-]*):(//)?", dict(attrs).get("href") or "")
+        if tag == "a" and scheme and not scheme[2] and scheme[1].lower() not in ("mailto", "tel"):
+            self.dead.append(scheme[0])     # (a link no browser opens: a MyST reference taken for an address)
 
     def handle_endtag(self, tag):
         self.depth -= tag in ("pre", "code", "script")
@@ -331,7 +335,7 @@ def report() -> int:
                 bad += 1
                 continue
             page = Text((Path(tmp) / shown).read_text(encoding="utf-8"))
-        raw = RAW.findall("".join(page.parts))
+        raw = RAW.findall("".join(page.parts)) + page.dead
         done = page.as_asked(cells)
         bad += bool(raw) or page.callouts < source["callouts"] or page.equations < source["formulas"] \
             or page.citations < source["citations"] or page.terms < source["terms"] or done < len(asked)
