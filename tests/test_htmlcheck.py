@@ -76,3 +76,11 @@ def test_an_empty_section_is_a_warning_and_a_heading_s_own_link_is_not_its_title
     assert [message for _, message in found["warnings"]] == ["page.html: section '空节' is empty",
                                                              "page.html: section '末节' is empty"]
 
+
+
+def test_a_link_no_browser_opens_is_a_warning_and_a_web_mail_or_phone_link_is_not():
+    found = _read('<a href="content:glue">甲</a><a href="https://example.org/" rel="noopener">乙</a>'
+                  '<a href="mailto:t@example.org">丙</a><a href="tel:+861234">丁</a><a href="other#x:y">戊</a>')
+    assert [message for _, message in found["warnings"]] == [
+        'page.html: a link no browser opens (content: is the scheme of no web address): <a href="content:glue">: '
+        'link a page of the site, or an address']

@@ -5,8 +5,8 @@ Links and #anchors must resolve; nothing may break the Content-Security-Policy
 (inline scripts and styles, event handlers, `javascript:` and `data:`
 navigations in any spelling) or load from another site (SVG's `href` and
 `xlink:href`, `background=` and `srcset` included), since a copy opened from
-disk has no CSP to stop it; images without alt text, empty sections and
-external links without rel are warnings. What one file says on its own is
+disk has no CSP to stop it; images without alt text, empty sections,
+external links without rel and links no browser opens (`href="content:glue"`) are warnings. What one file says on its own is
 remembered under its bytes; Cloudflare Pages' limits are checked last.
 """
 from __future__ import annotations
@@ -16,6 +16,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit
 
+from ..pages.bookparts import URL_SCHEMES
 from ..pages.check import served_file
 from ..project.config import SiteConfig
 from ..pages.page import Page
@@ -95,6 +96,9 @@ class _Reader(HTMLParser):
                 and urlsplit(attributes["href"].strip()).netloc != self.host and "rel" not in attributes):
             self.warnings.append((raw[9:40], f"{self.path}: external link without rel "
                                              f"(add rel=\"noopener\"): {raw[:80]}"))
+        if tag == "a" and (scheme := _scheme(attributes.get("href", ""))) and scheme not in URL_SCHEMES:
+            self.warnings.append((raw[:40], f"{self.path}: a link no browser opens ({scheme}: is the scheme of no web "
+                                            f"address): {raw[:80]}: link a page of the site, or an address"))
         if tag == "meta" and attributes.get("http-equiv", "").strip().lower() == "refresh":
             self.errors.append((attributes.get("content", "http-equiv"), f"{self.path} has <meta http-equiv=\"refresh\">, "
                                 "which sends readers to another address: link to it instead"))
