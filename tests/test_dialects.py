@@ -351,3 +351,16 @@ def test_an_image_directive_is_an_image_not_a_numbered_figure_its_name_its_id():
     assert lines == ["![一只猫](pics/cat.png){: #cat}", "", "", "", "", "见 [这张图](#cat)。"] and not notes
     lines, _, notes = read("```{image} cat.png\n:target: https://example.org\n```")
     assert lines[0] == "![cat.png](cat.png)" and notes == [(1, "{image}: option :target: not supported here (left out)")]
+
+
+def test_quarto_s_inline_expression_quotes_the_value_it_names_and_any_other_is_code_said():
+    lines, _, notes = read("半径 `{python} radius`，首项 `{python} scores[0]`，`{python} round(r, 2)`，`{r} x`，"
+                           "写作 `` `{python} radius` ``。")
+    assert lines == ["半径 {{ radius }}，首项 {{ scores[0] }}，`round(r, 2)`，`x`，写作 `` `{python} radius` ``。"]
+    assert [message for _, message in notes] == [
+        "the inline expression `{python} round(r, 2)` is shown as code, not evaluated: this site quotes a value by its "
+        "name, as name.key[0]: compute it in a code cell and quote that name",
+        "the inline expression `{r} x` is shown as code, not evaluated: a notebook page runs Python only"]
+    notes = []
+    assert translate(["`{python} radius`"], 0, notes, computed=False)[0] == ["`radius`"]
+    assert "this page runs no code" in notes[0][1]

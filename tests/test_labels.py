@@ -171,6 +171,21 @@ def test_a_label_several_pages_define_is_named_with_its_page(tmp_path):
     assert result.returncode == 1 and "content/ch3.md:4: [](ch2.md#same) refers to no label of ch2.md" in result.stderr
 
 
+def test_a_reference_with_its_own_text_reaches_another_page_s_label_but_not_past_a_heading_of_its_own(tmp_path):
+    """{ref}`text <label>` (and [text](#label)) to a label only another page defines links there; a heading
+    of the page itself whose id is that name keeps the link on the page."""
+    root = tiny_site(tmp_path / "site")
+    (root / "content/ch1.md").write_text("---\ntitle: 第一章\n---\n## 需求 {#sec-demand}\n\n正文。\n\n## 别处 {#local}\n\n正文。\n",
+                                         encoding="utf-8")
+    (root / "content/ch2.md").write_text("---\ntitle: 第二章\n---\n见{ref}`需求一节 <sec-demand>`与[本页一节](#local)。\n\n"
+                                         "## Local\n\n正文。\n", encoding="utf-8")
+    result = run_build(root, root / "dist", root / ".cache", "--strict")
+    assert result.returncode == 0, result.stderr
+    page = page_of((root / "dist/ch2.html").read_text(encoding="utf-8"))
+    assert [(e[1]["href"], e[2]) for e in page.find("a") if e[2] in ("需求一节", "本页一节")] == [
+        ("ch1#sec-demand", "需求一节"), ("ch2#local", "本页一节")]
+
+
 def test_myst_s_link_to_a_label_named_with_a_colon_reaches_another_page_and_an_inventory_link_is_its_text(tmp_path):
     """As Jupyter Book's chapters write them: [text](content:glue) and [](content:glue) name a label of any
     page (no heading's anchor has a colon), never an address with a scheme no browser opens; one that no

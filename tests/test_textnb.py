@@ -232,6 +232,8 @@ m = (3 - 1) / (1 - 0)
 print(m)
 ```
 
+So m is `{python} m`, as its inline expression says.
+
 ::: aside
 A margin note.
 :::
@@ -272,6 +274,7 @@ def test_a_quarto_document_is_a_notebook_page_whose_python_chunks_run(tmp_path):
         ("chapter#fig-line", "图 1"), ("chapter#eq-line", "(1)")]
     assert page.find("figcaption")[0][2].startswith("图 1 · A line")
     assert "plt.plot" not in text and "2.0" in text                 # echo: false; what the last chunk printed
+    assert "So m is 2.0000, as its inline expression says." in text             # (a value, quoted as every value is)
     assert 'print("shown, not run")' in text and "shown, not run\n" not in text and "{python}" in text
     assert "#| label" not in text and "#| eval" not in text and "jupyter" not in text
     assert "A margin note." in page.find("aside", **{"class": "callout-margin"})[0][2]

@@ -62,9 +62,10 @@ CITATIONS = {"cite": "[@", "cite:p": "[@", "cite:ps": "[@", "cite:alp": "[@", "c
              "cite:ts": "@", "cite:year": "[-@", "cite:yearpar": "[-@"}
 EXERCISES = {"exercise", "exercise-start", "exercise-end", "solution", "solution-start", "solution-end"}   # sphinx-exercise
 EXERCISE_END = "\0exercise-end"    # (a closer: the exercise's `::: end`, which a solution right after it moves)
-# A MyST role ({cite}`key`, {ref}`label`) in prose: {math} is this site's $...$, references, citations, terms
-# and glued values this site's own; the others are said, and shown as their text.
-ROLE = re.compile(r"(?<![\w`{])\{(?P<name>[a-z][\w:-]*)\}`(?P<text>[^`]+)`")
+# A MyST role ({cite}`key`, {ref}`label`) in prose, wherever it stands (见{ref}`x`: MyST needs no space before
+# it; an escaped \{ is text): {math} is this site's $...$, references, citations, terms and glued values this
+# site's own; the others are said, and shown as their text.
+ROLE = re.compile(r"(?<![`{\\])\{(?P<name>[a-z][\w:-]*)\}`(?P<text>[^`]+)`")
 SPHINX_PAGES = {"genindex": "Sphinx's general index", "modindex": "Sphinx's module index", "search": "Sphinx's search page"}
 # The schemes of a link that leaves the site (a browser opens it). MyST reads a link's other `name:` prefix as
 # a reference: a label with a colon in it (`content:glue`), or a label of another Sphinx project's (intersphinx).
@@ -187,6 +188,22 @@ def dropped(name: str, options: dict, kept, line: int, notes: list) -> None:
 def term_label(term: str) -> str:
     """The label of a glossary's term, which MyST's {term} role names: term-<its words joined by ->."""
     return "term-" + re.sub(r"[^\w]+", "-", unlinked(term).strip().lower()).strip("-")
+
+
+PATH_TOKEN = re.compile(r"\.?([A-Za-z_][\w-]*)|\[(-?\d+)\]")          # (a key may hold "-": a glued name, a JSON key)
+
+
+def is_value_path(path: str) -> bool:
+    """Whether `path` names a value as {{ }} quotes one: name.key[0] (prose.lookup)."""
+    tokens = list(PATH_TOKEN.finditer(path))
+    return bool(tokens) and "".join(t.group(0) for t in tokens) == path and not path.startswith(".")
+
+
+def slugify(value: str, separator: str = "-") -> str:
+    """Heading ids that keep Chinese: lowercase, spaces to '-', punctuation dropped (Markdown's toc
+    extension gives a heading this id: render/converters.py)."""
+    value = re.sub(r"[^\w\s-]", "", value.lower(), flags=re.UNICODE).strip()
+    return re.sub(r"[\s_-]+", separator, value)
 
 
 def unlinked(markdown: str) -> str:

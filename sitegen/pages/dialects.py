@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import re
 
-from .bookparts import (COLONS, EXERCISE_END, EXERCISES, FENCE, ROLE, SPHINX_PAGES, captioned, closes_code, closing, directive,
-                        dropped, exercise, glossary, in_code, label_name, list_table, myst_reference, opens_code,
-                        outside_spans, read_role, without_style)
+from .bookparts import (COLONS, EXERCISE_END, EXERCISES, FENCE, ROLE, SPHINX_PAGES, captioned, closes_code, closing,
+                        code_spans, directive, dropped, exercise, glossary, in_code, is_value_path, label_name, list_table,
+                        myst_reference, opens_code, outside_spans, read_role, without_style)
 from .quartodivs import attributes, div_end, shown_here, tabset
 
 CALLOUTS = ("note", "tip", "important", "warning", "caution")      # the kinds of callout, as GitHub's alerts name them
@@ -77,6 +77,8 @@ MYST_LABELLED = re.compile(r"^(?P<math>\s*\$\$.+?\$\$)\s*\((?P<label>[^()\s]+)\)
 QUARTO_REF = re.compile(r"(?<![\w@.])\[?@(?P<label>(?:fig|eq|sec|tbl)-[\w-]*\w)\]?")
 DEFINED = re.compile(r"^ {0,3}\((?P<label>[^()\s]+)\)=\s*$|^\s*:(?:label|name):\s*(?P<option>\S+)")
 LABEL_LINK = re.compile(r"(?<!!)\[(?P<text>[^\]]*)\]\((?P<label>[A-Za-z][\w:./-]*)\)")
+# Quarto's inline expression, a code span: `{python} radius`
+INLINE_EXPRESSION = re.compile(r"`\{(?P<language>[A-Za-z]\w*)\}\s+(?P<expression>[^`]+)`")
 # MyST's link into another Sphinx project's inventory (intersphinx): [text](inv:project#target)
 INVENTORY_LINK = re.compile(r"(?<!!)\[(?P<text>[^\]]*)\]\((?P<target>inv:[^)\s]*)\)")
 QUARTO_FIGURE = re.compile(r'^\s*!\[(?P<caption>[^\]]+)\]\((?P<target>[^)\s]+)\)\{#(?P<label>fig-[^}\s]+)(?P<attrs>[^}]*)\}\s*$')
@@ -223,6 +225,8 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True,
         if ROLE.search(out[index]):
             out[index] = outside_spans(ROLE, lambda found: read_role(found, number, notes, computed=computed,
                                                                      unmade=indexed), out[index])
+        if "`{" in out[index]:
+            out[index] = _inline_expressions(out[index], number, notes, computed)
         if (figure := QUARTO_FIGURE.match(out[index])) and not codes[index]:   # Quarto: the bracket is the caption
             alt = re.search(r'fig-alt="([^"]*)"', figure["attrs"] or "")
             out[index] = (f'![{alt[1] if alt else figure["caption"]}]({figure["target"]} "{figure["caption"].replace(chr(34), chr(39))}")'
@@ -272,6 +276,28 @@ def _label_link(link: re.Match, named: set[str], indexed: set[str], number: int,
                               "which this site does not make: shown as its text"))
         return link["text"] or label
     return f"[{link['text']}](#{label})" if label in named or myst_reference(label) else link[0]
+
+
+def _inline_expressions(line: str, number: int, notes: list, computed: bool) -> str:
+    """Quarto's inline expressions, `{python} radius`: this site's {{ radius }} (a value the notebook's
+    code computed, quoted as every value is); one that is not a name like name.key[0] (a call, an
+    operator), in another language, or on a page that runs no code is its expression as code, said."""
+    parts, at = [], 0
+    for start, end in code_spans(line):
+        if not (found := INLINE_EXPRESSION.fullmatch(line, start, end)):
+            continue
+        expression = found["expression"].strip()
+        if computed and found["language"] == "python" and is_value_path(expression):
+            shown = f"{{{{ {expression} }}}}"
+        else:
+            why = ("this page runs no code: quote it in a notebook page" if not computed else
+                   "a notebook page runs Python only" if found["language"] != "python" else
+                   "this site quotes a value by its name, as name.key[0]: compute it in a code cell and quote that name")
+            notes.append((number, f"the inline expression {line[start:end]} is shown as code, not evaluated: {why}"))
+            shown = f"`{expression}`"
+        parts.append(line[at:start] + shown)
+        at = end
+    return "".join(parts) + line[at:]
 
 
 def _inventory_link(link: re.Match, number: int, notes: list) -> str:

@@ -20,7 +20,7 @@ import re
 from typing import NamedTuple
 
 from ..core.sources import PAGE_FILES
-from .bookparts import in_code, myst_reference, unlinked
+from .bookparts import in_code, myst_reference, slugify, unlinked
 from .dialects import STATEMENTS
 
 LABELLED_MATH = re.compile(r"^\s*\$\$(?P<tex>.+?)\$\$\s*\{#(?P<label>[^}\s]+)\}\s*$")
@@ -154,8 +154,10 @@ class References:
     a page's source path, as the page links to it, -> where it is published, or None). The names looked
     up in the site are `read`, for the records of what was made of them (SiteLabels.seen)."""
 
-    def __init__(self, output: str, own: dict[str, Label], site: SiteLabels | None = None, output_of=None):
+    def __init__(self, output: str, own: dict[str, Label], site: SiteLabels | None = None, output_of=None,
+                 anchors: frozenset = frozenset()):
         self.output, self.own, self.site, self.output_of = output, own, site or SiteLabels(), output_of
+        self.anchors = anchors          # the ids the page's headings get: a link to one stays on the page
         self.read: set[str] = set()
 
     def find(self, page: str | None, name: str) -> Target | tuple[Target, ...]:
@@ -185,11 +187,11 @@ class References:
         by its root path: the page's links resolve it); one to no label, or to several, shows the
         label's name (check.py says why)."""
         def fill(match) -> str:
-            if not _filled(match):          # a link with text: to another page's glossary term, or label named
-                if match["page"] or match["document"] or match["label"] in self.own:    # with a colon, if this page
-                    return match[0]                     # lacks it (any other #anchor may be one of its headings' own)
+            if not _filled(match):          # a link with text ({ref}`text <label>`): to another page's label
+                if match["page"] or match["document"] or match["label"] in self.own:    # if this page has no
+                    return match[0]                             # such label, nor a heading of that id
                 found = self.find(None, match["label"])
-                if isinstance(found, Target) and (found.kind == "term" or myst_reference(match["label"])):
+                if isinstance(found, Target) and (found.kind == "term" or match["label"] not in self.anchors):
                     return f"[{match['text']}](/{found.output}#{match['label']})"
                 return match["text"] if myst_reference(match["label"]) else match[0]    # (none: check.py says so)
             page, label = match["page"] or match["document"], match["label"] or ""
@@ -208,6 +210,15 @@ class References:
 def _filled(match) -> bool:
     """A reference the build fills in: without text, or with %s for the number; else a plain link."""
     return not match["text"].strip() or "%s" in match["text"]
+
+
+HEADING_LINE = re.compile(r"^ {0,3}#{1,6}\s+(?P<title>.+?)(?:\s+#+)?\s*$")
+
+
+def heading_anchors(blocks) -> frozenset[str]:
+    """The ids the headings of a page's prose get (their text's slug, as Markdown's toc extension makes it)."""
+    return frozenset(slugify(unlinked(found["title"])) for _, text in prose_lines(blocks)
+                     if (found := HEADING_LINE.match(text)))
 
 
 def page_references(blocks, linked: bool = False):

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 
 from ..core.memo import Memo, digest, package_version
 from ..core.sources import PAGE_FILES
-from .bookparts import code_spans, in_code, outside_spans
-from .labels import LABELLED_FIGURE, LABELLED_MATH, TABLE_CAPTION, References, SiteLabels, page_labels
+from .bookparts import PATH_TOKEN, code_spans, in_code, is_value_path, outside_spans
+from .labels import LABELLED_FIGURE, LABELLED_MATH, TABLE_CAPTION, References, SiteLabels, heading_anchors, page_labels
 
 if TYPE_CHECKING:              # content reads pages with blocks.py, which resolves prose through here
     from .page import Page
@@ -33,7 +33,6 @@ DISPLAY_MATH = re.compile(r"^\s*\$\$(?P<tex>.+?)\$\$\s*(?:\{#[^}\s]+\}\s*)?$")  
 # Inline math as Pandoc reads it: a `$` with no space after it, up to a `$` with no space before it and no
 # digit after it (so "$5 and $6" is money); beside any letter, a Chinese one as well (紧贴中文的$\alpha$公式).
 INLINE_MATH = re.compile(r"(?<![\\$])\$(?=[^\s$])(?P<tex>[^$\n]+?)(?<=\S)\$(?![\d$])")
-PATH_TOKEN = re.compile(r"\.?([A-Za-z_][\w-]*)|\[(-?\d+)\]")          # (a key may hold "-": a glued name, a JSON key)
 FIGURE_LINE = re.compile(r"^\s*!\[(?P<alt>[^\]]+)\]\(figure:(?P<name>[^)\s]+)(?:\s+\"(?P<title>[^\"]*)\")?\)\s*$")
 
 
@@ -139,9 +138,9 @@ NOTEBOOK_NAMES = "the notebook's names (what its code cells define at their top 
 def lookup(data, path: str, top: str = "results.json"):
     """`trace.attention[0]` in results.json: the value, or Unresolved (`top`: what the author calls the
     whole: a notebook page has no results.json of its author's, but names, NOTEBOOK_NAMES)."""
-    tokens = list(PATH_TOKEN.finditer(path))
-    if not tokens or "".join(t.group(0) for t in tokens) != path or path.startswith("."):
+    if not is_value_path(path):
         raise Unresolved(f"'{path}' is not a value path like name.key[0]")
+    tokens = list(PATH_TOKEN.finditer(path))
     value, walked = data, ""
     for token in tokens:
         key, index = token.group(1), token.group(2)
@@ -242,7 +241,7 @@ def references_of(page: Page, sitemap: SiteMap, labels: SiteLabels, words: dict 
             return resolve_target(page, source, sitemap)[0]
         except Unresolved:
             return None
-    return References(page.output, page_labels(page, words)[0], labels, output_of)
+    return References(page.output, page_labels(page, words)[0], labels, output_of, heading_anchors(page.blocks))
 
 
 def pretty_url(output: str) -> str:

@@ -16,6 +16,7 @@ import jinja2
 import markdown
 import markdown.treeprocessors
 
+from ..pages.bookparts import slugify
 from ..pages.prose import is_external
 from ..core.sources import decode, read_bytes, source_path
 
@@ -50,12 +51,6 @@ class ExternalLinks(markdown.Extension):
     def extendMarkdown(self, md):
         md.treeprocessors.register(_ExternalLinks(md), "external-links", 1)
         md.treeprocessors.register(_AlignedCells(md), "aligned-cells", 2)
-
-
-def slugify(value: str, separator: str) -> str:
-    """Heading ids that keep Chinese: lowercase, spaces to '-', punctuation dropped."""
-    value = re.sub(r"[^\w\s-]", "", value.lower(), flags=re.UNICODE).strip()
-    return re.sub(r"[\s_-]+", separator, value)
 
 
 class _TemplateFiles(jinja2.BaseLoader):
