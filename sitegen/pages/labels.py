@@ -187,9 +187,11 @@ class References:
         by its root path: the page's links resolve it); one to no label, or to several, shows the
         label's name (check.py says why)."""
         def fill(match) -> str:
-            if not _filled(match):          # a link with text ({ref}`text <label>`): to another page's label
-                if match["page"] or match["document"] or match["label"] in self.own:    # if this page has no
-                    return match[0]                             # such label, nor a heading of that id
+            # A link with text ({ref}`text <label>`) goes to the label on another page when this page has
+            # no such label, nor a heading of that id; one to a MyST label no page defines is its text.
+            if not _filled(match):
+                if match["page"] or match["document"] or match["label"] in self.own:
+                    return match[0]
                 found = self.find(None, match["label"])
                 if isinstance(found, Target) and (found.kind == "term" or match["label"] not in self.anchors):
                     return f"[{match['text']}](/{found.output}#{match['label']})"

@@ -6,8 +6,9 @@ Links and #anchors must resolve; nothing may break the Content-Security-Policy
 navigations in any spelling) or load from another site (SVG's `href` and
 `xlink:href`, `background=` and `srcset` included), since a copy opened from
 disk has no CSP to stop it; images without alt text, empty sections,
-external links without rel and links no browser opens (`href="content:glue"`) are warnings. What one file says on its own is
-remembered under its bytes; Cloudflare Pages' limits are checked last.
+external links without rel and links no browser opens (`href="content:glue"`)
+are warnings. What one file says on its own is remembered under its bytes;
+Cloudflare Pages' limits are checked last.
 """
 from __future__ import annotations
 
