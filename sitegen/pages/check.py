@@ -20,7 +20,7 @@ from .prose import (LINK, NOTEBOOK_NAMES, VALUE, SiteMap, Unresolved, block_form
 from ..core.errors import Collector
 from ..core.incremental import Phase
 from .citations import line_citations, listed_keys
-from .labels import References, Target, page_labels, page_references, prose_lines
+from .labels import LABELLED_FIGURE, References, Target, page_labels, page_references, prose_lines
 from .shared import Shared
 from ..project.nbsource import runs_as_notebook
 
@@ -239,7 +239,7 @@ def _prose(page, block, art, results, sitemap, problems, warnings, memo):
                 name = target[len("figure:"):]
                 drew = name.rsplit("-", 1)[0] if name.endswith("-1.png") and runs_as_notebook(art.lab.script) else None
                 if name not in art.figures and drew in {cell.name for cell in art.cells}:
-                    if "{#" in line[match.end():]:      # (a label, which a reference may name: it must be there)
+                    if LABELLED_FIGURE.match(line):     # (a label, which a reference may name: it must be there)
                         problems.add(page.source, number, "this cell's figure has a label (#| label, or myst-nb's "
                                                           "figure options), but the cell drew no figure: draw one in "
                                                           "it, or remove them")

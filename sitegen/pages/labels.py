@@ -16,6 +16,7 @@ page, its check and its notebook are made again exactly when a label they show c
 """
 from __future__ import annotations
 
+import functools
 import re
 from typing import NamedTuple
 
@@ -155,10 +156,15 @@ class References:
     up in the site are `read`, for the records of what was made of them (SiteLabels.seen)."""
 
     def __init__(self, output: str, own: dict[str, Label], site: SiteLabels | None = None, output_of=None,
-                 anchors: frozenset = frozenset()):
+                 blocks=()):
         self.output, self.own, self.site, self.output_of = output, own, site or SiteLabels(), output_of
-        self.anchors = anchors          # the ids the page's headings get: a link to one stays on the page
+        self.blocks = blocks            # the page's: the ids its headings get (anchors), read only if asked
         self.read: set[str] = set()
+
+    @functools.cached_property
+    def anchors(self) -> frozenset[str]:
+        """The ids the page's headings get: a link with text to one stays on the page."""
+        return heading_anchors(self.blocks)
 
     def find(self, page: str | None, name: str) -> Target | tuple[Target, ...]:
         """The label a reference names; else the (zero or several) labels it might mean. A page's own

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from ..core.memo import Memo, digest, package_version
 from ..core.sources import PAGE_FILES
 from .bookparts import PATH_TOKEN, code_spans, in_code, is_value_path, outside_spans
-from .labels import LABELLED_FIGURE, LABELLED_MATH, TABLE_CAPTION, References, SiteLabels, heading_anchors, page_labels
+from .labels import LABELLED_FIGURE, LABELLED_MATH, TABLE_CAPTION, References, SiteLabels, page_labels
 
 if TYPE_CHECKING:              # content reads pages with blocks.py, which resolves prose through here
     from .page import Page
@@ -241,7 +241,7 @@ def references_of(page: Page, sitemap: SiteMap, labels: SiteLabels, words: dict 
             return resolve_target(page, source, sitemap)[0]
         except Unresolved:
             return None
-    return References(page.output, page_labels(page, words)[0], labels, output_of, heading_anchors(page.blocks))
+    return References(page.output, page_labels(page, words)[0], labels, output_of, page.blocks)
 
 
 def pretty_url(output: str) -> str:
