@@ -621,7 +621,7 @@ class ProseSequence(Sequence):
         said = super().build()
         import pickle
         state = pickle.loads((self.cache / "last-build.pickle").read_bytes())
-        self.patched += "[nothing changed]" not in said and state["patch"]["patches"] > 0
+        self.patched += "[nothing changed]" not in said and pickle.loads(state["patch"])["patches"] > 0
         return said
 
 

@@ -48,12 +48,12 @@ def patch_info(files: Outputs, check_context: str, sitemap, labels, labs: list[s
             "text_notebooks": sorted(text_notebooks), **files.made_with}
 
 
-def patch(out: Path, cfg, memo, last: dict, snapshot: dict[str, str], edited: list[str], solutions: str,
+def patch(out: Path, cfg, memo, last: dict, info: dict, snapshot: dict[str, str], edited: list[str], solutions: str,
           preview: bool) -> tuple[dict, tuple[str, ...], dict] | None:
     """The site with the pages `edited` patched in: (its files, the pages rendered, the patch info
     for the next build); None when a full build must make it (see the module's docstring). Raises
-    the problems a full build would raise of these pages."""
-    info, before = last["patch"], last["sources"]
+    the problems a full build would raise of these pages. `info`: the last full build's patch_info."""
+    before = last["sources"]
     if info["patches"] >= PATCHES:
         return None
     if not all(rel.startswith("content/") and rel.endswith(".md") and rel in before and rel in snapshot

@@ -178,15 +178,27 @@ def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: boo
                            warnings=tuple(Problem(*w) for w in last.get("warnings", ())))     # said again
 
     edited = changed(last.get("sources", {}), snapshot) if last and use_cache else None
+    # When what labs are made of changed since the last build, labs may have to run: their host
+    # starts first, importing what the edited labs import, while this process reads the configuration
+    # and works out which must (no edit of theirs is patched in). After an edit elsewhere (a page, a
+    # template), only if one must.
+    from ..project.nbsource import edits_notebook
+    host = None
+    if kept is None and (edited is None or any(rel.startswith(LAB_SOURCES) for rel in edited)
+                         or edits_notebook(root, edited)):
+        from ..labs.labhost import LabHost
+        from ..labs.warm import modules_edited
+        host = LabHost(warm=modules_edited(root, edited or ()))
     # An edit to pages' prose alone, all else as the last build found it: patched into its site (patch.py).
-    if (edited and freeze is None and not verify and "patch" in last
+    if (edited and host is None and freeze is None and not verify and "patch" in last
             and fingerprint({**snapshot, **{rel: last["sources"].get(rel) for rel in edited}}, key) == last["fingerprint"]
             and not stale(root, last.get("reads", {}), snapshot)):
         from .patch import patch
         memo = Memo(cache / MEMO, whole=False)        # (it reads a few entries: from their files)
         # (the .md files that are notebooks are the last build's: only prose pages were edited, none a notebook)
-        cfg = _config(root, memo, snapshot, base_url, frozenset(last["patch"].get("text_notebooks", ())))
-        patched = patch(out, cfg, memo, last, snapshot, edited, solutions, preview)
+        info = _patch_info(last)
+        cfg = _config(root, memo, snapshot, base_url, frozenset(info.get("text_notebooks", ())))
+        patched = patch(out, cfg, memo, last, info, snapshot, edited, solutions, preview)
         if patched is not None:
             files, rendered, info = patched
             warnings = [Problem(*w) for w in last.get("warnings", ())]
@@ -198,17 +210,9 @@ def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: boo
                                frozen=info["frozen"], patched=True)
 
     from ..labs.compute import LabScheduler
-    from ..project.nbsource import edits_notebook, text_notebooks
-    # When what labs are made of changed since the last build, labs may have to run: their host
-    # starts now, importing what the edited labs import, while this process reads the configuration
-    # and works out which must. After an edit elsewhere (a page, a template), only if one must.
-    host = None
+    from ..project.nbsource import text_notebooks
     if kept is not None:
         host = kept.lab_host()
-    elif edited is None or any(rel.startswith(LAB_SOURCES) for rel in edited) or edits_notebook(root, edited):
-        from ..labs.labhost import LabHost
-        from ..labs.warm import modules_edited
-        host = LabHost(warm=modules_edited(root, edited or ()))
     try:
         memo = Memo(cache / MEMO, verify)
         cfg = _config(root, memo, snapshot, base_url)
@@ -256,7 +260,7 @@ def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: boo
     warnings = [Problem(page.source, line, message) for page in pages for line, message in page.notes] \
         + said.problems + list(check_rendered(cfg, pages, files, memo)) + book_notes(root, snapshot, memo)
     written, total = _publish(files, warnings, out, last, strict=strict, use_cache=use_cache)
-    memo.prune(sweep=bool(last.get("patch", {}).get("patches")))     # (what patched builds left, too)
+    memo.prune(sweep=bool(_patch_info(last).get("patches")))     # (what patched builds left, too)
     from ..labs.freeze import freeze as store_frozen, is_frozen
     from ..pages.check import check_context
     from .patch import patch_info
@@ -320,11 +324,20 @@ def _save_state(root: Path, cache: Path, key: list, found: dict, snapshot: dict,
     import pickle
     state = {"fingerprint": fingerprinted, "bytes": total, "count": len(files), "files": written[0],
              "spare": written[1], "sources": snapshot, "source_states": source_states,
-             "warnings": [tuple(w) for w in warnings], "reads": reads, "patch": patch}
+             "warnings": [tuple(w) for w in warnings], "reads": reads,
+             "patch": pickle.dumps(patch, protocol=pickle.HIGHEST_PROTOCOL)}
     cache.mkdir(parents=True, exist_ok=True)
     (cache / (STATE + ".tmp")).write_bytes(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
     os.replace(cache / (STATE + ".tmp"), cache / STATE)
     _stamp(root, cache, key, found, source_states, reads, written[0], (len(files), total, state["warnings"]))
+
+
+def _patch_info(last: dict) -> dict:
+    """The last build's patch info (patch.patch_info), kept pickled in its state and read only by the
+    builds that need it: its site map and labels would import the modules that define them before a
+    lab's host could start."""
+    import pickle
+    return pickle.loads(last["patch"]) if "patch" in last else {}
 
 
 def compute_only(root: Path, lab_ids: list[str], cache: Path | None = None) -> dict:
