@@ -50,3 +50,14 @@ def test_an_upgrade_is_seen_by_the_next_call(site_packages):
     os.utime(site_packages, ns=(0, os.stat(site_packages).st_mtime_ns + 1))     # (as a new listing)
     assert installed.versions()["moving"] == "2.0"
     assert installed.owners()["moved"] == "moving"
+
+
+def test_a_distribution_s_own_name_is_its_metadata_s_as_importlib_reads_it(site_packages):
+    dist(site_packages, "Py_Yaml_Like", "6.0", top_level="yamlish\n")
+    assert installed.project_name("py_yaml_like") == "Py_Yaml_Like"
+    assert installed.project_name("not_installed_at_all") is None
+    from importlib import metadata
+    names = installed.versions()
+    assert len(names) > 20             # (this machine's: the build's requirements and the tests')
+    for dist_name in names:
+        assert installed.project_name(dist_name) == metadata.distribution(dist_name).metadata["Name"], dist_name

@@ -67,6 +67,25 @@ def providers(modules) -> dict[str, str]:
     return {module: dist for module, dist in provided.items() if dist in names}
 
 
+def project_name(dist: str) -> str | None:
+    """The name a distribution (by normalised name) gives itself, its METADATA's Name (PyYAML for
+    pyyaml, as requirements.txt would write it); that of the first on sys.path, as versions()."""
+    for entry in sys.path:
+        for name in _listing(entry):
+            if name.endswith(DIST_INFO) and normalised(name[: -len(DIST_INFO)].partition("-")[0]) == dist:
+                try:
+                    with open(os.path.join(entry or ".", name, "METADATA"), encoding="utf-8") as handle:
+                        for line in handle:         # (its headers, up to the first empty line)
+                            if not line.strip():
+                                break
+                            if line.startswith("Name:"):
+                                return line[len("Name:"):].strip()
+                except OSError:
+                    pass
+                return None
+    return None
+
+
 def _owners_in(entry: str) -> dict[str, str]:
     found: dict[str, str] = {}
     for name in sorted(_listing(entry)):

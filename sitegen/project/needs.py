@@ -16,7 +16,7 @@ import re
 import sys
 from pathlib import Path
 
-from ..core.installed import providers
+from ..core.installed import project_name, providers
 
 REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
@@ -122,11 +122,7 @@ def _distribution(module: str) -> str | None:
     dist = providers([module]).get(module)
     if dist is None:
         return None
-    from importlib import metadata
-    try:
-        return metadata.distribution(dist).metadata["Name"]
-    except metadata.PackageNotFoundError:
-        return dist
+    return project_name(dist) or dist
 
 
 def unlisted(root: Path, script: Path, source: str) -> list[tuple[int, str, str]]:
