@@ -254,3 +254,30 @@ def test_the_build_says_how_long_each_lab_it_ran_took(tmp_path):
     edit(root / "content/guide.md", "公式", "一个公式")
     again = run_build(root, tmp_path / "dist", tmp_path / "cache").stdout
     assert "tiny cached" in again and " in " not in again.split("[")[-1], again      # (none said when none ran)
+
+
+def test_a_code_edit_checks_and_renders_again_only_the_pages_that_show_its_lab(tmp_path, monkeypatch):
+    """Each page's check and page are made of the labs it shows (its own, those its blocks name), not of
+    every lab: after one notebook's code edit, the other notebook's page and the prose pages are taken
+    as they were, their keys not even worked out; the site equals a clean build's, byte for byte."""
+    from sitegen.commands.pipeline import build
+    from sitegen.core.memo import Memo
+    from support import empty_course, write_notebook
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
+    root = empty_course(tmp_path / "site")
+    write_notebook(root / "content/a.ipynb", "甲", "x = 1\nx")
+    write_notebook(root / "content/b.ipynb", "乙", "y = 2\ny")
+    (root / "content/c.md").write_text("---\ntitle: 丙\n---\n见[甲](a.ipynb)。\n", encoding="utf-8")
+    out, cache = tmp_path / "dist", tmp_path / "cache"
+    build(root, out, cache=cache)
+    named, real_name = set(), Memo.name
+    monkeypatch.setattr(Memo, "name", lambda self, namespace, key: named.add((namespace, repr(key))) or real_name(self, namespace, key))
+    edit(root / "content/a.ipynb", "x = 1", "x = 3")
+    report = build(root, out, cache=cache)
+    assert report.computed == ("a",) and report.rendered == ("content/a.ipynb",)
+    assert [sum(n == namespace for n, _ in named) for namespace in ("page-check", "page", "notebook")] == [1, 1, 1]
+    assert all("content/a.ipynb" in key for namespace, key in named if namespace in ("page-check", "page", "notebook"))
+    monkeypatch.setattr(Memo, "name", real_name)
+    assert "3" in (out / "a.html").read_text(encoding="utf-8")
+    build(root, tmp_path / "fresh", cache=tmp_path / "fresh-cache")
+    assert tree_bytes(out) == tree_bytes(tmp_path / "fresh")

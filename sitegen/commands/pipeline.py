@@ -270,7 +270,7 @@ def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: boo
     reads = {**own.reads, **{rel: seen for art in artifacts.values() for rel, seen in (art.reads or {}).items()
                              if rel not in snapshot}}
     _save_state(root, cache, key, found, snapshot, source_states, fingerprinted, files, total, written, warnings, reads,
-            patch_info(files, check_context(cfg, artifacts, sitemap), sitemap, shared.labels.kept(looked_up), list(artifacts),
+            patch_info(files, check_context(cfg, sitemap), sitemap, shared.labels.kept(looked_up), list(artifacts),
                        frozen,
                        text_notebooks(root, snapshot, memo)))
     return BuildReport(out=out, files=len(files), bytes=total,

@@ -13,6 +13,7 @@ from typing import Callable, NamedTuple, TYPE_CHECKING
 
 from markupsafe import Markup
 
+from ..labs.artifacts import artifacts_digest
 from ..labs.labreads import archived_reads
 from ..project.nbsource import runs_as_notebook
 from ..project.cells import cell_options
@@ -453,3 +454,22 @@ KINDS = {
     "entry": Kind(0, {}, _nothing_to_check, _render_list_table, needs_lab=False, container=True, nests=True,
                   within="row"),
 }
+
+
+def labs_shown(page: Page) -> frozenset[str] | None:
+    """The labs whose results `page` shows: its own lab's and those its blocks name; None (every lab's)
+    for a page with the lecture's map. What its check and its page are made of (labs_digest)."""
+    if "materials" in page.kinds:
+        return None
+    shown = {page.lab} if page.lab else set()
+    if any(kind in KINDS and KINDS[kind].names_lab for kind in page.kinds):
+        shown |= {block.args[0] for block in page.blocks if block.kind in KINDS and KINDS[block.kind].names_lab}
+    return frozenset(shown)
+
+
+def labs_digest(page: Page, artifacts: dict[str, Artifacts]) -> str:
+    """The results (by provenance) of the labs `page` shows, as one hash; "" for a page that shows none."""
+    shown = labs_shown(page)
+    if shown is None:
+        return artifacts_digest(artifacts)
+    return artifacts_digest({lab: artifacts[lab] for lab in shown if lab in artifacts}) if shown else ""

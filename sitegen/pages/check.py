@@ -7,9 +7,10 @@ are reported together, each as `content/...md:LINE: ...`.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping
 
-from ..labs.artifacts import NARROW, Artifacts, artifacts_digest
-from .blocks import KINDS, Checking
+from ..labs.artifacts import NARROW, Artifacts
+from .blocks import KINDS, Checking, labs_digest, labs_shown
 from ..project.config import SiteConfig
 from ..core.memo import Memo, digest
 from .content import content_images, media_problem
@@ -90,21 +91,49 @@ def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifact
         if page is not None and page.lab != art.lab.id:
             problems.add(page.source, page.meta_line, f"site.yaml makes this the page of lab "
                                                       f"{art.lab.id}: its front matter needs 'lab: {art.lab.id}'")
-    context = check_context(cfg, artifacts, sitemap)
+    context = check_context(cfg, sitemap)
     with Phase(memo, "page-check", context) as phase:
         for page in pages:
             # (what it found of other pages' labels is part of what it was made of: labels.References)
-            if phase.reuse(page.source, lambda read: (page.output, page.digest, shared.seen(read))) is not None:
+            if phase.reuse(page.source, lambda read: _made(page, shared, read, artifacts)) is not None:
                 continue                # as the last build found it, in this same context
             check_page(page, context, artifacts, sitemap, shared, checking, problems, warnings, memo, phase)
         problems.raise_if_any()
     return sitemap, frozenset(name for _, _, read in phase.now.values() if read for name in read[0])
 
 
-def check_context(cfg: SiteConfig, artifacts: dict[str, Artifacts], sitemap: SiteMap) -> str:
-    """What a page's check depends on besides its own text: the site's settings, every lab's
-    outputs (by their provenance, which hashes each file) and every published path."""
-    return digest(cfg.digest, cfg.base_url, artifacts_digest(artifacts), sitemap.digest)
+def check_context(cfg: SiteConfig, sitemap: SiteMap) -> str:
+    """What every page's check depends on besides its own text and the labs it shows (_made): the
+    site's settings and every published path."""
+    return digest(cfg.digest, cfg.base_url, sitemap.digest)
+
+
+def _made(page: Page, shared: Shared, read, artifacts) -> tuple:
+    """What a page's check is made of besides its context: its text, what it finds now of the labels and
+    entries it read (`read`), and the outputs of the labs it shows (by their provenance, which hashes
+    each file)."""
+    return page.output, page.digest, shared.seen(read), labs_digest(page, artifacts)
+
+
+class _LabsRead(Mapping):
+    """The labs' artifacts as one page's check reads them: which it looked up (`read`), every one's
+    (None) once it lists them."""
+
+    def __init__(self, artifacts: dict[str, Artifacts]):
+        self.artifacts, self.read = artifacts, set()
+
+    def __getitem__(self, lab: str) -> Artifacts:
+        if self.read is not None:
+            self.read.add(lab)
+        return self.artifacts[lab]
+
+    def __iter__(self):
+        self.read = None
+        return iter(self.artifacts)
+
+    def __len__(self) -> int:
+        self.read = None
+        return len(self.artifacts)
 
 
 def check_page(page: Page, context: str, artifacts, sitemap: SiteMap, shared: Shared, checking: Checking,
@@ -114,15 +143,19 @@ def check_page(page: Page, context: str, artifacts, sitemap: SiteMap, shared: Sh
     record it if it finds nothing."""
     references = references_of(page, sitemap, shared.labels)
     read = shared.read(page, references)
-    made = (page.output, page.digest, shared.seen(read))
+    made = _made(page, shared, read, artifacts)
     key = (context, page.source, *made)
     # (a page not read from its file has no digest)
     name = memo.name("page-check", key) if memo is not None and page.digest else None
     if name is None or memo.data(name) is None:
         before = len(problems.problems) + len(warnings.problems)
-        _check_page(page, artifacts, sitemap, references, checking, problems, warnings, memo)
+        labs = _LabsRead(artifacts)
+        _check_page(page, labs, sitemap, references, checking, problems, warnings, memo)
         _citations(page, shared.bibliography, problems)
-        if name is None or len(problems.problems) + len(warnings.problems) != before:
+        shown = labs_shown(page)
+        # (a check that read a lab the page does not show was made of more than its record says: none)
+        outside = shown is not None and (labs.read is None or not labs.read <= shown | {""})
+        if name is None or len(problems.problems) + len(warnings.problems) != before or outside:
             return
         memo.data("page-check", key, lambda: b"ok")
     if phase is not None:

@@ -15,9 +15,9 @@ from typing import NamedTuple
 import jinja2
 from markupsafe import Markup
 
-from ..pages.blocks import KINDS, code, hidden_blocks, word_html
+from ..pages.blocks import KINDS, code, hidden_blocks, labs_digest, word_html
 from .converters import markdown_converter, template_environment, template_line
-from ..labs.artifacts import NARROW, Artifacts, artifacts_digest
+from ..labs.artifacts import NARROW, Artifacts
 from ..project.config import SiteConfig
 from ..pages.page import Page
 from ..pages.prose import (SiteMap, Unresolved, is_external, math_spans, names_page, pretty_url, references_of, relative_url,
@@ -133,8 +133,8 @@ class Renderer:
         self.words, self.axes = cfg.vocabulary.words, cfg.vocabulary.axes
         self.markdown = markdown_converter(self.words)
         self.rendered: list[str] = []       # the pages rendered anew (the others came from the memo)
-        # What the last build found of each page (by source: made of its digest and labs_key) and of each
-        # notebook (by lab: made of its page's source and digest and its lab's digest): render_site's
+        # What the last build found of each page (by source: made of its digest and blocks.labs_digest) and of
+        # each notebook (by lab: made of its page's source and digest and its lab's digest): render_site's
         # (these, outside it, reuse nothing and record nothing, but name the entries they make).
         self.page_phase, self.notebook_phase = Phase(memo, "pages", None), Phase(memo, "notebooks", None)
 
@@ -170,15 +170,17 @@ class Renderer:
             # Rebuilt only when what it is made of changed: its page, its lab (its digest: a recompute
             # changes computed_at), site.yaml (words, descriptions), links, solutions, the generator.
             # and what it shows of other pages' labels and of the bibliography (shared.py).
-            made = (page.source, page.digest, art.digest, self.shared.seen(self.shared.read(page, self.references(page))))
-            record = self.notebook_phase.reuse(art.lab.id, made)
+            record = self.notebook_phase.reuse(     # (what it read of them last time, as it is now)
+                art.lab.id, lambda read: (page.source, page.digest, art.digest, self.shared.seen(read)))
             notebook = self.memo.file(record.entry) if record is not None else None
             if notebook is None:
+                read = self.shared.read(page, self.references(page))
+                made = (page.source, page.digest, art.digest, self.shared.seen(read))
                 key = (*made, self.notebook_site_key)
                 memo = self.memo if page.digest else Memo(None)  # (a page not read from its file has no digest)
                 notebook = memo.file("notebook", key, lambda: self.notebook(page, art))
                 if page.digest:
-                    self.notebook_phase.made(art.lab.id, made, key, namespace="notebook")
+                    self.notebook_phase.made(art.lab.id, made, key, summary=read, namespace="notebook")
             self.out.add(art.lab.notebook, notebook, page.source)
             if archived_reads(art, self.cfg.root, self.snapshot):
                 # The notebook with the files its run read, for a student's rerun (archive.py).
@@ -373,24 +375,14 @@ class Renderer:
         return digest(self.cfg.digest, self.cfg.base_url, self.solutions, json.dumps(templates), self.sitemap.digest,
                       json.dumps(assets, sort_keys=True), json.dumps(scripts))
 
-    def labs_key(self, page: Page) -> str:
-        """The results (by provenance) of the labs a page shows: its own lab's, those its blocks name,
-        every lab's on a page with the lecture's map; "" for a page that shows none."""
-        if "materials" in page.kinds:
-            return artifacts_digest(self.artifacts)
-        shown = {page.lab} if page.lab else set()
-        if any(kind in KINDS and KINDS[kind].names_lab for kind in page.kinds):
-            shown |= {block.args[0] for block in page.blocks if block.kind in KINDS and KINDS[block.kind].names_lab}
-        return artifacts_digest({lab: self.artifacts[lab] for lab in shown if lab in self.artifacts}) if shown else ""
-
     def page(self, page: Page, assets: dict[str, str], scripts: list[str], site_key: str = "") -> None:
         """Render `page` into the outputs, or take it from the memo when neither its source, nor
-        what it shows of other pages (navigation, breadcrumbs, previous/next) and of labs (labs_key),
+        what it shows of other pages (navigation, breadcrumbs, previous/next) and of labs (blocks.labs_digest),
         nor `site_key` changed:
         when no page's title, address or parent changed either, as the last build recorded it."""
         # (a page with the lecture's map shows what other pages hold: it is looked up by all of that)
         mapped = "materials" in page.kinds
-        labs_key = self.labs_key(page)
+        labs_key = labs_digest(page, self.artifacts)
         record = None if mapped else self.page_phase.reuse(     # (its entry is looked up once)
             page.source, lambda read: (page.digest, labs_key, self.faces(read[0]), self.shared.seen(read[1])))
         if record is not None and (kept := self.memo.file(record.entry)) is not None:
