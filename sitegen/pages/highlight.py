@@ -5,6 +5,8 @@ neither its lexers nor its styles.
 """
 from __future__ import annotations
 
+import functools
+
 from ..core.memo import Memo
 
 
@@ -19,9 +21,16 @@ def pygments_css(memo: Memo) -> str:
 
 def _highlight(source: str) -> bytes:
     from pygments import highlight
+    return highlight(source, *_python_to_html()).encode()
+
+
+@functools.cache
+def _python_to_html():
+    """Pygments' Python lexer and HTML formatter, made once: a formatter works out its style's CSS
+    classes as it is made, which costs more than highlighting a cell."""
     from pygments.formatters import HtmlFormatter
     from pygments.lexers import PythonLexer
-    return highlight(source, PythonLexer(), HtmlFormatter(cssclass="highlight", wrapcode=True)).encode()
+    return PythonLexer(), HtmlFormatter(cssclass="highlight", wrapcode=True)
 
 
 def _pygments_css() -> bytes:
