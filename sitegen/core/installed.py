@@ -19,6 +19,8 @@ import sys
 
 DIST_INFO = ".dist-info"
 _OWNERS: dict = {}          # (each folder of sys.path, its mtime) -> {top-level module: distribution}
+_VERSIONS: dict = {}        # (each folder of sys.path, its mtime) -> {distribution: version}
+_FOLDERS: dict = {}         # (each folder of sys.path, its mtime) -> {distribution: its .dist-info folder}
 
 
 def normalised(package: str) -> str:
@@ -35,27 +37,36 @@ def _listing(entry: str) -> list[str]:
 def versions() -> dict[str, str]:
     """Every installed distribution's version, by normalised name (the first on sys.path wins, as
     the import system's)."""
-    found: dict[str, str] = {}
-    for entry in sys.path:
-        for name in _listing(entry):
-            if name.endswith(DIST_INFO):
-                dist, _, version = name[: -len(DIST_INFO)].partition("-")
-                found.setdefault(normalised(dist), version)
-    return found
+    return _each_folder(_VERSIONS, _versions_in)
 
 
 def owners() -> dict[str, str]:
     """The distribution (normalised name) that provides each top-level module, by the module's name."""
+    return _each_folder(_OWNERS, _owners_in)
+
+
+def _each_folder(kept: dict, read) -> dict[str, str]:
+    """What `read` finds in each folder of sys.path, the first folder's where two find the same name;
+    a folder's is read again only when its listing changed (its time stamp), else taken from `kept`."""
     found: dict[str, str] = {}
     for entry in sys.path:
         try:
             key = (entry, os.stat(entry or ".").st_mtime_ns)
         except OSError:
             continue
-        if key not in _OWNERS:
-            _OWNERS[key] = _owners_in(entry)
-        for module, dist in _OWNERS[key].items():
-            found.setdefault(module, dist)
+        if key not in kept:
+            kept[key] = read(entry)
+        for name, value in kept[key].items():
+            found.setdefault(name, value)
+    return found
+
+
+def _versions_in(entry: str) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for name in _listing(entry):
+        if name.endswith(DIST_INFO):
+            dist, _, version = name[: -len(DIST_INFO)].partition("-")
+            found.setdefault(normalised(dist), version)
     return found
 
 
@@ -70,20 +81,24 @@ def providers(modules) -> dict[str, str]:
 def project_name(dist: str) -> str | None:
     """The name a distribution (by normalised name) gives itself, its METADATA's Name (PyYAML for
     pyyaml, as requirements.txt would write it); that of the first on sys.path, as versions()."""
-    for entry in sys.path:
-        for name in _listing(entry):
-            if name.endswith(DIST_INFO) and normalised(name[: -len(DIST_INFO)].partition("-")[0]) == dist:
-                try:
-                    with open(os.path.join(entry or ".", name, "METADATA"), encoding="utf-8") as handle:
-                        for line in handle:         # (its headers, up to the first empty line)
-                            if not line.strip():
-                                break
-                            if line.startswith("Name:"):
-                                return line[len("Name:"):].strip()
-                except OSError:
-                    pass
-                return None
+    folder = _each_folder(_FOLDERS, _folders_in).get(dist)
+    if folder is None:
+        return None
+    try:
+        with open(os.path.join(folder, "METADATA"), encoding="utf-8") as handle:
+            for line in handle:         # (its headers, up to the first empty line)
+                if not line.strip():
+                    break
+                if line.startswith("Name:"):
+                    return line[len("Name:"):].strip()
+    except OSError:
+        pass
     return None
+
+
+def _folders_in(entry: str) -> dict[str, str]:
+    return {normalised(name[: -len(DIST_INFO)].partition("-")[0]): os.path.join(entry or ".", name)
+            for name in reversed(_listing(entry)) if name.endswith(DIST_INFO)}      # (the first listed wins)
 
 
 def _owners_in(entry: str) -> dict[str, str]:
