@@ -281,3 +281,31 @@ def test_a_code_edit_checks_and_renders_again_only_the_pages_that_show_its_lab(t
     assert "3" in (out / "a.html").read_text(encoding="utf-8")
     build(root, tmp_path / "fresh", cache=tmp_path / "fresh-cache")
     assert tree_bytes(out) == tree_bytes(tmp_path / "fresh")
+
+
+def test_a_page_s_check_that_reads_a_lab_its_page_does_not_show_is_not_recorded(tmp_path, monkeypatch):
+    """The record of a page's check is made of the labs the page shows (blocks.labs_shown); were a check
+    to read another lab's artifacts, its record would not say so: it is then not recorded, and runs again."""
+    from sitegen.commands.pipeline import build
+    from sitegen.core.memo import Memo
+    from sitegen.pages import check
+    from support import empty_course, write_notebook
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
+    root = empty_course(tmp_path / "site")
+    write_notebook(root / "content/a.ipynb", "甲", "x = 1\nx")
+    write_notebook(root / "content/b.ipynb", "乙", "y = 2\ny")
+    real_check = check._check_page
+
+    def reads_b_too(page, artifacts, *rest):
+        real_check(page, artifacts, *rest)
+        if page.source == "content/a.ipynb":
+            artifacts.get("b")
+    monkeypatch.setattr(check, "_check_page", reads_b_too)
+    out, cache = tmp_path / "dist", tmp_path / "cache"
+    build(root, out, cache=cache)
+    named, real_name = set(), Memo.name
+    monkeypatch.setattr(Memo, "name", lambda self, namespace, key: named.add((namespace, repr(key))) or real_name(self, namespace, key))
+    edit(root / "content/b.ipynb", "y = 2", "y = 5")
+    build(root, out, cache=cache)
+    assert sorted(key.split(", ")[1] for namespace, key in named if namespace == "page-check") == \
+        ["'content/a.ipynb'", "'content/b.ipynb'"]
