@@ -309,3 +309,22 @@ def test_a_page_s_check_that_reads_a_lab_its_page_does_not_show_is_not_recorded(
     build(root, out, cache=cache)
     assert sorted(key.split(", ")[1] for namespace, key in named if namespace == "page-check") == \
         ["'content/a.ipynb'", "'content/b.ipynb'"]
+
+
+def test_the_state_of_a_build_by_the_generator_before_its_patch_info_was_kept_pickled_is_read(tmp_path, monkeypatch):
+    """The generator before this one kept the patch info in the state as it is: a build that finds it so
+    reads it as it is (here a prose edit, patched into the last site; after a real upgrade the
+    fingerprint differs and the site is built whole, its memo swept as after a patched build)."""
+    import pickle
+    from sitegen.commands.pipeline import build
+    from support import empty_course
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
+    root = empty_course(tmp_path / "site")
+    out, cache = tmp_path / "dist", tmp_path / "cache"
+    build(root, out, cache=cache)
+    state = pickle.loads((cache / "last-build.pickle").read_bytes())
+    state["patch"] = {**pickle.loads(state["patch"]), "patches": 1}
+    (cache / "last-build.pickle").write_bytes(pickle.dumps(state))
+    edit(root / "content/index.md", "从实验开始。", "从实验开始吧。")
+    assert build(root, out, cache=cache).rendered == ("content/index.md",)
+    assert "从实验开始吧" in (out / "index.html").read_text(encoding="utf-8")

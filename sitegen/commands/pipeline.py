@@ -337,7 +337,8 @@ def _patch_info(last: dict) -> dict:
     builds that need it: its site map and labels would import the modules that define them before a
     lab's host could start."""
     import pickle
-    return pickle.loads(last["patch"]) if "patch" in last else {}
+    found = last.get("patch", {})
+    return found if isinstance(found, dict) else pickle.loads(found)      # (a dict: a state from before)
 
 
 def compute_only(root: Path, lab_ids: list[str], cache: Path | None = None) -> dict:
