@@ -19,8 +19,7 @@ import sys
 
 DIST_INFO = ".dist-info"
 _OWNERS: dict = {}          # (each folder of sys.path, its mtime) -> {top-level module: distribution}
-_VERSIONS: dict = {}        # (each folder of sys.path, its mtime) -> {distribution: version}
-_FOLDERS: dict = {}         # (each folder of sys.path, its mtime) -> {distribution: its .dist-info folder}
+_DISTS: dict = {}           # (each folder of sys.path, its mtime) -> {distribution: (version, its .dist-info folder)}
 
 
 def normalised(package: str) -> str:
@@ -37,7 +36,7 @@ def _listing(entry: str) -> list[str]:
 def versions() -> dict[str, str]:
     """Every installed distribution's version, by normalised name (the first on sys.path wins, as
     the import system's)."""
-    return _each_folder(_VERSIONS, _versions_in)
+    return {dist: version for dist, (version, _) in _each_folder(_DISTS, _dists_in).items()}
 
 
 def owners() -> dict[str, str]:
@@ -45,7 +44,7 @@ def owners() -> dict[str, str]:
     return _each_folder(_OWNERS, _owners_in)
 
 
-def _each_folder(kept: dict, read) -> dict[str, str]:
+def _each_folder(kept: dict, read) -> dict:
     """What `read` finds in each folder of sys.path, the first folder's where two find the same name;
     a folder's is read again only when its listing changed (its time stamp), else taken from `kept`."""
     found: dict[str, str] = {}
@@ -61,12 +60,12 @@ def _each_folder(kept: dict, read) -> dict[str, str]:
     return found
 
 
-def _versions_in(entry: str) -> dict[str, str]:
-    found: dict[str, str] = {}
+def _dists_in(entry: str) -> dict[str, tuple[str, str]]:
+    found: dict[str, tuple[str, str]] = {}
     for name in _listing(entry):
         if name.endswith(DIST_INFO):
             dist, _, version = name[: -len(DIST_INFO)].partition("-")
-            found.setdefault(normalised(dist), version)
+            found.setdefault(normalised(dist), (version, os.path.join(entry or ".", name)))
     return found
 
 
@@ -81,7 +80,7 @@ def providers(modules) -> dict[str, str]:
 def project_name(dist: str) -> str | None:
     """The name a distribution (by normalised name) gives itself, its METADATA's Name (PyYAML for
     pyyaml, as requirements.txt would write it); that of the first on sys.path, as versions()."""
-    folder = _each_folder(_FOLDERS, _folders_in).get(dist)
+    _, folder = _each_folder(_DISTS, _dists_in).get(dist, (None, None))
     if folder is None:
         return None
     try:
@@ -94,11 +93,6 @@ def project_name(dist: str) -> str | None:
     except OSError:
         pass
     return None
-
-
-def _folders_in(entry: str) -> dict[str, str]:
-    return {normalised(name[: -len(DIST_INFO)].partition("-")[0]): os.path.join(entry or ".", name)
-            for name in reversed(_listing(entry)) if name.endswith(DIST_INFO)}      # (the first listed wins)
 
 
 def _owners_in(entry: str) -> dict[str, str]:
