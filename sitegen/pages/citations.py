@@ -149,8 +149,10 @@ class Citations:
         if processor is None or not processor.items:
             return ""
         processor.sort()
-        entries = "".join(f'<li id="ref-{html.escape(key)}">{NUMBERED.sub(SPACED, entry)}</li>'   # ([1] Author...)
-                          for key, entry in zip(processor.keys, map(str, processor.bibliography())))
+        # (citeproc-py lower-cases every key it holds; BibTeX's keep their case, as the citations' links do)
+        written = {key.lower(): key for key in self.bibliography}
+        entries = "".join(f'<li id="ref-{html.escape(written.get(key, key))}">{NUMBERED.sub(SPACED, entry)}</li>'
+                          for key, entry in zip(processor.keys, map(str, processor.bibliography())))  # ([1] Author...)
         title = html.escape(self.words.get("bibliography", "References"))
         return (f'<section class="bibliography" aria-labelledby="bibliography"><h2 id="bibliography">{title}</h2>'
                 f'<ul class="references">{entries}</ul></section>')

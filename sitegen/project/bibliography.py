@@ -73,11 +73,16 @@ def _read(raw: bytes, rel: str) -> dict:
     from pybtex.scanner import PybtexError
     text = decode(raw, rel)
     lines, problems = {}, []
+    first: dict[str, str] = {}          # (BibTeX and pybtex take keys that differ only in case for one)
     for match in ENTRY.finditer(text):
         key = match[1]
-        if key in lines:
+        if key.lower() in first:
+            same = first[key.lower()]
             problems.append((text.count("\n", 0, match.start()) + 1, f"the key {key!r} is an entry twice (first at "
-                                                                       f"line {lines[key]}): rename one"))
+                                                                       f"line {lines[same]}" + (
+                                                                           f" as {same!r}" if same != key else "")
+                                                                       + "): rename one"))
+        first.setdefault(key.lower(), key)
         lines.setdefault(key, text.count("\n", 0, match.start()) + 1)
     if problems:
         return {"items": {}, "lines": lines, "problems": problems}

@@ -232,7 +232,8 @@ def read(data: bytes, rel: str) -> NotebookSource:
         cells.append(NotebookCell(kind, source, number, lines, name, tags, _attachments(raw), figure))
     meta, meta_lines = {}, {}
     if text_notebook:
-        yaml_text, first = textnb.front_matter(data.decode("utf-8-sig"))
+        # (a Quarto document may start with its heading: Quarto needs no front matter to run it)
+        yaml_text, first = textnb.front_matter(data.decode("utf-8-sig")) or ("", 1)
         loaded = load_yaml(yaml_text, rel, line_offset=first - 1) or {}        # (its lines are the file's)
         if not isinstance(loaded, dict):
             problems.add(rel, first, "front matter must be a mapping (key: value lines)")
