@@ -1,5 +1,8 @@
-"""Phase 6: the rendered site checked before it is written, read by an HTML parser as a browser
-reads it (whatever the quoting, letter case or character references).
+"""Phase 6: the rendered site checked before it is written, read as a browser that runs scripts
+reads it: by html5lib, the WHATWG parsing algorithm in Python, with scripting on (so <noscript>'s
+content is text, as it is to Chromium; SVG and MathML as foreign content; comments, raw text and
+attributes as the standard ends them), whatever the quoting, letter case or character references.
+What stands inside <noscript> is read too, as a browser without scripts would show it.
 
 Links and #anchors must resolve; nothing may break the Content-Security-Policy
 (inline scripts and styles, event handlers, `javascript:` and `data:`
@@ -12,8 +15,8 @@ Cloudflare Pages' limits are checked last.
 """
 from __future__ import annotations
 
+import html
 import re
-from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit
 
@@ -54,30 +57,112 @@ def _scheme(url: str) -> str:
     return scheme.lower() if colon and re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*", scheme) else ""
 
 
-class _Reader(HTMLParser):
+XLINK = "http://www.w3.org/1999/xlink"
+PREFIXES = {XLINK: "xlink:", "http://www.w3.org/XML/1998/namespace": "xml:", "http://www.w3.org/2000/xmlns/": "xmlns:"}
+# Where what one parser reads as text another may read as markup: raw text elements, whose end a
+# parser finds by its own rules, and everything inside SVG or MathML (foreign content, where
+# browsers and the standard have disagreed over the years). Text there, in an attribute's value or in
+# a comment, that would hold a tag is read again, as a fragment, for what the policy forbids.
+RAW_TEXT = {"style", "noembed", "noframes", "xmp", "iframe", "textarea", "title", "plaintext", "noscript"}
+FOREIGN = {"svg", "math"}
+MARKUP = re.compile(r"<[A-Za-z/!?]")
+
+
+def _tokens(text: str, fragment: bool = False):
+    """What a browser that runs scripts builds of `text`, in document order: ("start", tag,
+    [(name, value)]) with names lower-cased and foreign attributes prefixed (xlink:href), ("end",
+    tag, None) (none for a void element), ("text", data, None), and ("suspect", text, None) for text
+    that another reading could take for markup (MARKUP, in an attribute, a comment, a raw text
+    element or foreign content). A <noscript>'s text follows its end, read as a page without scripts
+    would read it (a fragment)."""
+    import html5lib                     # (lazily: 70 ms to import, and a build that checks no page needs none)
+    from html5lib import treewalkers
+    parse = html5lib.parseFragment if fragment else html5lib.parse
+    tree = parse(text, treebuilder="etree", namespaceHTMLElements=False, scripting=not fragment)
+    noscript: list[str] | None = None
+    open_: list[str] = []               # the raw text or foreign elements the text is inside
+    for token in treewalkers.getTreeWalker("etree")(tree):
+        kind = token["type"]
+        if kind in ("StartTag", "EmptyTag"):
+            name = token["name"].lower()
+            attrs = [(PREFIXES.get(space, "") + attribute.lower(), value)
+                     for (space, attribute), value in token["data"].items()]
+            yield "start", name, attrs
+            for _, value in attrs:
+                if MARKUP.search(value):
+                    yield "suspect", value, None
+            if kind == "StartTag" and (name in RAW_TEXT or name in FOREIGN):
+                open_.append(name)
+            if kind == "StartTag" and name == "noscript" and token["namespace"] is None and not fragment:
+                noscript = []
+        elif kind == "EndTag":
+            name = token["name"].lower()
+            yield "end", name, None
+            if name in open_:
+                del open_[len(open_) - 1 - open_[::-1].index(name)]
+            if name == "noscript" and noscript is not None:
+                yield from _tokens("".join(noscript), fragment=True)
+                noscript = None
+        elif kind in ("Characters", "SpaceCharacters"):
+            if noscript is not None:
+                noscript.append(token["data"])
+                continue
+            yield "text", token["data"], None
+            if open_ and MARKUP.search(token["data"]):
+                yield "suspect", token["data"], None
+        elif kind == "Comment" and MARKUP.search(token["data"]):
+            yield "suspect", token["data"], None
+
+
+def _tag_text(tag: str, attrs: list) -> str:
+    """A start tag as a page's source would write it (what a message quotes, and looks for)."""
+    return f"<{tag}" + "".join(f' {name}="{html.escape(value, quote=True)}"' for name, value in attrs) + ">"
+
+
+class _Reader:
     """One page's ids, links into the site, problems and warnings, as a browser would parse it."""
 
     def __init__(self, path: str, base_url: str):
-        super().__init__(convert_charrefs=True)
         base = urlsplit(base_url)
         self.path, self.host, self.here = path, base.netloc, f"{base.scheme}://{base.netloc}/{path}"
         self.ids, self.links, self.errors, self.warnings = set(), [], [], []
         self.heading: list | None = None     # [level, text parts] of the heading being read
         self.anchor = 0                       # depth inside a heading's own permalink
         self.ended: tuple[int, str] | None = None    # a heading just closed, nothing after it yet
+        self.inside = ""                      # where an element read again (SUSPECT) was found
+
+    def feed(self, text: str, suspect: int = 0) -> None:
+        """Read `text`; `suspect`: how deep inside text read again (SUSPECT), for the policy alone."""
+        for kind, name, attrs in _tokens(text, fragment=bool(suspect)):
+            if kind == "suspect":
+                if suspect < 2:         # (text inside text inside text: enough)
+                    self.inside = f" in text that a browser may read as markup ({name[:60]!r})"
+                    self.feed(name, suspect + 1)
+                    self.inside = ""
+            elif suspect:
+                if kind == "start":
+                    self._forbidden(name, attrs)
+            elif kind == "start":
+                self._element(name, attrs)
+            elif kind == "end":
+                self.handle_endtag(name)
+            else:
+                self.handle_data(name)
+
+    def _forbidden(self, tag, attrs) -> None:
+        """What the policy forbids of an element found in text that another reading may take for markup."""
+        attributes = {}
+        for name, value in attrs:
+            attributes.setdefault(name, value or "")
+        self._blocked(tag, attributes, _tag_text(tag, attrs))
+        self._loads(tag, attributes)
 
     # -- elements ------------------------------------------------------------
-    def handle_starttag(self, tag, attrs):
-        self._element(tag, attrs)
-
-    def handle_startendtag(self, tag, attrs):
-        self._element(tag, attrs)
-
     def _element(self, tag, attrs):
         attributes = {}
         for name, value in attrs:
             attributes.setdefault(name, value or "")
-        raw = self.get_starttag_text() or f"<{tag}"
+        raw = _tag_text(tag, attrs)
         level = HEADINGS.get(tag)
         self._after_heading(level)
         if self.heading is not None and tag == "a" and "heading-anchor" in attributes.get("class", "").split():
@@ -132,30 +217,30 @@ class _Reader(HTMLParser):
 
     # -- what the policy forbids and what loads ------------------------------------
     def _blocked(self, tag, attributes, raw) -> None:
-        found = []
+        found = []                  # (what, the text that finds it in the page's source)
         if tag == "script" and "src" not in attributes:
-            found.append("an inline <script>")
+            found.append(("an inline <script>", "<script"))
         if tag == "style":
-            found.append("an inline <style>")
+            found.append(("an inline <style>", "<style"))
         if "style" in attributes:
-            found.append("a style= attribute")
-        if any(name.startswith("on") for name in attributes):
-            found.append("an on...= event handler")
+            found.append(("a style= attribute", "style="))
+        if handlers := [name for name in attributes if name.startswith("on")]:
+            found.append(("an on...= event handler", handlers[0]))
         if tag == "iframe" and "srcdoc" in attributes:
-            found.append("an <iframe srcdoc>")
+            found.append(("an <iframe srcdoc>", "srcdoc"))
         if tag in ANIMATES and attributes.get("attributename", "").strip().lower() in ("href", "xlink:href"):
-            found.append("an SVG animation of a link, which can make it a javascript: link")
+            found.append(("an SVG animation of a link, which can make it a javascript: link", raw[:12]))
         for name in NAVIGATES:
             if name not in attributes:
                 continue
             scheme = _scheme(attributes[name])
             if scheme in ("javascript", "vbscript"):
-                found.append("a javascript: link")
+                found.append(("a javascript: link", raw[:12]))
             elif scheme == "data" and not (name == "src" and tag in ("img", "source", "video", "audio")):
-                found.append("a data: link, which browsers refuse to open or run")
-        for what in found:
-            self.errors.append((raw[:12], f"{self.path} has {what}, " + (CSP if "data:" not in what else
-                               "whatever the policy: link to a file of the site instead")))
+                found.append(("a data: link, which browsers refuse to open or run", raw[:12]))
+        for what, needle in found:
+            self.errors.append((needle, f"{self.path} has {what}{self.inside}, " + (
+                CSP if "data:" not in what else "whatever the policy: link to a file of the site instead")))
 
     def _loads(self, tag, attributes) -> None:
         if tag == "link" and attributes.get("rel") and set(attributes["rel"].lower().split()) <= NOT_LOADED:
@@ -171,7 +256,7 @@ class _Reader(HTMLParser):
                     continue
                 if target.scheme in ("javascript", "data"):
                     continue            # said by _blocked
-                self.errors.append((url, f"{self.path} has <{tag} {attribute}=\"{url}\">, which loads from "
+                self.errors.append((url, f"{self.path} has <{tag} {attribute}=\"{url}\">{self.inside}, which loads from "
                                          f"{target.scheme}://{target.netloc}: pages may load only the site's own "
                                          "files (put it in static/ or a lab's outputs)"))
 
@@ -182,7 +267,6 @@ class _Reader(HTMLParser):
             self.links.append((name, value, unquote(target.path), unquote(target.fragment), needle))
 
     def close(self):
-        super().close()
         self._after_heading(0)
 
 
