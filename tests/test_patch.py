@@ -129,3 +129,21 @@ def test_under_the_lecture_s_map_a_page_is_patched_in_while_its_reading_time_hol
     edit(root / "content/c.md", "最后的一篇。", "最后的一篇。" + "长" * 800)
     report = built_like_a_clean_build(course, "clean-longer")
     assert not report.patched and "content/index.md" in report.rendered
+
+
+def test_an_edit_to_a_page_a_lab_read_runs_the_lab_again(course):
+    """A notebook that reads a page of prose (its lines counted) is computed again when that page is
+    edited: the edit is no patch of prose alone (it was: the old count stayed on the page)."""
+    import json
+    root = course[0]
+    (root / "content/count.ipynb").write_text(json.dumps({
+        "nbformat": 4, "nbformat_minor": 5, "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                                         "language": "python"}},
+        "cells": [{"cell_type": "code", "id": "a", "metadata": {}, "execution_count": None, "outputs": [],
+                   "source": "print(len(open('c.md', encoding='utf-8').read().splitlines()), 'lines in c.md')"}]}),
+        encoding="utf-8")
+    assert built_like_a_clean_build(course, "first").computed == ("count",)
+    edit(root / "content/c.md", "最后一篇。", "最后一篇。\n\n多了一行。")
+    report = built_like_a_clean_build(course, "second")
+    assert not report.patched and report.computed == ("count",)
+    assert "8 lines in c.md" in (course[1] / "count.html").read_text(encoding="utf-8")

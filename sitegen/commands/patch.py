@@ -38,13 +38,14 @@ PATCHES = 50        # patched builds in a row, at most: then a full build prunes
 
 
 def patch_info(files: Outputs, check_context: str, sitemap, labels, labs: list[str], frozen: tuple,
-               text_notebooks: frozenset) -> dict:
+               text_notebooks: frozenset, read_by_labs: set[str]) -> dict:
     """What a full build keeps for the builds that patch pages into its site (`labels`: the site's labels
     that some page looks up, labels.SiteLabels: a patched page that looks up another finds none, a warning,
     and is built whole; `text_notebooks`: which .md files were notebooks, as a patch reads no records,
-    nbsource.text_notebooks)."""
+    nbsource.text_notebooks; `read_by_labs`: the sources a lab's run read, whose edit may change what
+    it computes)."""
     return {"check_context": check_context, "sitemap": sitemap, "labels": labels, "labs": labs, "frozen": frozen,
-            "patches": 0,
+            "patches": 0, "read_by_labs": sorted(read_by_labs),
             "text_notebooks": sorted(text_notebooks), **files.made_with}
 
 
@@ -59,6 +60,8 @@ def patch(out: Path, cfg, memo, last: dict, info: dict, snapshot: dict[str, str]
     if not all(rel.startswith("content/") and rel.endswith(".md") and rel in before and rel in snapshot
                for rel in edited):
         return None
+    if "read_by_labs" not in info or set(edited) & set(info["read_by_labs"]):
+        return None                 # (a lab read the page: it runs again)
     if any(warning[0] in edited for warning in last.get("warnings", ())) or edits_notebook(cfg.root, edited):
         return None                 # (a MyST Markdown notebook's edit may run its lab; a page that was one is
                                     # not among the last build's parsed pages, below)

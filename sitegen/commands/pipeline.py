@@ -271,8 +271,8 @@ def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: boo
                              if rel not in snapshot}}
     _save_state(root, cache, key, found, snapshot, source_states, fingerprinted, files, total, written, warnings, reads,
             patch_info(files, check_context(cfg, sitemap), sitemap, shared.labels.kept(looked_up), list(artifacts),
-                       frozen,
-                       text_notebooks(root, snapshot, memo)))
+                       frozen, text_notebooks(root, snapshot, memo),
+                       {rel for art in artifacts.values() for rel in (art.reads or {}) if rel in snapshot}))
     return BuildReport(out=out, files=len(files), bytes=total,
                        computed=tuple(a.lab.id for a in artifacts.values() if a.recomputed),
                        cached=tuple(a.lab.id for a in artifacts.values() if not a.recomputed and a.lab.id not in frozen),
