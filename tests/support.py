@@ -146,6 +146,19 @@ def tree_bytes(folder: Path) -> dict[str, bytes]:
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
+def holding(folder: Path, text: str) -> list[str]:
+    """The files under `folder` that hold `text` (UTF-8), a zip's members read too (as `a.zip:member`)."""
+    import zipfile
+    needle, found = text.encode(), []
+    for rel, data in tree_bytes(folder).items():
+        if needle in data:
+            found.append(rel)
+        if rel.endswith(".zip"):
+            with zipfile.ZipFile(folder / rel) as archive:
+                found += [f"{rel}:{name}" for name in archive.namelist() if needle in archive.read(name)]
+    return found
+
+
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")   # a CI runner may name its own
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-sync",
                  "--disable-background-networking", "--disable-component-update"]

@@ -197,3 +197,50 @@ def test_a_practice_mistake_names_its_line(tmp_path, text, expected):
     assert result.returncode == 1 and "Traceback" not in result.stderr
     expected = re.sub(r"LINE(\+\d)?", lambda found: str(line + int(found[1] or 0)), expected)
     assert expected in result.stderr, result.stderr
+
+
+HOMEWORK = """---
+title: 作业
+---
+::: exercise title="求和"
+HW-TASK 求 1 到 10 的和。
+::: solution
+HW-SECRET 答案是五十五，用高斯的办法。
+::: end
+"""
+
+
+def _reader(code: str) -> str:
+    return json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {"kernelspec": {
+        "name": "python3", "display_name": "Python 3", "language": "python"}}, "cells": [
+        {"cell_type": "code", "id": "a", "metadata": {}, "execution_count": None, "outputs": [], "source": code}]})
+
+
+def test_a_page_a_lab_read_is_published_in_its_students_form_and_a_lab_that_shows_a_solution_stops_the_students_build(
+        tmp_path):
+    """--no-solutions: no byte of a solution, whoever read it. A notebook that reads a page holding one
+    has that page in its download as a student build shows it; one that prints it stops the build,
+    naming the lab, the page and the solution's line, and publishes nothing."""
+    from support import empty_course, holding
+    root = empty_course(tmp_path / "course")
+    (root / "content/hw.md").write_text(HOMEWORK, encoding="utf-8")
+    (root / "content/week").mkdir()
+    (root / "content/week/reader.ipynb").write_text(_reader(
+        "n = len(open('../hw.md', encoding='utf-8').read().splitlines())\nprint(n, 'lines')"), encoding="utf-8")
+    result = run_build(root, tmp_path / "student", tmp_path / "cache", "--strict", "--no-solutions")
+    assert result.returncode == 0, result.stderr
+    assert holding(tmp_path / "student", "HW-SECRET") == []
+    import zipfile
+    with zipfile.ZipFile(tmp_path / "student/week/reader/reader.zip") as archive:
+        assert "HW-TASK" in archive.read("hw.md").decode("utf-8")
+    result = run_build(root, tmp_path / "instructor", tmp_path / "cache", "--strict", "--solutions")
+    assert result.returncode == 0 and "week/reader/reader.zip:hw.md" in holding(tmp_path / "instructor", "HW-SECRET")
+
+    (root / "content/week/reader.ipynb").write_text(_reader("print(open('../hw.md', encoding='utf-8').read())"),
+                                                    encoding="utf-8")
+    before = tree_bytes(tmp_path / "student")
+    result = run_build(root, tmp_path / "student", tmp_path / "cache", "--no-solutions")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert ("content/week/reader.ipynb:1: lab week-reader shows a line of the solution at content/hw.md:7 in its "
+            "code cell 1, which a student build leaves out") in result.stderr, result.stderr
+    assert tree_bytes(tmp_path / "student") == before

@@ -31,10 +31,10 @@ from .assets import PAGE_SCRIPTS, PREVIEW_SCRIPTS, publish_assets
 from .mathfont import formula_characters, subset
 from ..core.memo import Memo, digest
 from .search import INDEX, search_index
-from .withheld import results_without, withheld_cells, withheld_figures
+from .withheld import results_without, shown_solution, student_source, withheld_cells, withheld_figures
 from .archive import notebook_archive
 from ..core.stored import bytes_of, sha256_of
-from ..labs.labreads import archived_reads
+from ..labs.labreads import archived_reads, project_files_read
 from ..core.sources import read_bytes
 from ..pages.citations import Citations, listed_keys
 from ..pages.labels import References
@@ -156,6 +156,9 @@ class Renderer:
     # -- labs ---------------------------------------------------------------
     def lab_files(self, art: Artifacts, page: Page) -> None:
         script = art.lab.script.relative_to(self.cfg.root).as_posix()       # (what a problem with them names)
+        solved = self.solutions_read(art, script)        # (pages holding solutions that it read)
+        if solved:
+            self.refuse_shown_solutions(art, script, solved)
         withheld = self.withheld.get(art.lab.id, frozenset())
         for name in art.figures:
             if name not in withheld:
@@ -183,10 +186,42 @@ class Renderer:
                     self.notebook_phase.made(art.lab.id, made, key, summary=read, namespace="notebook")
             self.out.add(art.lab.notebook, notebook, page.source)
             if archived_reads(art, self.cfg.root, self.snapshot):
-                # The notebook with the files its run read, for a student's rerun (archive.py).
-                key = (script, sha256_of(notebook), json.dumps(art.reads, sort_keys=True))
+                # The notebook with the files its run read, for a student's rerun (archive.py); a page
+                # holding solutions in its student form, in a student build (or not at all).
+                student = {rel: self.student_form(other) for rel, other in solved.items()}
+                key = (script, sha256_of(notebook), json.dumps(art.reads, sort_keys=True),
+                       json.dumps({rel: data and sha256_of(data) for rel, data in student.items()}, sort_keys=True))
                 self.out.add(art.lab.archive, self.memo.file("archive", key, lambda: notebook_archive(
-                    self.cfg.root, script, bytes_of(notebook), art.reads, self.snapshot)), page.source)
+                    self.cfg.root, script, bytes_of(notebook), art.reads, self.snapshot, student)), page.source)
+
+    def solutions_read(self, art: Artifacts, script: str) -> dict[str, Page]:
+        """The pages holding solutions that a lab read, in a build that leaves solutions out (else none)."""
+        if self.solutions != "omitted" or not art.reads:
+            return {}
+        return {rel: other for rel in project_files_read(art.reads, script, self.snapshot)
+                if (other := self.by_source.get(rel)) is not None and hidden_blocks(other, "omitted")}
+
+    def refuse_shown_solutions(self, art: Artifacts, script: str, read: dict[str, Page]) -> None:
+        """A student build publishes no byte of a solution, whoever read it: a lab that shows a line of
+        one (printed, in an output, in a file it publishes) stops the build (withheld.py)."""
+        published = {name: bytes_of(art.stored(name)) for name in art.hashes if not name.endswith(".png")}
+        for rel, other in read.items():
+            if found := shown_solution(art, other, published):
+                name, line, _ = found
+                cell = next((cell for cell in art.cells if cell.name == name), None)
+                where = f"its {cell.label}" if cell else f"its file {name}"
+                raise BuildError(Problem(script, cell.first_line if cell else 0,
+                                         f"lab {art.lab.id} shows a line of the solution at {rel}:{line} in "
+                                                    f"{where}, which a student build leaves out: have the lab read a "
+                                                    "file without the solution, or build with --solutions"))
+
+    def student_form(self, page: Page) -> bytes | None:
+        """A page holding solutions as a student build publishes it in a download: its Markdown without
+        them, a notebook as its own download; None where there is no such form (a text notebook)."""
+        art = self.artifacts.get(page.lab or "")
+        if art is None or art.lab.script.relative_to(self.cfg.root).as_posix() != page.source:     # prose
+            return student_source(page, read_bytes(self.cfg.root / page.source, page.source, self.snapshot))
+        return bytes_of(self.notebook(page, art)) if page.source.endswith(".ipynb") else None
 
     @functools.cached_property
     def withheld_cells(self) -> dict[str, frozenset[str]]:

@@ -90,3 +90,48 @@ def without_solutions(source: str, inside: int) -> tuple[str, int]:
         else:
             kept.append(line)
     return "\n".join(kept), inside
+
+
+def solution_lines(page: Page) -> list[tuple[int, str]]:
+    """(line, text) of each line of the page's solutions' prose that is long enough to say something
+    of its own (a fence or a short word is no answer): what a student build must show nowhere."""
+    hidden = hidden_blocks(page, "omitted")
+    return [(block.line + number, line.strip()) for index, block in enumerate(page.blocks)
+            if index in hidden and block.kind == "prose"
+            for number, line in enumerate(block.text.split("\n")) if len(line.strip()) >= SAYS]
+
+
+SAYS = 10       # characters a line of a solution needs to be looked for in what a lab showed
+
+
+def student_source(page: Page, data: bytes) -> bytes | None:
+    """A Markdown page of prose: its file as a student build publishes it (a lab read it, and its download holds what
+    its run read): without the lines from each `::: solution` to its exercise's end. None for a page
+    whose blocks' lines are not its file's lines: published not at all."""
+    if not page.source.endswith(".md"):
+        return None
+    hidden, lines = hidden_blocks(page, "omitted"), data.decode("utf-8").split("\n")
+    gone: set[int] = set()
+    for index, block in enumerate(page.blocks):
+        if block.kind == "solution":
+            shown = next((b.line for i, b in enumerate(page.blocks) if i > index and i not in hidden), len(lines) + 1)
+            gone.update(range(block.line, shown))
+    return "\n".join(line for number, line in enumerate(lines, 1) if number not in gone).encode("utf-8")
+
+
+def shown_solution(art: Artifacts, page: Page, published: dict[str, bytes]) -> tuple[str, int, str] | None:
+    """Where a lab that read `page` shows a line of its solutions, which a student build withholds:
+    (the cell or file that shows it, the line of the page it is, its text); None where it shows none.
+    `published`: the lab's files as published (name -> bytes)."""
+    import html
+    lines = solution_lines(page)
+    if not lines:
+        return None
+    shown = [(name, "\n".join(filter(None, (out.stdout, out.value, out.error, json.dumps(out.outputs, ensure_ascii=False)))))
+             for name, out in art.outputs.items()]
+    shown += [(name, data.decode("utf-8", "replace")) for name, data in published.items()]
+    for name, text in shown:
+        for number, line in lines:
+            if line in text or html.escape(line) in text or json.dumps(line, ensure_ascii=False)[1:-1] in text:
+                return name, number, line
+    return None
