@@ -59,12 +59,12 @@ def _scheme(url: str) -> str:
 
 XLINK = "http://www.w3.org/1999/xlink"
 PREFIXES = {XLINK: "xlink:", "http://www.w3.org/XML/1998/namespace": "xml:", "http://www.w3.org/2000/xmlns/": "xmlns:"}
-# Where what one parser reads as text another may read as markup: raw text elements, whose end a
-# parser finds by its own rules, and everything inside SVG or MathML (foreign content, where
-# browsers and the standard have disagreed over the years). Text there, in an attribute's value or in
-# a comment, that would hold a tag is read again, as a fragment, for what the policy forbids.
+# Where what one parser reads as text another may read as markup: the text of an element that is raw
+# text in HTML, whose end a parser finds by its own rules, in HTML or inside SVG and MathML (where
+# browsers and the standard have disagreed over which it is: Chromium ends SVG at `</p>`, html5lib
+# does not), an attribute's value and a comment. Such text that would hold a tag is read again, as a
+# fragment, for what the policy forbids.
 RAW_TEXT = {"style", "noembed", "noframes", "xmp", "iframe", "textarea", "title", "plaintext", "noscript"}
-FOREIGN = {"svg", "math"}
 MARKUP = re.compile(r"<[A-Za-z/!?]")
 
 
@@ -72,15 +72,15 @@ def _tokens(text: str, fragment: bool = False):
     """What a browser that runs scripts builds of `text`, in document order: ("start", tag,
     [(name, value)]) with names lower-cased and foreign attributes prefixed (xlink:href), ("end",
     tag, None) (none for a void element), ("text", data, None), and ("suspect", text, None) for text
-    that another reading could take for markup (MARKUP, in an attribute, a comment, a raw text
-    element or foreign content). A <noscript>'s text follows its end, read as a page without scripts
+    that another reading could take for markup (MARKUP, in an attribute, a comment or the text of an
+    element named as HTML's raw text elements, RAW_TEXT). A <noscript>'s text follows its end, read as a page without scripts
     would read it (a fragment)."""
     import html5lib                     # (lazily: 70 ms to import, and a build that checks no page needs none)
     from html5lib import treewalkers
     parse = html5lib.parseFragment if fragment else html5lib.parse
     tree = parse(text, treebuilder="etree", namespaceHTMLElements=False, scripting=not fragment)
     noscript: list[str] | None = None
-    open_: list[str] = []               # the raw text or foreign elements the text is inside
+    open_: list[str] = []               # the elements the text is inside
     for token in treewalkers.getTreeWalker("etree")(tree):
         kind = token["type"]
         if kind in ("StartTag", "EmptyTag"):
@@ -91,15 +91,15 @@ def _tokens(text: str, fragment: bool = False):
             for _, value in attrs:
                 if MARKUP.search(value):
                     yield "suspect", value, None
-            if kind == "StartTag" and (name in RAW_TEXT or name in FOREIGN):
+            if kind == "StartTag":
                 open_.append(name)
             if kind == "StartTag" and name == "noscript" and token["namespace"] is None and not fragment:
                 noscript = []
         elif kind == "EndTag":
             name = token["name"].lower()
             yield "end", name, None
-            if name in open_:
-                del open_[len(open_) - 1 - open_[::-1].index(name)]
+            if open_ and open_[-1] == name:
+                open_.pop()
             if name == "noscript" and noscript is not None:
                 yield from _tokens("".join(noscript), fragment=True)
                 noscript = None
@@ -108,7 +108,7 @@ def _tokens(text: str, fragment: bool = False):
                 noscript.append(token["data"])
                 continue
             yield "text", token["data"], None
-            if open_ and MARKUP.search(token["data"]):
+            if open_ and open_[-1] in RAW_TEXT and MARKUP.search(token["data"]):
                 yield "suspect", token["data"], None
         elif kind == "Comment" and MARKUP.search(token["data"]):
             yield "suspect", token["data"], None
