@@ -227,3 +227,66 @@ def test_pages_build_refuses_a_requirement_that_names_a_path_on_this_machine(tmp
     done = subprocess.run(["bash", ".ci/pages-build"], cwd=root, capture_output=True, text=True, timeout=120)
     assert done.returncode == 1 and "requirements.txt names a path on this machine" in done.stderr, done.stderr
     assert f"1:{line}" in done.stderr
+
+
+def _every_key_on(root) -> str:
+    """site.yaml with each key it offers commented out (`# key: value`, at any depth) taken in."""
+    import re
+    text = (root / "site.yaml").read_text(encoding="utf-8")
+    on = re.sub(r"^( *)# ( *(?:- )?[a-z_]+:(?: |$))", r"\1\2", text, flags=re.M)
+    (root / "site.yaml").write_text(on, encoding="utf-8")
+    return on
+
+
+@pytest.mark.parametrize("language", ["zh-CN", "en"])
+def test_every_command_works_on_a_new_course_with_every_key_its_site_yaml_offers(tmp_path, language):
+    """A teacher takes in every key the scaffold's site.yaml shows commented (a bibliography, a style, a
+    base_url, the vocabulary, lab_access...): every command still answers, none with a traceback."""
+    import yaml
+    root, _ = _new_site(tmp_path, "--language", language)
+    on = _every_key_on(root)
+    data = yaml.safe_load(on)
+    assert {"bibliography", "citation_style", "base_url", "solutions"} <= data["site"].keys()
+    assert {"vocabulary", "lab_access"} <= data.keys()
+    (root / "content/references.bib").write_text("@book{Knuth:1984, author = {Knuth, Donald}, title = {The TeXbook},"
+                                                 " publisher = {Addison-Wesley}, year = {1984}}\n", encoding="utf-8")
+    (root / "datasets").mkdir()
+    on = on.replace("[~/datasets]", f"[{root / 'datasets'}]")          # (a folder that exists here)
+    (root / "site.yaml").write_text(on, encoding="utf-8")
+    (root / "week.ipynb").write_text(json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
+        {"cell_type": "code", "id": "a", "metadata": {}, "execution_count": None, "outputs": [],
+         "source": "import json\njson.dump({'n': 6 * 7}, open('results.json', 'w'))\n"}]}), encoding="utf-8")
+
+    def command(*args):
+        done = subprocess.run([sys.executable, str(REPO / "build.py"), *args, "--root", str(root),
+                               "--cache", str(tmp_path / "cache")], capture_output=True, text=True, timeout=300,
+                              cwd=root)
+        assert done.returncode == 0 and "Traceback" not in done.stderr, (args, done.stderr)
+        return done.stdout
+    assert command("info").startswith("project=")
+    assert "index.html" in command("info", "outputs").split()
+    command("new", "page", "notes")
+    command("new", "lab", "second")
+    command("import", str(root / "week.ipynb"), "--id", "week")
+    (root / "content/notes.md").write_text("---\ntitle: Notes\n---\nAs in [@Knuth:1984].\n", encoding="utf-8")
+    command("--strict", "--out", str(tmp_path / "dist"))
+    assert 'id="ref-Knuth:1984"' in (tmp_path / "dist/notes.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("language", ["zh-CN", "en"])
+def test_a_new_course_builds_and_deploys_the_students_site_and_previews_the_instructors(tmp_path, language):
+    """The starter lab has an exercise with a solution. What the deploy workflow builds (`python build.py
+    --strict`, site.yaml's `solutions: omitted`) publishes no byte of it; `--solutions` shows it, as the
+    course's README says for a preview."""
+    root, _ = _new_site(tmp_path, "--language", language)
+    page = (root / "content/lab01.md").read_text(encoding="utf-8")
+    solution = page.split("::: solution\n", 1)[1].split("\n", 1)[0]
+    assert len(solution) > 20
+    result = run_build(root, tmp_path / "student", tmp_path / "cache", "--strict")
+    assert result.returncode == 0, result.stderr
+    from support import holding
+    assert holding(tmp_path / "student", solution[:20]) == []
+    assert "build.py serve --solutions" in (root / "README.md").read_text(encoding="utf-8")
+    result = run_build(root, tmp_path / "instructor", tmp_path / "cache", "--strict", "--solutions")
+    assert result.returncode == 0, result.stderr
+    assert "lab01.html" in holding(tmp_path / "instructor", solution[:20])

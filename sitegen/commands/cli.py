@@ -96,8 +96,9 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
                                                       "(default: each lab's `timeout`, else 600)")
     parser.add_argument("--base-url", help="the site's address, instead of site.yaml's (e.g. a preview deployment)")
     answers = parser.add_mutually_exclusive_group()
-    answers.add_argument("--solutions", dest="solutions", action="store_const", const="shown", default="folded",
-                         help="an instructor's build: every hint and solution of the exercises shown")
+    answers.add_argument("--solutions", dest="solutions", action="store_const", const="shown", default=None,
+                         help="an instructor's build: every hint and solution of the exercises shown "
+                              "(default: as site.yaml's `solutions:` says, else folded)")
     answers.add_argument("--no-solutions", dest="solutions", action="store_const", const="omitted",
                          help="a student's build: solutions left out of the site (hints stay, folded)")
     parser.add_argument("--strict", action="store_true",
@@ -144,9 +145,7 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
         except Exception as exc:  # noqa: BLE001 - a bug in the generator, not in the site
             if args.debug:
                 raise
-            print(f"internal error: {type(exc).__name__}: {exc}\nthis is a bug in the generator, not in "
-                  "your site; the previous output was left as it was. Run with --debug for the "
-                  "traceback and report it.", file=sys.stderr)
+            internal_error(exc, "the previous output was left as it was")
             return False
         progress.clear()
         if quiet and report.unchanged:
@@ -225,6 +224,17 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
             raise
         print(advice, file=sys.stderr)
         return 1
+    except Exception as exc:  # noqa: BLE001 - a bug in the generator (info, new, import), not in the site
+        if args.debug:
+            raise
+        internal_error(exc, f"`{args.command}` did not finish")
+        return 1
+
+
+def internal_error(exc: Exception, outcome: str) -> None:
+    """A bug of ours, said as one: never a traceback in an author's terminal but with --debug."""
+    print(f"internal error: {type(exc).__name__}: {exc}\nthis is a bug in the generator, not in your site; "
+          f"{outcome}. Run with --debug for the traceback and report it.", file=sys.stderr)
 
 
 def run(root: Path | None = None) -> None:

@@ -55,9 +55,10 @@ def fingerprint(snapshot: dict[str, str], key: list) -> str:
 
 
 def build(root: Path, out: Path | None = None, *, cache: Path | None = None, use_cache: bool = True,
-          preview: bool = False, strict: bool = False, base_url: str | None = None, solutions: str = "folded",
+          preview: bool = False, strict: bool = False, base_url: str | None = None, solutions: str | None = None,
           freeze: tuple[str, ...] | None = None, **options) -> BuildReport:
-    """Build the site at `root` into `out`, one build at a time; see _build for the options."""
+    """Build the site at `root` into `out`, one build at a time; see _build for the options (`solutions`
+    None: as site.yaml says)."""
     root = Path(root).resolve()
     cache = cache_folder(root, cache)
     key = build_key(Path(os.path.abspath(out or root / "dist")), preview, strict, base_url, solutions)
@@ -152,11 +153,12 @@ def _stamp(root: Path, cache: Path, key: list, files: dict[str, str], source_sta
 
 
 def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: bool, preview: bool, strict: bool,
-           base_url: str | None, solutions: str, freeze: tuple[str, ...] | None, jobs: int | None = None,
+           base_url: str | None, solutions: str | None, freeze: tuple[str, ...] | None, jobs: int | None = None,
            timeout: float | None = None, progress=None, kept=None, verify: bool = False) -> BuildReport:
     """`key`: build_key of the options; `own`: the BuildRecorder of what it reads. `freeze`: store these labs (all when empty) in frozen/ after the build, computing them anew
     rather than reusing frozen/ (and from the cache when current). `solutions`: exercises' solutions
-    folded (a reader opens them), shown (an instructor's build) or omitted (left out of the site).
+    folded (a reader opens them), shown (an instructor's build) or omitted (left out of the site);
+    None: as site.yaml says (config.SOLUTIONS).
     `kept`: serve's lab host and checkpoints (resume.KeptLabs), kept from build to build. `verify`: check
     every file the memo hands out by its hash (after one was found changed), not only those read."""
     from ..core.memo import Memo, read_pickled
@@ -198,7 +200,7 @@ def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: boo
         # (the .md files that are notebooks are the last build's: only prose pages were edited, none a notebook)
         info = _patch_info(last)
         cfg = _config(root, memo, snapshot, base_url, frozenset(info.get("text_notebooks", ())))
-        patched = patch(out, cfg, memo, last, info, snapshot, edited, solutions, preview)
+        patched = patch(out, cfg, memo, last, info, snapshot, edited, solutions or cfg.solutions, preview)
         if patched is not None:
             files, rendered, info = patched
             warnings = [Problem(*w) for w in last.get("warnings", ())]
@@ -216,6 +218,7 @@ def _build(root: Path, out: Path, cache: Path, key: list, own, *, use_cache: boo
     try:
         memo = Memo(cache / MEMO, verify)
         cfg = _config(root, memo, snapshot, base_url)
+        solutions = solutions or cfg.solutions
         to_freeze = _labs_named(cfg, freeze) if freeze is not None else ()
         labs = LabScheduler(cfg, cache, use_cache=use_cache, jobs=jobs, host=host, timeout=timeout,
                             progress=progress, refreeze=frozenset(to_freeze), memo=memo,

