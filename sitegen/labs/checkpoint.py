@@ -35,25 +35,53 @@ from pathlib import Path
 from .labreads import unrecorded
 
 _HEADER = struct.Struct("=Q")
-REFUSED = "refused"
 INPUTS_READY = b"i"     # what a lab's process writes to its pipe once its results.json is final
 # A checkpoint is a fork held until the next run: worth it where the cells before it took longer than
 # taking and holding it. The first FREE are taken after every cell (a lab of a few cells resumes at
 # its last); past them, one only after WORTH seconds of cells since the last: a notebook of a
 # thousand quick cells holds a few dozen, not a thousand.
 FREE, WORTH = 8, 0.05
-MEASURE = "measure"     # a lab asks the host the memory these checkpoints take: (MEASURE, pids) -> bytes
+
+# What a lab's process, or a checkpoint, tells the host: one record of a fixed size, which the host
+# reads field by field and checks (labhost.py): it unpickles, evaluates and trusts nothing a lab sends,
+# for code a notebook runs may write anything on these sockets. (kind, a cell, a value)
+RECORD = struct.Struct("=4sqq")
+CHECKPOINT = b"ckpt"    # after a cell, the pid of the checkpoint taken, with its socket: the run's
+MEASURE = b"meas"       # the memory the lab's checkpoints take, please: the run's
+MEASURED = b"msrd"      # that memory in bytes: the host's answer
+STARTED = b"strt"       # the pid of the run resumed from here: the checkpoint's answer to a run
+REFUSED = b"rfsd"       # no run from here (the lab's folder is not the one it was): the checkpoint's answer
+EXITED = b"exit"        # how the run it resumed ended (its exit code): the checkpoint's, once it has
 
 
-def send(sock: socket.socket, message, fds: tuple[int, ...] = ()) -> None:
-    """A message (pickled) with file descriptors, over a Unix socket."""
+def tell(sock: socket.socket, kind: bytes, cell: int = 0, value: int = 0, fds: tuple[int, ...] = ()) -> None:
+    """One record (RECORD), with file descriptors, in one message."""
+    socket.send_fds(sock, [RECORD.pack(kind, cell, value)], list(fds))
+
+
+def heard(sock: socket.socket, fds: int = 0) -> tuple[bytes, int, int, list[int]] | None:
+    """(kind, cell, value, file descriptors) of one record; None at the end of file or for anything
+    that is not one whole record (the descriptors that came with it are closed)."""
+    data, received, _, _ = socket.recv_fds(sock, RECORD.size, fds)
+    if len(data) != RECORD.size:
+        for fd in received:
+            os.close(fd)
+        return None
+    kind, cell, value = RECORD.unpack(data)
+    return kind, cell, value, received
+
+
+def send_run(sock: socket.socket, message, fds: tuple[int, ...] = ()) -> None:
+    """The host's run for a checkpoint (pickled: only ever from the host to a lab), with file
+    descriptors, over a Unix socket."""
     data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
     socket.send_fds(sock, [_HEADER.pack(len(data))], list(fds))
     sock.sendall(data)
 
 
-def receive(sock: socket.socket, fds: int = 0):
-    """(message, file descriptors) from `send`; (None, []) once the other end is closed."""
+def receive_run(sock: socket.socket, fds: int = 0):
+    """(message, file descriptors) from `send_run`, in a checkpoint; (None, []) once the other end is
+    closed."""
     header, received, _, _ = socket.recv_fds(sock, _HEADER.size, fds)
     if len(header) < _HEADER.size:
         return None, []
@@ -133,7 +161,14 @@ class Checkpointer:
             pid = os.fork()
         if pid:
             theirs.close()
-            send(self.reporting.control, (k, pid), (ours.fileno(),))
+            try:
+                tell(self.reporting.control, CHECKPOINT, k, pid, (ours.fileno(),))
+            except OSError:             # the host ended the channel: the lab wrote on it what it may not
+                ours.close()
+                self._end(pid)
+                self.skipped = (f"no checkpoint after cell {k}: the lab wrote on the harness's channel to the "
+                                "build, which the build then closed")
+                return None
             ours.close()
             self.taken.append({**point, "pid": pid})
             self.since = time.monotonic()
@@ -157,30 +192,37 @@ class Checkpointer:
         it goes on), end the oldest: a lab that rewrites large arrays cell after cell stays bounded
         while it runs, not only once the build is over (resume.py drops the oldest of all labs)."""
         while self.taken and self._measured([point["pid"] for point in self.taken]) > self.budget:
-            oldest = self.taken.pop(0)
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(oldest["pid"], signal.SIGKILL)
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(oldest["pid"], 0)
+            self._end(self.taken.pop(0)["pid"])
             self.dropped += 1
 
+    @staticmethod
+    def _end(pid: int) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)
+
     def _measured(self, pids: list[int]) -> int:
-        """The memory these checkpoints take, as the host measures it: confined, the lab may read only
-        its own /proc folder (sandbox.py)."""
+        """The memory these checkpoints take, as the host measures it (those it holds of this lab):
+        confined, the lab may read only its own /proc folder (sandbox.py)."""
         if self.reporting.control is None:
             return sum(pss(pid) for pid in pids)
-        send(self.reporting.control, (MEASURE, pids))
-        return receive(self.reporting.control)[0] or 0
+        try:
+            tell(self.reporting.control, MEASURE)
+            answer = heard(self.reporting.control)
+        except OSError:                 # (the host ended the channel: see after)
+            answer = None
+        return answer[2] if answer is not None and answer[0] == MEASURED else 0
 
     def _wait(self, sock: socket.socket, k: int, written: tuple):
         while True:
-            run, fds = receive(sock, 2)         # the run to resume from here (a LabRun)
+            run, fds = receive_run(sock, 2)     # the run to resume from here (a LabRun)
             if run is None:                 # the host dropped it, or ended
                 os._exit(0)
             if _inode(self.writable) != self.inode:     # its confinement no longer covers the lab's folder
                 for fd in fds:
                     os.close(fd)
-                send(sock, REFUSED)
+                tell(sock, REFUSED)
                 continue
             with unrecorded():
                 pid = os.fork()
@@ -195,9 +237,9 @@ class Checkpointer:
                 return run.cells
             for fd in fds:
                 os.close(fd)
-            send(sock, pid)
+            tell(sock, STARTED, k, pid)
             _, status = os.waitpid(pid, 0)
-            send(sock, os.waitstatus_to_exitcode(status))
+            tell(sock, EXITED, k, os.waitstatus_to_exitcode(status))
 
     def _written(self) -> tuple[dict[str, bytes], list[str], list[str]]:
         """What the lab changed in its folder since the build laid it out: files with their bytes,

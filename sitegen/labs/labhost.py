@@ -39,8 +39,13 @@ from multiprocessing.connection import Connection
 from ..core.errors import disk_full
 from .runs import NO_SPACE, LabRun
 from .warm import warm
-from .checkpoint import INPUTS_READY, MEASURE  # noqa: F401 - (compute.py's too) a lab's results.json is final
+from .checkpoint import (CHECKPOINT, EXITED, INPUTS_READY, MEASURE, MEASURED, REFUSED,  # noqa: F401 - (INPUTS_READY:
+                         STARTED, heard, pss, send_run, tell)                           # compute.py's too)
 RELEASED = "released"  # the host's answer to "release": every run it held is stopped
+# How long the host waits for a checkpoint's answer, or for a lab to take the host's: a checkpoint
+# answers as soon as it has forked (milliseconds); one that does not is dropped, never waited for.
+ANSWER_SECONDS = 30
+CELLS = 1 << 31         # (a cell's number a lab gives is below this)
 
 
 def _kill_group(pid: int, tree: bool = False) -> None:
@@ -91,6 +96,63 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
+def _parent(pid: int) -> int | None:
+    """The parent of process `pid` (Linux's /proc), or None if there is no such process."""
+    if not 0 < pid < 1 << 22:           # (Linux's largest pid_max)
+        return None
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return int(handle.read().rsplit(b")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _is_socket(fd: int) -> bool:
+    import stat
+    try:
+        return stat.S_ISSOCK(os.fstat(fd).st_mode)
+    except OSError:
+        return False
+
+
+class _Named:
+    """The processes a lab named to the host (its checkpoints, the runs they resumed), each checked as
+    the child of one the host knew when it was named, and held by a pidfd: its number, once it has
+    ended and another process took it, never names that other process to the host."""
+
+    def __init__(self):
+        self.fds: dict[int, int] = {}
+
+    def take(self, pid: int, parent: int) -> bool:
+        """Hold `pid` if it is a child of `parent`; whether it is."""
+        if _parent(pid) != parent:
+            return False
+        with contextlib.suppress(OSError, AttributeError):
+            fd = os.pidfd_open(pid)
+            if _parent(pid) != parent:      # (it ended, and its number was taken, as it was opened)
+                os.close(fd)
+                return False
+            self.fds[pid] = fd
+        return True
+
+    def alive(self, pid: int) -> bool:
+        """Whether `pid` is still the process that was named (a pid the host forked itself always is)."""
+        fd = self.fds.get(pid)
+        if fd is None:
+            return True
+        try:
+            signal.pidfd_send_signal(fd, 0)
+        except ProcessLookupError:
+            return False
+        except OSError:
+            pass
+        return True
+
+    def forget(self, pid: int) -> None:
+        if (fd := self.fds.pop(pid, None)) is not None:
+            os.close(fd)
+
+
 def _subreaper() -> None:
     """Processes this one starts that lose their parent become its children, not init's (Linux)."""
     with contextlib.suppress(OSError, AttributeError):
@@ -105,7 +167,8 @@ class _Host:
         self.conn = conn
         self.children: dict[int, tuple[str, int, str, socket.socket | None]] = {}
         #              pipe's read end -> (job id, pid, result file, the checkpoint it was resumed from)
-        self.controls: dict[socket.socket, str] = {}      # a run's control socket -> its lab's id
+        self.controls: dict[socket.socket, tuple[str, int]] = {}  # a run's control socket -> (its lab's id, its pid)
+        self.named = _Named()                             # the pids labs named: checked, and held
         self.kept: dict[str, dict[int, tuple[socket.socket, int]]] = {}   # lab id -> cell -> checkpoint
         self.owed: dict[socket.socket, str | None] = {}   # checkpoints whose resumed run's status is to come
         self.ending: set[int] = set()                     # pids that reported and are exiting
@@ -113,15 +176,20 @@ class _Host:
 
     def fds(self) -> list[int]:
         """What a lab's process must not hold of the host's: else a checkpoint dropped, or a run
-        ended, would not read as end of file where it should."""
-        held = [self.conn.fileno(), *self.children, *(c.fileno() for c in self.controls)]
+        ended, would not read as end of file where it should (and its pidfds are the host's)."""
+        held = [self.conn.fileno(), *self.children, *(c.fileno() for c in self.controls), *self.named.fds.values()]
         return held + [sock.fileno() for cells in self.kept.values() for sock, _ in cells.values()]
+
+    def end(self, pid: int, tree: bool = False) -> None:
+        """_kill_group, for a pid the host forked or one a lab named while it is still that process."""
+        if self.named.alive(pid):
+            _kill_group(pid, tree)
 
     def stop(self, *_) -> None:
         _end_descendants(os.getpid())       # every lab, checkpoint, and what they started, whatever its session
         for pid in {pid for _, pid, _, _ in self.children.values()} | self.ending | \
                 {pid for cells in self.kept.values() for _, pid in cells.values()}:
-            _kill_group(pid)
+            self.end(pid)
         os._exit(0)
 
     def run(self, job_id: str, run: LabRun) -> None:
@@ -130,9 +198,9 @@ class _Host:
         ours, theirs = socket.socketpair() if keep else (None, None)
         if keep:
             self.drop(job_id, lambda after: after > run.resume)
-        pid, source = None, self.kept.get(job_id, {}).get(run.resume, (None, 0))[0]
+        pid, (source, point) = None, self.kept.get(job_id, {}).get(run.resume, (None, 0))
         if source is not None:
-            pid = self._resume(job_id, run.resume, source, run, (done_write, theirs.fileno()))
+            pid = self._resume(job_id, run.resume, source, point, run, (done_write, theirs.fileno()))
         if pid is None:
             from .labrun import run_lab
             warm(run.warm)
@@ -158,25 +226,26 @@ class _Host:
         os.close(done_write)
         if theirs is not None:
             theirs.close()
-            self.controls[ours] = job_id
+            ours.settimeout(ANSWER_SECONDS)         # (a lab that takes no answer of the host's: dropped)
+            self.controls[ours] = (job_id, pid)
             self.keeping.add(pid)
         self.children[done_read] = (job_id, pid, run.result, source)
 
-    def _resume(self, lab: str, after: int, sock: socket.socket, command, fds) -> int | None:
-        """Start a run from a checkpoint: the pid of its process, or None if the checkpoint is gone
-        or refuses (the run then starts from the first cell)."""
-        from .checkpoint import REFUSED, receive, send
+    def _resume(self, lab: str, after: int, sock: socket.socket, point: int, command, fds) -> int | None:
+        """Start a run from a checkpoint (process `point`): the pid of its process, or None if the
+        checkpoint is gone, refuses, or answers what is not a child of its own (the run then starts
+        from the first cell)."""
         try:
             if sock in self.owed:               # the status of the last run it resumed
-                receive(sock)
+                heard(sock)
                 del self.owed[sock]
-            send(sock, command, fds)
-            pid, _ = receive(sock)
-        except OSError:
-            pid = None
-        if isinstance(pid, int):
-            return pid
-        if pid != REFUSED:                      # it is gone
+            send_run(sock, command, fds)
+            answer = heard(sock)
+        except OSError:                         # (a timeout among them)
+            answer = None
+        if answer is not None and answer[0] == STARTED and not answer[3] and self.named.take(answer[2], point):
+            return answer[2]
+        if answer is None or answer[0] != REFUSED:      # it is gone, or says what it may not
             self.drop(lab, lambda cell: cell == after)
         return None
 
@@ -187,28 +256,36 @@ class _Host:
             sock, pid = cells.pop(after)
             self.owed.pop(sock, None)
             sock.close()
-            _kill_group(pid)
+            self.end(pid)
+            self.named.forget(pid)
 
     def registered(self, control: socket.socket) -> None:
-        """A running lab took a checkpoint, or ended (its control socket closed)."""
-        from .checkpoint import receive
+        """A running lab took a checkpoint, asks what its checkpoints take, or ended (its control
+        socket closed). A record that is none of these, or not as the harness writes it (a checkpoint
+        that is no child of the run, a cell out of range, no socket with it), ends the channel: the
+        lab takes no more checkpoints, and nothing it named is kept."""
+        lab, run = self.controls[control]
         try:
-            message, fds = receive(control, 1)
+            message = heard(control, 1)
         except OSError:
-            message, fds = None, []
-        if message is None:
-            del self.controls[control]
-            control.close()
+            message = None
+        if message is not None:
+            kind, after, pid, fds = message
+            if kind == MEASURE and not fds:     # what its checkpoints take (it may not read their /proc)
+                with contextlib.suppress(OSError):
+                    tell(control, MEASURED, 0, sum(pss(pid) for _, pid in self.kept.get(lab, {}).values()))
+                    return
+            elif (kind == CHECKPOINT and len(fds) == 1 and 0 < after < CELLS and _is_socket(fds[0])
+                  and self.named.take(pid, run)):
+                self.drop(lab, lambda cell: cell == after)
+                checkpoint = socket.socket(fileno=fds[0])
+                checkpoint.settimeout(ANSWER_SECONDS)
+                self.kept.setdefault(lab, {})[after] = (checkpoint, pid)
+                return
             for fd in fds:
                 os.close(fd)
-            return
-        if message[0] == MEASURE:               # how much its checkpoints take (it may not read their /proc)
-            from .checkpoint import pss, send
-            send(control, sum(pss(pid) for pid in message[1]))
-            return
-        (after, pid), lab = message, self.controls[control]
-        self.drop(lab, lambda cell: cell == after)
-        self.kept.setdefault(lab, {})[after] = (socket.socket(fileno=fds[0]), pid)
+        del self.controls[control]
+        control.close()
 
     def ended(self, ready: int) -> None:
         job_id, pid, result, source = self.children.pop(ready)
@@ -220,9 +297,11 @@ class _Host:
                 self.ending.add(pid)
             else:
                 self.owed[source] = None
+                self.named.forget(pid)
             self.conn.send((job_id, 0))
             return
-        _kill_group(pid, tree)                  # it died without a result: take what it started with it
+        self.end(pid, tree)                     # it died without a result: take what it started with it
+        self.named.forget(pid)
         if source is None:
             _, status = os.waitpid(pid, 0)
             self.conn.send((job_id, os.waitstatus_to_exitcode(status)))
@@ -230,20 +309,21 @@ class _Host:
             self.owed[source] = job_id
 
     def status(self, sock: socket.socket) -> None:
-        """A checkpoint says how the run it resumed ended."""
-        from .checkpoint import receive
+        """A checkpoint says how the run it resumed ended (an exit code; anything else is a failure)."""
         job_id = self.owed.pop(sock)
         try:
-            code, _ = receive(sock)
+            answer = heard(sock)
         except OSError:
-            code = None
+            answer = None
+        code = answer[2] if answer is not None and answer[0] == EXITED and -256 < answer[2] < 256 else 1
         if job_id is not None:
-            self.conn.send((job_id, code if isinstance(code, int) else 1))
+            self.conn.send((job_id, code))
 
     def release(self) -> None:
         """Stop every run (not the checkpoints): the build is over."""
         for ready, (_, pid, _, source) in list(self.children.items()):
-            _kill_group(pid, pid not in self.keeping)
+            self.end(pid, pid not in self.keeping)
+            self.named.forget(pid)
             self.children.pop(ready)
             os.close(ready)
             if source is None:
@@ -280,7 +360,7 @@ def main(given: dict) -> None:
                     host.run(job_id, *given)
                 elif command == "stop":      # the build gave up on this lab (its timeout)
                     for _, pid, _, _ in (c for c in host.children.values() if c[0] == job_id):
-                        _kill_group(pid, pid not in host.keeping)
+                        host.end(pid, pid not in host.keeping)
                 elif command == "drop":      # these checkpoints of a lab, or all past a cell
                     cells, above = given
                     host.drop(job_id, (lambda after: after > above) if cells is None else set(cells).__contains__)

@@ -65,7 +65,21 @@ class LabResult:
 
     @classmethod
     def from_json(cls, text: str) -> LabResult:
-        return cls(**json.loads(text))
+        """The result a lab's process wrote, checked for the shape the harness writes (code the lab ran
+        may have written anything there): ValueError for any other."""
+        data = json.loads(text)
+        shapes = {"cells": list, "error": (dict, type(None)), "reads": dict, "packages": list, "confined": bool,
+                  "unconfined": list, "checkpoints": list, "resumed": int, "skipped": str, "dropped": int,
+                  "inputs": dict}
+        if not (isinstance(data, dict) and "cells" in data and data.keys() <= shapes.keys()
+                and all(isinstance(data[key], shapes[key]) for key in data)
+                and all(isinstance(cell, dict) and isinstance(cell.get("stdout", ""), str)
+                        and all(isinstance(f, str) for f in cell.get("figures", ())) for cell in data["cells"])
+                and all(isinstance(k, str) and isinstance(v, str) for k, v in data.get("reads", {}).items())
+                and all(isinstance(point, dict) and isinstance(point.get("after"), int) and isinstance(point.get("pid"), int)
+                        for point in data.get("checkpoints", ()))):
+            raise ValueError("not a result as the lab's harness writes one")
+        return cls(**data)
 
 
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")

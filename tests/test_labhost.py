@@ -1,0 +1,122 @@
+"""The lab host (sitegen/labs/labhost.py) trusts nothing a lab sends it. Under serve a lab's process holds
+a control socket to the host, and each checkpoint a socket of its own (checkpoint.py): code a notebook
+runs can write anything on either, as the harness's own messages or as garbage. The host, which is not
+confined as the lab is, must never run what it reads (no pickle), nor act on a process the lab names
+that is not the lab's own (a checkpoint must be the child of the run that registers it, a resumed run
+the child of its checkpoint), and a message it cannot read ends that channel, not the build."""
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from support import EPOCH, edit, tiny_site
+
+from sitegen.commands.pipeline import build
+from sitegen.labs.resume import KeptLabs
+
+LAB = """# A lab whose first cell writes __ATTACK__ to every socket it holds.
+
+# %% setup
+import json
+from pathlib import Path
+out = Path('out')
+out.mkdir(exist_ok=True)
+x = [1.0, 2.0]
+
+# %% attack
+__CODE__
+
+# %% save
+(out / 'results.json').write_text(json.dumps({'x': x, 'total': sum(x)}))
+print('saved')
+"""
+
+SOCKETS = """import os, socket, stat
+def sockets():
+    found = []
+    for name in os.listdir('/proc/self/fd'):
+        try:
+            if stat.S_ISSOCK(os.fstat(int(name)).st_mode):
+                found.append(socket.socket(fileno=os.dup(int(name))))
+        except OSError:
+            pass
+    return found
+"""
+
+# The issue's attack: a length and a pickle whose __reduce__ runs a command, on the control socket.
+PICKLE = SOCKETS + """import pickle, struct
+class Evil:
+    def __reduce__(self):
+        return (os.system, ('touch __MARKER__',))
+data = pickle.dumps(Evil())
+for sock in sockets():
+    try:
+        sock.sendall(struct.pack('=Q', len(data)) + data)
+    except OSError:
+        pass
+"""
+
+# A checkpoint registered in the harness's own format, naming a process that is no child of the lab.
+FORGED = SOCKETS + """from sitegen.labs import checkpoint
+victim = int(open(Path(__file__).parent / 'victim.txt').read())
+ours, theirs = socket.socketpair()
+for sock in sockets():
+    try:
+        checkpoint.tell(sock, checkpoint.CHECKPOINT, 1, victim, (ours.fileno(),))
+    except OSError:
+        pass
+"""
+
+# The same through a checkpoint: a hook run in each fork of the lab (the checkpoint among them) writes
+# a pickle and a forged answer (the pid of a resumed run) on every socket it holds.
+AT_FORK = SOCKETS + """import pickle, struct
+from sitegen.labs import checkpoint
+victim = int(open(Path(__file__).parent / 'victim.txt').read())
+class Evil:
+    def __reduce__(self):
+        return (os.system, ('touch __MARKER__',))
+def hook():
+    data = pickle.dumps(Evil())
+    for sock in sockets():
+        for message in (struct.pack('=Q', len(data)) + data,):
+            try:
+                sock.sendall(message)
+                checkpoint.tell(sock, checkpoint.STARTED, 0, victim)
+            except OSError:
+                pass
+os.register_at_fork(after_in_child=hook)
+"""
+
+
+@pytest.fixture()
+def victim():
+    """A process of the build's user in a group of its own, which no lab may have the host end."""
+    process = subprocess.Popen(["sleep", "120"], start_new_session=True)
+    yield process
+    process.kill()
+    process.wait()
+
+
+@pytest.mark.parametrize("attack", ["pickle", "forged", "at-fork"])
+def test_what_a_lab_writes_on_the_host_s_sockets_is_never_run_nor_obeyed(tmp_path, monkeypatch, victim, attack):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
+    marker = tmp_path / "pwned"
+    code = {"pickle": PICKLE, "forged": FORGED, "at-fork": AT_FORK}[attack].replace("__MARKER__", str(marker))
+    root = tiny_site(tmp_path / "site")
+    (root / "compute/tiny.py").write_text(LAB.replace("__CODE__", code).replace("__ATTACK__", attack), encoding="utf-8")
+    (root / "compute/victim.txt").write_text(str(victim.pid), encoding="utf-8")
+    kept = KeptLabs(tmp_path / "cache")
+    try:
+        prints = ["print('saved')", "print('saved', 1)", "print('saved', 2)"]
+        for n, said in enumerate(prints):   # a first run, then edits that resume it from its checkpoints
+            if n:
+                edit(root / "compute/tiny.py", prints[n - 1], said)
+            try:
+                build(root, tmp_path / "dist", cache=tmp_path / "cache", kept=kept)
+            except Exception:       # noqa: BLE001 - the lab may fail: what it did not do is what is tested
+                pass
+    finally:
+        kept.close()
+    assert not marker.exists(), "the host unpickled what a lab sent, and ran its command"
+    assert victim.poll() is None, "the host ended a process a lab named"
