@@ -13,10 +13,12 @@ for PyPI) into the course's new virtualenv, as a teacher would:
     is renamed, and each build equals a clean build of the same sources, byte for byte (one that reuses
     the labs' runs: a %timeit prints another time every run; tests/test_differential.py holds the labs'
     own reuse to clean runs);
- 5. the student build (--no-solutions): no file of it holds the solution's text or output;
+ 5. the build the deploy publishes (site.yaml's `solutions: omitted`): no file of it holds the solution's
+    text or output, which the teacher's --solutions build shows;
  6. each notebook's download, unpacked into an empty folder and run by a Jupyter kernel in a student's
     fresh virtualenv (the course's requirements, nbclient, ipykernel), prints what the page shows;
- 7. the Pages simulation (.ci/pages-build), its requirements resolved from a clean place.
+ 7. the Pages simulation (.ci/pages-build), its requirements resolved from a clean place, and the
+    deploy workflow's steps in their order on the course, which names a bibliography.
 
 It prints each step and its time, and ends with "first-week: ok"; any failure says which step and why,
 and exits 1. About 2-4 minutes (pip from its cache). CI runs it (.ci/run).
@@ -126,9 +128,15 @@ class Week:
         (self.course / "content/week1/houses.ipynb").write_text(HOUSES, encoding="utf-8")
         (self.course / "content/week1/symbols.ipynb").write_text(SYMBOLS, encoding="utf-8")
         (self.course / "content/week1/practice.ipynb").write_text(PRACTICE, encoding="utf-8")
+        (self.course / "content/reading.md").write_text("---\ntitle: 读物\n---\n画图用 Matplotlib [@Hunter:2007]。\n",
+                                                        encoding="utf-8")
+        (self.course / "content/references.bib").write_text(
+            "@article{Hunter:2007, author = {Hunter, J. D.}, title = {Matplotlib: A 2D Graphics Environment},\n"
+            "  journal = {Computing in Science \\& Engineering}, volume = {9}, number = {3}, year = {2007}}\n",
+            encoding="utf-8")
         config = self.course / "site.yaml"
-        text = config.read_text(encoding="utf-8")
-        config.write_text(text.replace("  - guide.md\n", "  - guide.md\n  - week1/houses.ipynb\n"
+        text = config.read_text(encoding="utf-8").replace("  # bibliography: references.bib", "  bibliography: references.bib")
+        config.write_text(text.replace("  - guide.md\n", "  - guide.md\n  - reading.md\n  - week1/houses.ipynb\n"
                                        "  - week1/symbols.ipynb\n  - week1/practice.ipynb\n", 1), encoding="utf-8")
         first = self.build("--strict", ok=False)
         said = first.stderr
@@ -170,15 +178,18 @@ class Week:
 
     # 5.
     def student_build(self) -> None:
-        student = self.work / "dist-student"
-        self.build("--strict", "--no-solutions", out=str(student), cache=str(self.work / "student-cache"))
+        student = self.course / "dist"          # what the deploy publishes: site.yaml says `solutions: omitted`
+        if 'id="ref-Hunter:2007"' not in (student / "reading.html").read_text(encoding="utf-8"):
+            raise Failed("the reading page lacks its bibliography's entry")
         for secret in (SOLUTION, SOLUTION_OUTPUT):
             leaked = [p for p in student.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()
                       or p.suffix == ".zip" and any(secret.encode() in zipfile.ZipFile(p).read(n)
                                                     for n in zipfile.ZipFile(p).namelist())]
             if leaked:
                 raise Failed(f"the student build holds {secret!r} in {leaked}")
-        if not any(SOLUTION.encode() in p.read_bytes() for p in (self.course / "dist").rglob("*.ipynb")):
+        teacher = self.work / "dist-teacher"    # the preview README says: every solution shown
+        self.build("--strict", "--solutions", out=str(teacher), cache=str(self.work / "teacher-cache"))
+        if not any(SOLUTION.encode() in p.read_bytes() for p in teacher.rglob("*.ipynb")):
             raise Failed("the teacher's build lost the solution (the check above could not fail)")
 
     # 6.
@@ -210,7 +221,7 @@ class Week:
         run(git + ["add", "-A"], self.course)
         run(git + ["commit", "-qm", "A course of my own"], self.course)
         done = run(["bash", ".ci/pages-build"], self.course, env=self.env)
-        if "pages-build: ok" not in done.stdout:
+        if "pages-build: ok" not in done.stdout or "workflow: ok" not in done.stdout:
             raise Failed(done.stdout)
 
 
@@ -247,9 +258,9 @@ def main() -> int:
             for name, action in [("a course, as README says", week.new_course),
                                  ("three notebooks, and what they need", week.notebooks),
                                  ("a week of edits: each build equals a clean one", week.transitions),
-                                 ("the student build holds no solution", week.student_build),
+                                 ("the build the deploy publishes holds no solution", week.student_build),
                                  ("each download reruns in a student's fresh virtualenv", week.downloads_rerun),
-                                 ("the Pages simulation", week.pages_build)]:
+                                 ("the Pages simulation, and the workflow's steps", week.pages_build)]:
                 week.step(name, action)
         except Failed as exc:
             print(f"first-week: FAILED: {exc}", file=sys.stderr)
