@@ -28,7 +28,7 @@ def settle() -> None:
 
 def key_of(out: Path, **options) -> list:
     return pipeline.build_key(out, options.get("preview", False), options.get("strict", False),
-                              options.get("base_url"), options.get("solutions", "folded"))
+                              options.get("base_url"), options.get("solutions"))
 
 
 @pytest.fixture()

@@ -47,6 +47,7 @@ FREE, WORTH = 8, 0.05
 # for code a notebook runs may write anything on these sockets. (kind, a cell, a value)
 RECORD = struct.Struct("=4sqq")
 CHECKPOINT = b"ckpt"    # after a cell, the pid of the checkpoint taken, with its socket: the run's
+KEPT = b"kept"          # the host's answer: it holds it (the run waits for it, its parent meanwhile)
 MEASURE = b"meas"       # the memory the lab's checkpoints take, please: the run's
 MEASURED = b"msrd"      # that memory in bytes: the host's answer
 STARTED = b"strt"       # the pid of the run resumed from here: the checkpoint's answer to a run
@@ -163,6 +164,9 @@ class Checkpointer:
             theirs.close()
             try:
                 tell(self.reporting.control, CHECKPOINT, k, pid, (ours.fileno(),))
+                answer = heard(self.reporting.control)
+                if answer is None or answer[:3] != (KEPT, k, pid):
+                    raise ConnectionError
             except OSError:             # the host ended the channel: the lab wrote on it what it may not
                 ours.close()
                 self._end(pid)

@@ -39,8 +39,8 @@ from multiprocessing.connection import Connection
 from ..core.errors import disk_full
 from .runs import NO_SPACE, LabRun
 from .warm import warm
-from .checkpoint import (CHECKPOINT, EXITED, INPUTS_READY, MEASURE, MEASURED, REFUSED,  # noqa: F401 - (INPUTS_READY:
-                         STARTED, heard, pss, send_run, tell)                           # compute.py's too)
+from .checkpoint import (CHECKPOINT, EXITED, INPUTS_READY, KEPT, MEASURE, MEASURED, REFUSED,  # noqa: F401 - (INPUTS_READY:
+                         STARTED, heard, pss, send_run, tell)                                 # compute.py's too)
 RELEASED = "released"  # the host's answer to "release": every run it held is stopped
 # How long the host waits for a checkpoint's answer, or for a lab to take the host's: a checkpoint
 # answers as soon as it has forked (milliseconds); one that does not is dropped, never waited for.
@@ -276,12 +276,14 @@ class _Host:
                     tell(control, MEASURED, 0, sum(pss(pid) for _, pid in self.kept.get(lab, {}).values()))
                     return
             elif (kind == CHECKPOINT and len(fds) == 1 and 0 < after < CELLS and _is_socket(fds[0])
-                  and self.named.take(pid, run)):
+                  and self.named.take(pid, run)):     # (the run waits for KEPT: it is the parent still)
                 self.drop(lab, lambda cell: cell == after)
                 checkpoint = socket.socket(fileno=fds[0])
                 checkpoint.settimeout(ANSWER_SECONDS)
                 self.kept.setdefault(lab, {})[after] = (checkpoint, pid)
-                return
+                with contextlib.suppress(OSError):
+                    tell(control, KEPT, after, pid)
+                    return
             for fd in fds:
                 os.close(fd)
         del self.controls[control]
