@@ -47,7 +47,8 @@ FREE, WORTH = 8, 0.05
 # for code a notebook runs may write anything on these sockets. (kind, a cell, a value)
 RECORD = struct.Struct("=4sqq")
 CHECKPOINT = b"ckpt"    # after a cell, the pid of the checkpoint taken, with its socket: the run's
-KEPT = b"kept"          # the host's answer: it holds it (the run waits for it, its parent meanwhile)
+KEPT = b"kept"          # the host's answer to CHECKPOINT and STARTED: it holds that process (for which the
+                        # run or the checkpoint waits: while it is its parent, the host can check it is)
 MEASURE = b"meas"       # the memory the lab's checkpoints take, please: the run's
 MEASURED = b"msrd"      # that memory in bytes: the host's answer
 STARTED = b"strt"       # the pid of the run resumed from here: the checkpoint's answer to a run
@@ -226,7 +227,8 @@ class Checkpointer:
             if _inode(self.writable) != self.inode:     # its confinement no longer covers the lab's folder
                 for fd in fds:
                     os.close(fd)
-                tell(sock, REFUSED)
+                with contextlib.suppress(OSError):
+                    tell(sock, REFUSED)
                 continue
             with unrecorded():
                 pid = os.fork()
@@ -241,9 +243,12 @@ class Checkpointer:
                 return run.cells
             for fd in fds:
                 os.close(fd)
-            tell(sock, STARTED, k, pid)
-            _, status = os.waitpid(pid, 0)
-            tell(sock, EXITED, k, os.waitstatus_to_exitcode(status))
+            with contextlib.suppress(OSError):
+                tell(sock, STARTED, k, pid)
+                heard(sock)             # (the host's KEPT: it checked the run is this one's child, which it
+            _, status = os.waitpid(pid, 0)      # is till then)
+            with contextlib.suppress(OSError):
+                tell(sock, EXITED, k, os.waitstatus_to_exitcode(status))
 
     def _written(self) -> tuple[dict[str, bytes], list[str], list[str]]:
         """What the lab changed in its folder since the build laid it out: files with their bytes,

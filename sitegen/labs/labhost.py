@@ -244,6 +244,8 @@ class _Host:
         except OSError:                         # (a timeout among them)
             answer = None
         if answer is not None and answer[0] == STARTED and not answer[3] and self.named.take(answer[2], point):
+            with contextlib.suppress(OSError):
+                tell(sock, KEPT, after, answer[2])      # (the checkpoint waits for it before it reaps the run)
             return answer[2]
         if answer is None or answer[0] != REFUSED:      # it is gone, or says what it may not
             self.drop(lab, lambda cell: cell == after)
