@@ -217,7 +217,7 @@ class Week:
     # 7.
     def pages_build(self) -> None:
         git = ["git", "-c", "user.name=teacher", "-c", "user.email=teacher@example.invalid"]
-        run(git + ["init", "-q"], self.course)
+        run(git + ["init", "-q", "-b", "main"], self.course)
         run(git + ["add", "-A"], self.course)
         run(git + ["commit", "-qm", "A course of my own"], self.course)
         done = run(["bash", ".ci/pages-build"], self.course, env=self.env)

@@ -318,7 +318,11 @@ def test_a_quarto_document_s_kernel_is_read_however_its_header_names_it(tmp_path
 def test_a_quarto_document_without_front_matter_is_a_notebook_page(tmp_path, text):
     """Half of the real Quarto chapters tried begin with their heading, not with front matter: Quarto
     runs their Python chunks all the same (its default engine for them is Jupyter's)."""
-    root, result = build(tmp_path, text, "chapter.qmd")
+    root, result = build(tmp_path, text + "\nSee [](#sec-linear).\n" * ("sec-linear" in text), "chapter.qmd",
+                         "--strict")
     assert result.returncode == 0 and "internal error" not in result.stderr, result.stderr
     page = Elements((root / "dist/chapter.html").read_text(encoding="utf-8"))
     assert "42" in page.find("main")[0][2]
+    if "sec-linear" in text:          # its title is the heading's, and the heading's label the title's
+        assert [(e[1].get("id"), e[2]) for e in page.find("h1")] == [("sec-linear", "Linear functions")]
+        assert "{#" not in (root / "dist/chapter.html").read_text(encoding="utf-8")

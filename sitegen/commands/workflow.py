@@ -1,10 +1,10 @@
 """The deploy workflow's own steps, run here as GitHub's runner runs them: `python -m
-sitegen.commands.workflow [WORKFLOW]` in a clean copy of a course's committed tree (.ci/pages-build
+sitegen.commands.workflow [WORKFLOW [BRANCH]]` in a clean copy of a course's committed tree (.ci/pages-build
 runs it after its simulation of Pages' own builder).
 
 It reads the workflow (.github/workflows/site.yml), takes the job that deploys (the one whose step
-uses cloudflare/wrangler-action) and runs that job's steps in their order, as a push to main runs
-them: each `run:` in bash (-eo pipefail, as the runner's default shell), with the variables the runner
+uses cloudflare/wrangler-action) and runs that job's steps in their order, as a push of the branch
+(main unless named) runs them: each `run:` in bash (-eo pipefail, as the runner's default shell), with the variables the runner
 sets (GITHUB_OUTPUT, whose name=value lines become the step's outputs, GITHUB_STEP_SUMMARY,
 GITHUB_REF_NAME...), its `env:`, and every `${{ }}` it knows replaced (github.*, steps.ID.outputs.*,
 secrets.* as placeholders; any other is an error that names it). A step's `if:` is evaluated the same
@@ -147,6 +147,9 @@ class Runner:
             raise Failed(f"workflow: the deploy would upload {folder or 'nothing'}, which lacks {missing}")
         files = sum(1 for p in site.rglob("*") if p.is_file())
         print(f"workflow: would run `wrangler {command}`: {files} files of {folder}/", flush=True)
+        if self.github["ref_name"] != "main":
+            print(f"workflow: note: a push of {self.github['ref_name']} deploys a preview, not the site students "
+                  "open: production is main (git branch -m main)", flush=True)
         if step_id:
             self.outputs[step_id] = {"deployment-url": f"https://{self.github['ref_name']}.{project[1]}.pages.dev"}
 
@@ -180,8 +183,9 @@ def _outputs(text: str) -> dict[str, str]:
 
 
 def main(argv: list[str]) -> int:
+    """[WORKFLOW [BRANCH]]: the workflow's deploying job as a push of BRANCH (main) runs it."""
     workflow = Path(argv[0] if argv else ".github/workflows/site.yml")
-    runner = Runner(Path.cwd())
+    runner = Runner(Path.cwd(), argv[1] if len(argv) > 1 else "main")
     try:
         runner.run(workflow)
     except Failed as exc:
@@ -189,7 +193,7 @@ def main(argv: list[str]) -> int:
         return 1
     finally:
         shutil.rmtree(runner.files, ignore_errors=True)
-    print("workflow: ok, every step of the deploying job as a push to main runs it", flush=True)
+    print(f"workflow: ok, every step of the deploying job as a push of {runner.github['ref_name']} runs it", flush=True)
     return 0
 
 

@@ -276,11 +276,12 @@ def read(data: bytes, rel: str) -> NotebookSource:
     if "title" not in meta:
         title = str((notebook.get("metadata") or {}).get("title") or "")
         first = next((c for c in cells if c.kind == "markdown" and c.text.strip()), None)
-        heading = re.match(r"#\s+(\S.*)", first.text.strip()) if first else None
-        if heading and (not title or heading[1].strip() == title):
-            title = heading[1].strip()
-            rest = first.text.strip().split("\n", 1)[1] if "\n" in first.text.strip() else ""
-            cells = [c._replace(text=rest, lines=c.lines[1:] or c.lines) if c is first else c for c in cells]
+        heading = TITLE.match(first.text.strip()) if first else None
+        if heading and (not title or heading["title"].strip() == title):
+            title = heading["title"].strip()
+            if not heading["label"]:        # (a labelled one stays: the page takes its label with it, content.py)
+                rest = first.text.strip().split("\n", 1)[1] if "\n" in first.text.strip() else ""
+                cells = [c._replace(text=rest, lines=c.lines[1:] or c.lines) if c is first else c for c in cells]
         meta["title"] = title or PurePosixPath(rel).stem
         meta_lines["title"] = 1
     problems.raise_if_any()
@@ -289,6 +290,10 @@ def read(data: bytes, rel: str) -> NotebookSource:
     return NotebookSource(rel, meta, meta_lines, tuple(cells), data, bool(lab.get("allow_errors", False)),
                           lab.get("timeout") if isinstance(lab.get("timeout"), (int, float)) else None,
                           lab.get("memory") if isinstance(lab.get("memory"), int) else None)
+
+
+# A notebook's first heading as its title, and the title's label if it has one (Quarto's `# Title {#sec-x}`).
+TITLE = re.compile(r"#[ \t]+(?P<title>[^\n]+?)(?:[ \t]*\{#(?P<label>[^}\s]+)\})?[ \t]*(?:\n|$)")
 
 
 def _attachments(raw: dict) -> tuple:
