@@ -6,7 +6,9 @@ that is not the lab's own (a checkpoint must be the child of the run that regist
 the child of its checkpoint), and a message it cannot read ends that channel, not the build."""
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
 
 import pytest
 
@@ -100,6 +102,30 @@ for name in os.listdir('/proc/self/fd'):
 """
 
 
+# A checkpoint registered, then the channel shut before the host's answer (the host must not lose the
+# socket it took); the same child registered twice; a thousand cells that are none of the lab's.
+SHUT = SOCKETS + """from sitegen.labs import checkpoint
+import gc
+kid = os.fork()
+if kid == 0:
+    os.closerange(3, 65536)
+    import time
+    time.sleep(60)
+    os._exit(0)
+control = [o for o in gc.get_objects() if isinstance(o, checkpoint.Checkpointer)][0].reporting.control
+for cell in [1, 1] + list(range(100, 1100)):
+    a, b = socket.socketpair()
+    try:
+        checkpoint.tell(control, checkpoint.CHECKPOINT, cell, kid, (a.fileno(),))
+    except OSError:
+        break
+    if cell == 1:
+        control.shutdown(socket.SHUT_RDWR)
+os.kill(kid, 9)
+os.waitpid(kid, 0)
+"""
+
+
 @pytest.fixture()
 def victim():
     """A process of the build's user in a group of its own, which no lab may have the host end."""
@@ -109,11 +135,11 @@ def victim():
     process.wait()
 
 
-@pytest.mark.parametrize("attack", ["pickle", "forged", "at-fork", "pipe"])
+@pytest.mark.parametrize("attack", ["pickle", "forged", "at-fork", "pipe", "shut"])
 def test_what_a_lab_writes_on_the_host_s_sockets_is_never_run_nor_obeyed(tmp_path, monkeypatch, victim, attack):
     monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
     marker = tmp_path / "pwned"
-    code = {"pickle": PICKLE, "forged": FORGED, "at-fork": AT_FORK, "pipe": PIPE}[attack].replace("__MARKER__", str(marker))
+    code = {"pickle": PICKLE, "forged": FORGED, "at-fork": AT_FORK, "pipe": PIPE, "shut": SHUT}[attack].replace("__MARKER__", str(marker))
     root = tiny_site(tmp_path / "site")
     (root / "compute/tiny.py").write_text(LAB.replace("__CODE__", code).replace("__ATTACK__", attack), encoding="utf-8")
     (root / "compute/victim.txt").write_text(str(victim.pid), encoding="utf-8")
@@ -127,6 +153,9 @@ def test_what_a_lab_writes_on_the_host_s_sockets_is_never_run_nor_obeyed(tmp_pat
                 build(root, tmp_path / "dist", cache=tmp_path / "cache", kept=kept)
             except Exception:       # noqa: BLE001 - the lab may fail: what it did not do is what is tested
                 pass
+        host = kept.host.process.pid if kept.host is not None and kept.host.alive() else None
+        if host is not None:        # (a few descriptors a lab: not one per record it sent)
+            assert len(os.listdir(f"/proc/{host}/fd")) < 64, os.listdir(f"/proc/{host}/fd")
         edit(root / "compute/tiny.py", code, "x = [x[0], x[1] * 2]")       # the attack gone: the host still serves
         (root / "content/index.md").write_text("---\ntitle: 首页\nlab: tiny\n---\n总和是 {{ total }}。\n", encoding="utf-8")
         assert build(root, tmp_path / "dist", cache=tmp_path / "cache", kept=kept).computed == ("tiny",)
@@ -135,3 +164,60 @@ def test_what_a_lab_writes_on_the_host_s_sockets_is_never_run_nor_obeyed(tmp_pat
         kept.close()
     assert not marker.exists(), "the host unpickled what a lab sent, and ran its command"
     assert victim.poll() is None, "the host ended a process a lab named"
+
+
+# A one-off build. The lab writes a result of its own and tells the host it is over, then goes on: it
+# swaps a folder of its own for a link to the course's, as the build stores what it wrote (which moved
+# every file by its path: the course's .env went into the site).
+STEAL = """import gc, json, os, time
+from sitegen.labs.checkpoint import Reporting
+from sitegen.labs.runs import LabResult, LabRun
+report = [o for o in gc.get_objects() if isinstance(o, Reporting)][0]
+run = [o for o in gc.get_objects() if isinstance(o, LabRun)][0]
+os.makedirs('out/aaa')
+for i in range(3000):
+    open(f'out/aaa/f{i:05}.txt', 'w').write('x')
+os.makedirs('out/zzz')
+open('out/zzz/.env', 'w').write('decoy')
+json.dump({'x': [1.0], 'total': 1.0}, open('out/results.json', 'w'))
+done = LabResult(cells=[{'name': c.name, 'stdout': '', 'figures': [], 'value': None, 'error': None} for c in run.cells])
+open(report.result + '.tmp', 'w').write(done.to_json())
+os.replace(report.result + '.tmp', report.result)
+os.write(report.announce_fd, b'i')
+os.write(report.announce_fd, b'x')
+for _ in range(200000):
+    if not os.path.exists('out/aaa/f01000.txt'):
+        break
+os.rename('out/zzz', 'out/zzz-old')
+os.symlink(run.watch[0], 'out/zzz')
+time.sleep(20)
+"""
+# Its result file a pipe, and a pipe among what it read: the build reads both.
+HANG = """import gc, os, time
+from sitegen.labs.checkpoint import Reporting
+from sitegen.labs.labreads import Recorder
+os.mkfifo('trap')
+for recorder in [o for o in gc.get_objects() if isinstance(o, Recorder)]:
+    recorder.reads[os.path.abspath('trap')] = 'x'
+report = [o for o in gc.get_objects() if isinstance(o, Reporting)][0]
+if __ATTACK__ == 'result':
+    os.mkfifo(report.result)
+    os.close(report.announce_fd)
+    report.announce_fd = None
+    time.sleep(30)
+"""
+
+
+@pytest.mark.parametrize("attack", ["steal", "result", "reads"])
+def test_a_lab_that_says_it_is_over_and_goes_on_neither_moves_a_file_of_the_course_nor_hangs_the_build(
+        tmp_path, attack):
+    from support import run_build
+    code = STEAL if attack == "steal" else HANG.replace("__ATTACK__", repr(attack))
+    root = tiny_site(tmp_path / "site")
+    (root / "compute/tiny.py").write_text(LAB.replace("__CODE__", code).replace("__ATTACK__", attack), encoding="utf-8")
+    (root / ".env").write_text("API_TOKEN=sk-live-SECRET", encoding="utf-8")
+    result = run_build(root, tmp_path / "dist", tmp_path / "cache", timeout=120)
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr, result.stderr
+    assert (root / ".env").read_text(encoding="utf-8") == "API_TOKEN=sk-live-SECRET"
+    for folder in (tmp_path / "dist", tmp_path / "cache"):
+        assert not [p for p in folder.rglob("*") if p.is_file() and b"sk-live-SECRET" in p.read_bytes()]

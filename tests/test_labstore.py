@@ -30,15 +30,17 @@ def finished_run(tmp_path, results: bytes = b'{"x": [1.5, 2.0], "seed": 7}'):
 
 
 def store_run(lab, run, staging):
-    store(lab, "cache-key", "source-key", {"python": "3.11"}, "compute/tiny.py", run, staging / "work", staging)
+    """Store into the entry beside it (the build's own folder): returned."""
+    store(lab, "cache-key", "source-key", {"python": "3.11"}, "compute/tiny.py", run, staging / "work",
+          staging.with_name("entry"))
+    return staging.with_name("entry")
 
 
 def test_a_finished_run_becomes_an_entry_whose_provenance_hashes_every_file(tmp_path):
     lab, run, staging = finished_run(tmp_path)
-    store_run(lab, run, staging)
-    assert sorted(p.name for p in (staging / "files").iterdir()) == ["line.png", "results.json"]
-    assert not (staging / "work").exists()          # what it read from other labs is not its own
-    results = json.loads((staging / "files/results.json").read_text(encoding="utf-8"))
+    staging = store_run(lab, run, staging)
+    assert sorted(p.name for p in (staging / "files").iterdir()) == ["line.png", "results.json"]   # (not the
+    results = json.loads((staging / "files/results.json").read_text(encoding="utf-8"))      # results it read)
     provenance = results.pop("provenance")
     assert results == {"x": [1.5, 2.0], "seed": 7}
     assert provenance["cache_key"] == "cache-key" and provenance["seed"] == 7 and provenance["python"] == "3.11"
@@ -76,6 +78,22 @@ def test_what_a_lab_wrote_wrong_is_named(tmp_path, mistake, message):
     with pytest.raises(BuildError) as failure:
         store_run(lab, run, staging)
     assert failure.value.report() == f"error: compute/tiny.py: {message}"
+
+
+def test_a_folder_swapped_for_a_link_is_never_followed_and_what_lies_outside_stays_where_it_is(tmp_path):
+    """What a lab (or something it started, still running) makes of its folder as the build stores it: a
+    folder become a link to the course's, say. Nothing outside the lab's folder is read, copied or moved."""
+    lab, run, staging = finished_run(tmp_path)
+    (tmp_path / "course").mkdir()
+    (tmp_path / "course/.env").write_text("API_TOKEN=secret", encoding="utf-8")
+    (staging / "work/zzz").symlink_to(tmp_path / "course")
+    with pytest.raises(BuildError, match="wrote a symlink zzz -> "):
+        store_run(lab, run, staging)
+    assert (tmp_path / "course/.env").read_text(encoding="utf-8") == "API_TOKEN=secret"
+    assert not list(tmp_path.joinpath("entry").rglob(".env"))
+    # A link the build laid itself (a notebook's neighbour) is no output of the lab's, and is not read.
+    store(lab, "k", "s", {}, "compute/tiny.py", run, staging / "work", tmp_path / "entry2", frozenset({"zzz"}))
+    assert sorted(p.name for p in (tmp_path / "entry2/files").iterdir()) == ["line.png", "results.json"]
 
 
 def test_results_must_be_a_json_object_of_finite_numbers():

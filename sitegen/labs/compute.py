@@ -27,7 +27,7 @@ from .freeze import stale_frozen
 from .labjobs import PREVIEW, SECONDS, Job, input_of, longest_first, made_from, plan_jobs
 from .labkeys import font_files
 from .labstore import input_bytes, read_results, store
-from .runs import NO_SPACE, LabResult, LabRun
+from .runs import NO_SPACE, LabResult, LabRun, regular_text
 from .sandbox import Access
 from .warm import modules_for
 from ..core.cachedir import MEMO
@@ -344,7 +344,7 @@ class LabScheduler:
         try:
             if job.stopped_after is not None:
                 raise OSError("stopped")
-            run = LabResult.from_json(job.result.read_text(encoding="utf-8"))
+            run = LabResult.from_json(regular_text(job.result))
             job.result.unlink()
         except (OSError, ValueError, TypeError):
             message = (f"the lab's process ended without a result (exit code {exitcode})"
@@ -376,18 +376,20 @@ class LabScheduler:
             shutil.rmtree(job.staging, ignore_errors=True)
             self.failures.append(SourcesChanged(edited))
             return
-        for link in job.links:                   # its neighbours are the project's, not what it made
-            if link.is_symlink():
-                link.unlink()
         run.inputs = job.read
+        # The entry is made in a folder of the build's own: the lab's (which it could write, and which
+        # something it started may still) is read, never moved into the cache (labstore.py).
+        stored = job.entry.parent / f"{TEMPORARY}{job.name}.stored"
+        shutil.rmtree(stored, ignore_errors=True)
+        laid = frozenset(os.path.relpath(link, job.staging / "work") for link in job.links)  # (its neighbours)
         try:
             store(job.lab, job.key, job.source, self.env, str(job.lab.script.relative_to(self.cfg.root)),
-                  run, job.staging / "work", job.staging)
-            (job.staging / SECONDS).write_text(f"{job.ended_after or 0:.3f}", encoding="ascii")
+                  run, job.staging / "work", stored, laid)
+            (stored / SECONDS).write_text(f"{job.ended_after or 0:.3f}", encoding="ascii")
             for old in job.entry.parent.iterdir():   # one entry per lab: drop stale keys
-                if old.name != job.staging.name and not old.name.startswith(TEMPORARY):
+                if not old.name.startswith(TEMPORARY):
                     shutil.rmtree(old)
-            os.replace(job.staging, job.entry)
+            os.replace(stored, job.entry)
             self.artifacts[job.lab.id] = load_entry(job.lab, job.cells, job.entry, True)
             self.timings[job.lab.id] = (job.results_after or job.ended_after, job.ended_after)
         except BuildError as exc:
@@ -400,6 +402,7 @@ class LabScheduler:
                 f"lab {job.lab.id}: what it made could not be stored: {exc.strerror}: {DISK_FULL}")))
         finally:
             shutil.rmtree(job.staging, ignore_errors=True)
+            shutil.rmtree(stored, ignore_errors=True)
         if job.lab.id not in self.inputs and job.lab.id in self.artifacts:   # it never said so before
             self._publish(job.lab.id, self._input(job.lab.id))
 

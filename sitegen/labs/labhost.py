@@ -45,7 +45,6 @@ RELEASED = "released"  # the host's answer to "release": every run it held is st
 # How long the host waits for a checkpoint's answer, or for a lab to take the host's: a checkpoint
 # answers as soon as it has forked (milliseconds); one that does not is dropped, never waited for.
 ANSWER_SECONDS = 30
-CELLS = 1 << 31         # (a cell's number a lab gives is below this)
 
 
 def _kill_group(pid: int, tree: bool = False) -> None:
@@ -124,22 +123,24 @@ class _Named:
         self.fds: dict[int, int] = {}
 
     def take(self, pid: int, parent: int) -> bool:
-        """Hold `pid` if it is a child of `parent`; whether it is."""
-        if _parent(pid) != parent:
+        """Hold `pid` if it is a child of `parent`, named once; whether it is (and is held)."""
+        if pid in self.fds or _parent(pid) != parent:
             return False
-        with contextlib.suppress(OSError, AttributeError):
+        try:
             fd = os.pidfd_open(pid)
-            if _parent(pid) != parent:      # (it ended, and its number was taken, as it was opened)
-                os.close(fd)
-                return False
-            self.fds[pid] = fd
+        except OSError:                 # (no more descriptors: nothing is held that is not held right)
+            return False
+        if _parent(pid) != parent:      # (it ended, and its number was taken, as it was opened)
+            os.close(fd)
+            return False
+        self.fds[pid] = fd
         return True
 
     def alive(self, pid: int) -> bool:
-        """Whether `pid` is still the process that was named (a pid the host forked itself always is)."""
+        """Whether `pid`, named and held, is still the process that was named."""
         fd = self.fds.get(pid)
         if fd is None:
-            return True
+            return False
         try:
             signal.pidfd_send_signal(fd, 0)
         except ProcessLookupError:
@@ -148,8 +149,12 @@ class _Named:
             pass
         return True
 
-    def forget(self, pid: int) -> None:
+    def forget(self, pid: int, wait: float = 0) -> None:
+        """Let `pid` go, once it has ended if it ends within `wait` seconds (a pidfd reads so then)."""
         if (fd := self.fds.pop(pid, None)) is not None:
+            if wait:
+                import select
+                select.select([fd], [], [], wait)
             os.close(fd)
 
 
@@ -167,8 +172,10 @@ class _Host:
         self.conn = conn
         self.children: dict[int, tuple[str, int, str, socket.socket | None]] = {}
         #              pipe's read end -> (job id, pid, result file, the checkpoint it was resumed from)
-        self.controls: dict[socket.socket, tuple[str, int]] = {}  # a run's control socket -> (its lab's id, its pid)
+        self.controls: dict[socket.socket, tuple[str, int, int]] = {}  # a run's control socket -> (its lab's id,
+        #                                                                its pid, its number of cells)
         self.named = _Named()                             # the pids labs named: checked, and held
+        self.forked: set[int] = set()                     # the runs it forked itself, until reaped
         self.kept: dict[str, dict[int, tuple[socket.socket, int]]] = {}   # lab id -> cell -> checkpoint
         self.owed: dict[socket.socket, str | None] = {}   # checkpoints whose resumed run's status is to come
         self.ending: set[int] = set()                     # pids that reported and are exiting
@@ -181,8 +188,8 @@ class _Host:
         return held + [sock.fileno() for cells in self.kept.values() for sock, _ in cells.values()]
 
     def end(self, pid: int, tree: bool = False) -> None:
-        """_kill_group, for a pid the host forked or one a lab named while it is still that process."""
-        if self.named.alive(pid):
+        """_kill_group, for a pid the host forked, or one a lab named while it is still that process."""
+        if pid in self.forked or self.named.alive(pid):
             _kill_group(pid, tree)
 
     def stop(self, *_) -> None:
@@ -224,10 +231,12 @@ class _Host:
                         _end_own_descendants()
                     os._exit(code)
         os.close(done_write)
+        if source is None:
+            self.forked.add(pid)
         if theirs is not None:
             theirs.close()
             ours.settimeout(ANSWER_SECONDS)         # (a lab that takes no answer of the host's: dropped)
-            self.controls[ours] = (job_id, pid)
+            self.controls[ours] = (job_id, pid, len(run.cells))     # (a checkpoint is after one of its cells)
             self.keeping.add(pid)
         self.children[done_read] = (job_id, pid, run.result, source)
 
@@ -259,14 +268,14 @@ class _Host:
             self.owed.pop(sock, None)
             sock.close()
             self.end(pid)
-            self.named.forget(pid)
+            self.named.forget(pid, wait=5)      # (what it held is let go: what is measured next counts that)
 
     def registered(self, control: socket.socket) -> None:
         """A running lab took a checkpoint, asks what its checkpoints take, or ended (its control
         socket closed). A record that is none of these, or not as the harness writes it (a checkpoint
         that is no child of the run, a cell out of range, no socket with it), ends the channel: the
         lab takes no more checkpoints, and nothing it named is kept."""
-        lab, run = self.controls[control]
+        lab, run, cells = self.controls[control]
         try:
             message = heard(control, 1)
         except OSError:
@@ -277,15 +286,19 @@ class _Host:
                 with contextlib.suppress(OSError):
                     tell(control, MEASURED, 0, sum(pss(pid) for _, pid in self.kept.get(lab, {}).values()))
                     return
-            elif (kind == CHECKPOINT and len(fds) == 1 and 0 < after < CELLS and _is_socket(fds[0])
+            elif (kind == CHECKPOINT and len(fds) == 1 and 0 < after < cells and _is_socket(fds[0])
                   and self.named.take(pid, run)):     # (the run waits for KEPT: it is the parent still)
                 self.drop(lab, lambda cell: cell == after)
                 checkpoint = socket.socket(fileno=fds[0])
                 checkpoint.settimeout(ANSWER_SECONDS)
                 self.kept.setdefault(lab, {})[after] = (checkpoint, pid)
-                with contextlib.suppress(OSError):
+                try:
                     tell(control, KEPT, after, pid)
+                except OSError:
+                    self.drop(lab, lambda cell: cell == after)
+                else:
                     return
+                fds = []
             for fd in fds:
                 os.close(fd)
         del self.controls[control]
@@ -296,6 +309,9 @@ class _Host:
         os.close(ready)
         tree = pid not in self.keeping
         self.keeping.discard(pid)
+        # Its pipe said it is over; it ends now, whatever it goes on doing (a lab may say so and go on, or
+        # leave what it started running: the build then stores its folder, which nothing of it may touch).
+        self.end(pid, tree)
         if os.path.exists(result):
             if source is None:
                 self.ending.add(pid)
@@ -304,10 +320,10 @@ class _Host:
                 self.named.forget(pid)
             self.conn.send((job_id, 0))
             return
-        self.end(pid, tree)                     # it died without a result: take what it started with it
         self.named.forget(pid)
         if source is None:
             _, status = os.waitpid(pid, 0)
+            self.forked.discard(pid)
             self.conn.send((job_id, os.waitstatus_to_exitcode(status)))
         else:                                   # the checkpoint it came from says how it ended
             self.owed[source] = job_id
@@ -370,6 +386,9 @@ def main(given: dict) -> None:
                     host.drop(job_id, (lambda after: after > above) if cells is None else set(cells).__contains__)
                 elif command == "release":
                     host.release()
+                elif command == MEASURED:    # what each checkpoint it holds takes
+                    conn.send((MEASURED, {(lab, after): pss(pid) for lab, cells in host.kept.items()
+                                          for after, (_, pid) in cells.items()}))
             elif ready in host.controls:
                 host.registered(ready)
             elif ready in host.owed:
@@ -385,6 +404,7 @@ def main(given: dict) -> None:
                 if not os.waitpid(pid, os.WNOHANG)[0]:
                     continue
             host.ending.discard(pid)
+            host.forked.discard(pid)
 
 
 class LabHost:
@@ -427,6 +447,14 @@ class LabHost:
         """Drop a lab's checkpoints after these cells, or (`cells` None) after any cell past `above`:
         their processes end."""
         self.conn.send(("drop", lab, None if cells is None else tuple(cells), above))
+
+    def measure(self) -> dict[tuple[str, int], int]:
+        """What each checkpoint the host holds takes (its proportional set size), by (lab, after which
+        cell). Between builds: what labs still had to say is passed over."""
+        self.conn.send((MEASURED, ""))
+        while (answer := self.conn.recv())[0] != MEASURED:
+            continue
+        return answer[1]
 
     def finished(self, timeout: float | None = None) -> tuple[str, int | bytes] | None:
         """(job id, exit code) of the next lab to be done, 0 once its result is written, or

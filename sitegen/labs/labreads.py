@@ -25,6 +25,7 @@ build's: the standard library, sources.py's names and installed.py only.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 
 from ..core import installed
@@ -52,14 +53,25 @@ HARNESS_VARIABLES = {"HOME", "TMPDIR", "MPLBACKEND", "PYTHONHASHSEED"}
 
 
 def file_record(path: str) -> str:
-    """What a lab found at `path`: its SHA-256, a folder's listing, or ABSENT."""
+    """What a lab found at `path`: its SHA-256, a folder's listing, ABSENT, or what else it is (a pipe, a
+    device: never read, for the build reads what a lab names, and a lab may name one to hang it on)."""
     try:
-        with open(path, "rb") as handle:
-            return sha256_of(handle.read())
-    except IsADirectoryError:
-        return listing_record(path)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
         return ABSENT
+    with os.fdopen(fd, "rb") as handle:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            return listing_record(path)
+        if not stat.S_ISREG(mode):
+            return f"{SPECIAL}{stat.S_IFMT(mode):o}"
+        try:
+            return sha256_of(handle.read())
+        except OSError:
+            return ABSENT
+
+
+SPECIAL = "special:"       # (a file_record of what is no file nor folder: its kind)
 
 
 def environ_record(value: str | None) -> str:

@@ -7,6 +7,7 @@ and `input_bytes` is what readers find in inputs/<id>/results.json.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -55,39 +56,27 @@ def input_bytes(results: dict) -> bytes:
     return json.dumps({k: v for k, v in results.items() if k != "provenance"}, indent=2).encode()
 
 
-def store(lab, key, source, env, rel_script, run, work, staging) -> None:
-    """Turn what lab `lab` wrote in `work` (its run's LabResult: `run`) into a cache entry in `staging`,
-    or raise its failure."""
+def store(lab, key, source, env, rel_script, run, work: Path, entry: Path, laid: frozenset = frozenset()) -> None:
+    """Turn what lab `lab` wrote in `work` (its run's LabResult: `run`) into a new cache entry `entry`
+    (a folder of the build's own, which the lab never held), or raise its failure. `laid`: the links
+    the build laid in `work` (a notebook's neighbours, by their paths in it), which are not its."""
     if run.error:
         err = run.error
         raise LabFailure(Problem(rel_script, err["line"], f"lab {lab.id} failed: {err['message']}"), err["trace"])
-    files: dict[str, Path] = {}
-    for path in sorted(p for p in work.rglob("*") if p.relative_to(work).parts[0] != "inputs"):
-        if path.is_symlink():
-            raise BuildError(Problem(rel_script, 0, f"lab {lab.id} wrote a symlink {path.relative_to(work)} -> "
-                                     f"{os.readlink(path)}: a lab's outputs must be files it wrote itself"))
-        if not path.is_file():
-            continue
-        if path.name in files:
-            raise BuildError(Problem(rel_script, 0, f"lab {lab.id} wrote two files named {path.name!r}: "
-                                     "give every artifact a distinct file name"))
-        files[path.name] = path
-    if "results.json" not in files:
+    out = entry / "files"
+    out.mkdir(parents=True)
+    names = _copied(lab, rel_script, work, out, laid)
+    if "results.json" not in names:
         raise BuildError(Problem(rel_script, 0, f"lab {lab.id} wrote no results.json"))
-    results = read_results(files["results.json"].read_bytes())
+    results = read_results((out / "results.json").read_bytes())
     if isinstance(results, str):
         raise BuildError(Problem(rel_script, 0, f"lab {lab.id} {results}"))
-    out = staging / "files"
-    out.mkdir()
-    for name, path in files.items():
-        if name != "results.json":
-            shutil.move(path, out / name)
     provenance = {"lab": lab.id, "script": rel_script,
                   "script_sha256": sha256_of(lab.script.read_bytes()) if not runs_as_notebook(lab.script) else None,
                   "seed": results.get("seed"), **env, "computed_at": computed_at(),
                   "cache_key": key, "source_key": source,
                   "artifacts": {name: sha256_of((out / name).read_bytes())
-                                for name in sorted(files) if name != "results.json"}}
+                                for name in sorted(names) if name != "results.json"}}
     results["provenance"] = provenance
     (out / "results.json").write_text(json.dumps(results, indent=2), encoding="utf-8")
     manifest = {"cells": [{**c, "figures": [Path(f).name for f in c["figures"]],
@@ -95,9 +84,55 @@ def store(lab, key, source, env, rel_script, run, work, staging) -> None:
                           for c in run.cells],
                 "provenance": provenance, "reads": run.reads, "inputs": run.inputs,
                 **({"resumed": run.resumed} if run.resumed else {}),
-                "files": {name: sha256_of((out / name).read_bytes()) for name in sorted(files)}}
-    (staging / "manifest.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False), encoding="utf-8")
-    shutil.rmtree(work)
+                "files": {name: sha256_of((out / name).read_bytes()) for name in sorted(names)}}
+    (entry / "manifest.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False), encoding="utf-8")
+
+
+def _copied(lab, rel_script: str, work: Path, out: Path, laid: frozenset) -> set[str]:
+    """Copy the files the lab wrote in `work` (but its inputs/) into `out`, each by its name; their names.
+    Read through each folder's own descriptor and never through a link (os.fwalk, O_NOFOLLOW): a lab
+    still running, or a process it started, may swap a folder or a file for a link as it is read, and
+    what is copied is then still what lies inside `work`, never a file elsewhere."""
+    import stat
+    names: set[str] = set()
+
+    def link(name: str, rel: str, folder: int) -> bool:
+        """Whether `name` is a link (a folder's too: fwalk lists it among folders, and enters it not)."""
+        try:
+            is_link = stat.S_ISLNK(os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode)
+        except OSError:
+            return True                 # (gone as it was read: nothing to copy)
+        if is_link and rel not in laid:
+            with contextlib.suppress(OSError):
+                target = os.readlink(name, dir_fd=folder)
+                raise BuildError(Problem(rel_script, 0, f"lab {lab.id} wrote a symlink {rel} -> {target}: a "
+                                                        "lab's outputs must be files it wrote itself"))
+        return is_link
+
+    for top, folders, files, folder in os.fwalk(work, follow_symlinks=False):
+        here = os.path.relpath(top, work)
+        if here == ".":
+            folders[:] = [name for name in folders if name != "inputs"]
+        for name in folders:
+            link(name, os.path.normpath(os.path.join(here, name)), folder)
+        for name in sorted(files):
+            try:
+                fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=folder)
+            except OSError:
+                link(name, os.path.normpath(os.path.join(here, name)), folder)
+                continue
+            with os.fdopen(fd, "rb") as source:
+                found = os.fstat(source.fileno())
+                if not stat.S_ISREG(found.st_mode):
+                    continue            # (a pipe, a socket: no output)
+                if name in names:
+                    raise BuildError(Problem(rel_script, 0, f"lab {lab.id} wrote two files named {name!r}: "
+                                                            "give every artifact a distinct file name"))
+                names.add(name)
+                with open(out / name, "xb") as copy:
+                    shutil.copyfileobj(source, copy, 1 << 20)
+                os.utime(out / name, ns=(found.st_atime_ns, found.st_mtime_ns))     # (as the lab wrote it)
+    return names
 
 
 def _flat(output: dict) -> dict:

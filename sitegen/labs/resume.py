@@ -26,14 +26,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import labreads
 from ..core.cachedir import LIVE
-from .checkpoint import pss as _pss
 from ..core.stored import sha256_of
 
 if TYPE_CHECKING:
@@ -147,13 +145,19 @@ class KeptLabs:
             self.host.drop(lab, above=resumed)
 
     def memory(self) -> dict[tuple[str, int], int]:
-        """Each checkpoint's share of memory (its proportional set size), by (lab, after which cell)."""
-        return {(lab, point["after"]): _pss(point["pid"])
+        """Each checkpoint's share of memory (its proportional set size), by (lab, after which cell), as the
+        host measures the ones it holds: the processes it checked, never a pid a lab's result names. What
+        the runs say of checkpoints the host does not hold goes."""
+        held = self.host.measure() if self.host is not None and self.host.alive() else {}
+        for lab, run in self.runs.items():
+            run.checkpoints = [point for point in run.checkpoints if (lab, point["after"]) in held]
+        return {(lab, point["after"]): held[lab, point["after"]]
                 for lab, run in self.runs.items() for point in run.checkpoints}
 
     def evict(self) -> str | None:
         """Drop the oldest checkpoints until all fit in the budget; what was dropped, said. Measured
-        again after each drop: the pages a dropped one shared now count for the others."""
+        again after each drop (the host waits for its process to end): the pages a dropped one shared
+        now count for the others."""
         total, dropped = sum(self.memory().values()), []
         while total > self.budget and any(run.checkpoints for run in self.runs.values()):
             _, lab, point = min((point["born"], lab, point) for lab, run in self.runs.items()
@@ -161,9 +165,6 @@ class KeptLabs:
             self.runs[lab].checkpoints.remove(point)
             dropped.append((lab, point["after"]))
             self.host.drop(lab, [point["after"]])
-            deadline = time.monotonic() + 5
-            while _pss(point["pid"]) and time.monotonic() < deadline:
-                time.sleep(0.01)
             total = sum(self.memory().values())
         if not dropped:
             return None

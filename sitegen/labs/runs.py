@@ -68,18 +68,51 @@ class LabResult:
         """The result a lab's process wrote, checked for the shape the harness writes (code the lab ran
         may have written anything there): ValueError for any other."""
         data = json.loads(text)
-        shapes = {"cells": list, "error": (dict, type(None)), "reads": dict, "packages": list, "confined": bool,
-                  "unconfined": list, "checkpoints": list, "resumed": int, "skipped": str, "dropped": int,
-                  "inputs": dict}
-        if not (isinstance(data, dict) and "cells" in data and data.keys() <= shapes.keys()
-                and all(isinstance(data[key], shapes[key]) for key in data)
-                and all(isinstance(cell, dict) and isinstance(cell.get("stdout", ""), str)
-                        and all(isinstance(f, str) for f in cell.get("figures", ())) for cell in data["cells"])
-                and all(isinstance(k, str) and isinstance(v, str) for k, v in data.get("reads", {}).items())
-                and all(isinstance(point, dict) and isinstance(point.get("after"), int) and isinstance(point.get("pid"), int)
-                        for point in data.get("checkpoints", ()))):
+        if not (isinstance(data, dict) and "cells" in data and _shaped(data, RESULT)):
             raise ValueError("not a result as the lab's harness writes one")
         return cls(**data)
+
+
+# The shape of a LabResult's JSON, as the harness writes it: each key's type (a tuple: a list of that,
+# a dict: a mapping of str to that, a set: one of these types).
+_TEXT, _NUMBER = {str, type(None)}, {int, float}
+OUTPUT = dict       # (an nbformat output: checked where it is shown, outputs.py)
+CELL = {"name": str, "stdout": str, "figures": (str,), "value": _TEXT, "error": _TEXT, "outputs": (OUTPUT,)}
+RESULT = {"cells": (CELL,), "error": {type(None), frozenset({("line", int), ("message", str), ("trace", str)})},
+          "reads": {str: str}, "packages": (str,), "confined": bool, "unconfined": (str,),
+          "checkpoints": ({"after": int, "pid": int, "reads": {str: str}, "provided": (str,)},), "resumed": int,
+          "skipped": str, "dropped": int, "inputs": {str: str}}
+
+
+def _shaped(value, shape) -> bool:
+    """Whether `value` has `shape` (RESULT's notation); a record's keys are checked, never more than it names."""
+    if isinstance(shape, frozenset):                    # a record whose keys are all required
+        return isinstance(value, dict) and value.keys() == {key for key, _ in shape} and \
+            all(_shaped(value[key], kind) for key, kind in shape)
+    if isinstance(shape, set):
+        return any(_shaped(value, kind) for kind in shape)
+    if isinstance(shape, tuple):
+        return isinstance(value, list) and all(_shaped(item, shape[0]) for item in value)
+    if isinstance(shape, dict) and str in shape:        # a mapping of text to one shape
+        return isinstance(value, dict) and all(isinstance(k, str) and _shaped(v, shape[str]) for k, v in value.items())
+    if isinstance(shape, dict):                         # a record: the keys it has, of these
+        return isinstance(value, dict) and value.keys() <= shape.keys() and \
+            all(_shaped(value[key], shape[key]) for key in value)
+    if shape is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, shape)
+
+
+def regular_text(path) -> str:
+    """A file a lab wrote, read only if it is a regular file where the path names it (no link, no pipe a
+    lab made to hang the build on, no device), as UTF-8: OSError or ValueError otherwise."""
+    import os
+    import stat
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError(f"{path} is not a file")
+        return handle.read().decode("utf-8")
 
 
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
