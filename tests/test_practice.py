@@ -134,10 +134,13 @@ def test_the_instructor_s_build_differs_only_by_showing_them(builds):
 
 def test_the_student_s_build_leaves_solutions_out_of_the_site_entirely(builds):
     folded, omitted = builds["folded"], builds["omitted"]
-    assert set(omitted) == set(folded) - {"drill/figure-01.png"}          # the solution's figure
+    # The solution's figure, and a notebook's results.json (its names, any of which a solution may have
+    # set, changed through another name, or glued).
+    assert set(omitted) == set(folded) - {"drill/figure-01.png", "drill/results.json", "myst-drill/results.json"}
     assert sorted(p for p in folded if folded.get(p) != omitted.get(p)) == [
         "drill.html", "drill/drill.ipynb", "drill/figure-01.png", "drill/results.json", "index.html",
-        "materials/tiny.ipynb", "myst-drill.html", "myst-drill/myst-drill.ipynb", "myst-drill/results.json"]
+        "materials/tiny.ipynb", "myst-drill.html", "myst-drill/myst-drill.ipynb", "myst-drill/results.json",
+        "search.json"]                      # (the pages' downloads no longer list those results.json)
     def squeezed(text: str) -> str:
         return re.sub(r">\s+<", "><", text)
     without = re.sub(r'<details class="(solution|check-answer)".*?</details>', "", page_of(folded), flags=re.S)
@@ -156,7 +159,6 @@ def test_no_file_of_the_student_s_build_holds_a_solution_a_notebook_page_s_inclu
         '# 练习页\n\n::: exercise title="求和"\n\n求 1 到 10 的和。', "::: end\n\n下一题。",
         "shown_value = 3\nprint('NB-SHOWN-OUT', shown_value)"]
     assert "".join(cells[2]["outputs"][0]["text"]) == "NB-SHOWN-OUT 3\n"
-    assert json.loads(omitted["drill/results.json"])["shown_value"] == 3
     assert b"NB-SHOWN-OUT" in omitted["drill.html"]
 
 
@@ -216,31 +218,57 @@ def _reader(code: str) -> str:
         {"cell_type": "code", "id": "a", "metadata": {}, "execution_count": None, "outputs": [], "source": code}]})
 
 
-def test_a_page_a_lab_read_is_published_in_its_students_form_and_a_lab_that_shows_a_solution_stops_the_students_build(
-        tmp_path):
+def test_a_lab_that_read_a_page_holding_a_solution_stops_the_student_build_and_publishes_nothing(tmp_path):
     """--no-solutions: no byte of a solution, whoever read it. A notebook that reads a page holding one
-    has that page in its download as a student build shows it; one that prints it stops the build,
-    naming the lab, the page and the solution's line, and publishes nothing."""
+    may show any of it in anything it makes (printed, split into words, escaped in JSON, its download's
+    copy of the page): the student build refuses it, naming the lab, the page and the solution's line,
+    and publishes nothing; the instructor's build publishes it."""
     from support import empty_course, holding
     root = empty_course(tmp_path / "course")
     (root / "content/hw.md").write_text(HOMEWORK, encoding="utf-8")
     (root / "content/week").mkdir()
     (root / "content/week/reader.ipynb").write_text(_reader(
         "n = len(open('../hw.md', encoding='utf-8').read().splitlines())\nprint(n, 'lines')"), encoding="utf-8")
-    result = run_build(root, tmp_path / "student", tmp_path / "cache", "--strict", "--no-solutions")
-    assert result.returncode == 0, result.stderr
-    assert holding(tmp_path / "student", "HW-SECRET") == []
-    import zipfile
-    with zipfile.ZipFile(tmp_path / "student/week/reader/reader.zip") as archive:
-        assert "HW-TASK" in archive.read("hw.md").decode("utf-8")
     result = run_build(root, tmp_path / "instructor", tmp_path / "cache", "--strict", "--solutions")
     assert result.returncode == 0 and "week/reader/reader.zip:hw.md" in holding(tmp_path / "instructor", "HW-SECRET")
-
-    (root / "content/week/reader.ipynb").write_text(_reader("print(open('../hw.md', encoding='utf-8').read())"),
-                                                    encoding="utf-8")
-    before = tree_bytes(tmp_path / "student")
+    (tmp_path / "student").mkdir()
     result = run_build(root, tmp_path / "student", tmp_path / "cache", "--no-solutions")
     assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert ("content/week/reader.ipynb:1: lab week-reader shows a line of the solution at content/hw.md:7 in its "
-            "code cell 1, which a student build leaves out") in result.stderr, result.stderr
-    assert tree_bytes(tmp_path / "student") == before
+    assert ("content/week/reader.ipynb: lab week-reader read content/hw.md, which holds a solution (line 7) that a "
+            "student build leaves out") in result.stderr, result.stderr
+    assert list((tmp_path / "student").iterdir()) == []
+
+
+def test_what_a_solution_s_cell_wrote_or_changed_is_no_file_of_the_student_build(tmp_path):
+    """A notebook whose solution cell sets a name another cell bound, changes a dict through its name,
+    glues a value and writes a CSV: none of it in the student build (its results.json, the CSV), while
+    the instructor's build has them; what the cells shown wrote stays."""
+    from support import empty_course, holding
+    root = empty_course(tmp_path / "course")
+    cell = lambda kind, source: {"cell_type": kind, "id": f"c{abs(hash(source)) % 10**8}", "metadata": {}, "source": source,
+                                 **({"execution_count": None, "outputs": []} if kind == "code" else {})}
+    (root / "content/nb.ipynb").write_text(json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {"kernelspec": {
+        "name": "python3", "display_name": "Python 3", "language": "python"}}, "cells": [
+        cell("markdown", "# 练习"),
+        cell("code", "answer = None\nres = {}\nopen('data.csv', 'w').write('x\\n1\\n')"),
+        cell("markdown", "::: exercise title=\"A\"\n求答案。\n::: solution\n用这个。"),
+        cell("code", "from myst_nb import glue\nanswer = 'SOLMARK20'\nres['k'] = 'SOLMARK23'\nglue('g', 'SOLMARK22')\n"
+                     "open('sol.csv', 'w').write('a\\nSOLMARK21\\n')"),
+        cell("markdown", "::: end")]}), encoding="utf-8")
+    for mode in ("--solutions", "--no-solutions"):
+        result = run_build(root, tmp_path / mode, tmp_path / "cache", "--strict", mode)
+        assert result.returncode == 0, result.stderr
+    assert holding(tmp_path / "--solutions", "SOLMARK2")             # (the test can fail)
+    assert holding(tmp_path / "--no-solutions", "SOLMARK2") == []
+    assert (tmp_path / "--no-solutions/nb/data.csv").is_file() and not (tmp_path / "--no-solutions/nb/sol.csv").exists()
+    assert "sol.csv" not in (tmp_path / "--no-solutions/nb.html").read_text(encoding="utf-8")
+
+
+def test_a_solution_marker_an_indent_made_text_is_an_error_not_a_solution_in_every_build(tmp_path):
+    root = tiny_site(tmp_path / "site")
+    page = root / "content/index.md"
+    page.write_text(page.read_text(encoding="utf-8") + "\n::: exercise\n求和。\n ::: solution\nINDENT-SECRET 五十五。\n"
+                    "::: end\n", encoding="utf-8")
+    result = run_build(root, tmp_path / "dist", tmp_path / "cache", "--no-solutions")
+    assert result.returncode == 1 and "' ::: solution' is indented" not in result.stderr
+    assert "'::: solution' is indented, so it is read as text, not as a block" in result.stderr, result.stderr

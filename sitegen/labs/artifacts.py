@@ -32,6 +32,7 @@ class CellOutput(NamedTuple):
     value: str | None = None    # its last expression as Jupyter shows it (labs with display: jupyter)
     error: str | None = None    # the error it raised, as meant (a cell tagged raises-exception)
     outputs: tuple = ()         # display: jupyter: what it showed, as nbformat outputs (labipython.py)
+    wrote: tuple[str, ...] = ()  # artifact names of the files it wrote or changed (its figures among them)
 
 
 @dataclass(frozen=True)
@@ -132,7 +133,7 @@ def load_entry(lab: Lab, cells: tuple[Cell, ...], entry: Path, recomputed: bool,
             if memo is not None and settled(state):
                 memo.data("intact", (str(entry), manifest["files"], state), lambda: b"ok")
         outputs = {c["name"]: CellOutput(c["name"], c["stdout"], tuple(c["figures"]), c.get("value"), c.get("error"),
-                                     tuple(c.get("outputs", ())))
+                                     tuple(c.get("outputs", ())), tuple(c.get("wrote", ())))
                    for c in manifest["cells"]}
         if [c.name for c in cells] != list(outputs):
             return None

@@ -156,10 +156,10 @@ def _files(folder: Path, pattern: str = "*") -> list[Path]:
         return sorted(p for p in folder.rglob(pattern) if not p.is_symlink())
 
 
-def _pngs(folder: Path) -> dict[str, tuple[int, int]]:
-    """The PNG files the lab wrote in its folder (as _files finds them), each with its time and size:
-    what a cell saved is what changed across it. One listing of each folder (the notebook's
-    neighbours too, laid as links): a lecture of 178 cells spent 0.29 s in pathlib's walk of them."""
+def _stamps(folder: Path) -> dict[str, tuple[int, int]]:
+    """The files the lab wrote in its folder (as _files finds them), each with its time and size: what a
+    cell wrote (its figures among it) is what changed across it. One listing of each folder (the
+    notebook's neighbours too, laid as links): a lecture of 178 cells spent 0.29 s in pathlib's walk."""
     found, folders = {}, [str(folder)]
     with unrecorded():
         while folders:
@@ -169,7 +169,7 @@ def _pngs(folder: Path) -> dict[str, tuple[int, int]]:
                         continue
                     if entry.is_dir():
                         folders.append(entry.path)
-                    elif entry.name.endswith(".png") and entry.is_file():
+                    elif entry.is_file():
                         stat = entry.stat()
                         found[os.path.relpath(entry.path, folder)] = (stat.st_mtime_ns, stat.st_size)
     return found
@@ -313,7 +313,7 @@ def run_cells(script: str, cells: tuple[Cell, ...], workdir: str, confined: bool
     index = 0
     while index < len(cells):
         cell = cells[index]
-        before = _pngs(folder)
+        before = _stamps(folder)
         stdout, value, outputs, exc = runner.run(cell)
         error = None
         if exc is not None:     # an error a cell is meant to show is shown; any other fails the lab
@@ -325,12 +325,13 @@ def run_cells(script: str, cells: tuple[Cell, ...], workdir: str, confined: bool
             return failed({"line": cell.first_line - 1, "trace": "", "message":
                            f"{'' if cell.number else 'cell '}{cell.label} is tagged {RAISES} but raised nothing: make it raise the error "
                            "it is meant to show, or remove the tag"})
-        after = _pngs(folder)
-        figures = sorted(p for p, stamp in after.items() if before.get(p) != stamp)
+        after = _stamps(folder)
+        wrote = sorted(p for p, stamp in after.items() if before.get(p) != stamp)
+        figures = [p for p in wrote if p.endswith(".png")]
         if outputs is not None:         # in the order the cell showed them; then the ones it saved itself
             shown = figure_outputs(outputs)
             figures = [p for p in shown if p.endswith(".png")] + [p for p in figures if p not in shown]
-        results.append({"name": cell.name, "stdout": stdout, "figures": figures,
+        results.append({"name": cell.name, "stdout": stdout, "figures": figures, "wrote": wrote,
                         "value": value, "error": error, **({"outputs": outputs} if outputs is not None else {})})
         for name in figures:
             data = (folder / name).read_bytes()

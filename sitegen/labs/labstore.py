@@ -80,6 +80,7 @@ def store(lab, key, source, env, rel_script, run, work: Path, entry: Path, laid:
     results["provenance"] = provenance
     (out / "results.json").write_text(json.dumps(results, indent=2), encoding="utf-8")
     manifest = {"cells": [{**c, "figures": [Path(f).name for f in c["figures"]],
+                           "wrote": sorted({Path(f).name for f in c.get("wrote", ())} & names),
                            **({"outputs": [_flat(o) for o in c["outputs"]]} if "outputs" in c else {})}
                           for c in run.cells],
                 "provenance": provenance, "reads": run.reads, "inputs": run.inputs,

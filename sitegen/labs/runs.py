@@ -43,7 +43,7 @@ class LabRun:
 @dataclass
 class LabResult:
     """What a lab's run reports: what each cell printed, showed and saved, or why it failed; what it read."""
-    cells: list[dict]               # per cell run: {"stdout", "figures", "value", "error"[, "outputs"]}
+    cells: list[dict]               # per cell run: {"stdout", "figures", "wrote", "value", "error"[, "outputs"]}
     error: dict | None = None       # {"line", "message", "trace"}: the lab failed there
     reads: dict[str, str] = field(default_factory=dict)       # what of the project it read -> what that held
     packages: list[str] = field(default_factory=list)         # the top-level packages it imported
@@ -77,7 +77,8 @@ class LabResult:
 # a dict: a mapping of str to that, a set: one of these types).
 _TEXT, _NUMBER = {str, type(None)}, {int, float}
 OUTPUT = dict       # (an nbformat output: checked where it is shown, outputs.py)
-CELL = {"name": str, "stdout": str, "figures": (str,), "value": _TEXT, "error": _TEXT, "outputs": (OUTPUT,)}
+CELL = {"name": str, "stdout": str, "figures": (str,), "wrote": (str,), "value": _TEXT, "error": _TEXT,
+        "outputs": (OUTPUT,)}
 RESULT = {"cells": (CELL,), "error": {type(None), frozenset({("line", int), ("message", str), ("trace", str)})},
           "reads": {str: str}, "packages": (str,), "confined": bool, "unconfined": (str,),
           "checkpoints": ({"after": int, "pid": int, "reads": {str: str}, "provided": (str,)},), "resumed": int,

@@ -218,8 +218,9 @@ def _render_downloads(r, page: Page, block: Block, art: Artifacts) -> str:
             name = lab.archive.rsplit("/", 1)[-1]                         # (render/archive.py writes it)
             items.append({"href": relative_url(page.output, lab.archive), "name": name,
                           "note": vocabulary.download_note(lab, name), "size": None})
+    withheld = r.withheld.get(lab.id, ())         # (what a student build leaves out: render.py)
     for name, size in art.sizes.items():
-        if not name.endswith(".png"):
+        if not name.endswith(".png") and name not in withheld:
             items.append({"href": relative_url(page.output, f"{lab.downloads}/{name}"), "name": name,
                           "note": vocabulary.download_note(lab, name), "size": size})
     return r.render_template("partials/downloads.html", items=items)

@@ -36,6 +36,7 @@ from ..project.nbsource import LAB_KEYS
 from ..core.stored import sha256_of
 
 DIRECTIVE = re.compile(r"^:::\s*(?P<kind>\S+)(?P<rest>.*)$")
+INDENTED = re.compile(r"^ {1,3}:::\s*(?P<kind>[a-z][\w-]*)\b")     # (a block's line that an indent made text)
 FRONT_MATTER = {"title": str, "description": str, "lab": str, "toc": bool, "parent": str, "url": str, "aliases": list,
                 "minutes": int, "nocite": str}
 # A published address: ASCII folders and a name, as Pages wants them (a trailing / for a folder's index).
@@ -118,6 +119,14 @@ def parse_page(text: str, source: str, output: str, memo=None) -> Page:
                                         "its front matter one (`title: Its title`)")
     for line, number, code in zip(body, numbers, codes):
         match = DIRECTIVE.match(line) if not code else None
+        if not match and not code and (indented := INDENTED.match(line)):
+            said = (f"'{line.strip()}' is indented, so it is read as text, not as a block: start it at the "
+                    "line's margin" + (" (as it is, the solution shows in every build, a student's too)"
+                                       if indented["kind"] == "solution" else ""))
+            if indented["kind"] == "solution":
+                problems.add(source, number, said)
+            else:
+                notes.append((number, said))
         if not match:
             if not prose:
                 prose_line = number

@@ -20,20 +20,16 @@ from ..labs.labreads import project_files_read
 EPOCH = (1980, 1, 1, 0, 0, 0)
 
 
-def notebook_archive(root, notebook: str, data: bytes, reads: dict, snapshot: dict[str, str],
-                     student: dict[str, bytes | None] | None = None) -> bytes:
+def notebook_archive(root, notebook: str, data: bytes, reads: dict, snapshot: dict[str, str]) -> bytes:
     """The zip of the notebook (`notebook`: its path in the project; `data`: its download's bytes) and
     the files its run read (project_files_read), each at its path relative to the lowest folder
-    holding them all; `student`: those a student build publishes in another form (None: not at all)."""
-    student = student or {}
-    paths = [notebook, *(rel for rel in project_files_read(reads, notebook, snapshot)
-                         if student.get(rel, b"") is not None)]
+    holding them all."""
+    paths = [notebook, *project_files_read(reads, notebook, snapshot)]
     top = posixpath.commonpath([posixpath.dirname(p) or "." for p in paths])
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for rel in sorted(paths, key=lambda p: posixpath.relpath(p, top)):
             entry = zipfile.ZipInfo(posixpath.relpath(rel, top), date_time=EPOCH)
             entry.compress_type, entry.external_attr = zipfile.ZIP_DEFLATED, 0o644 << 16
-            archive.writestr(entry, data if rel == notebook else student[rel] if rel in student else
-                             read_bytes(root / rel, rel, snapshot))
+            archive.writestr(entry, data if rel == notebook else read_bytes(root / rel, rel, snapshot))
     return buffer.getvalue()

@@ -31,7 +31,7 @@ from .assets import PAGE_SCRIPTS, PREVIEW_SCRIPTS, publish_assets
 from .mathfont import formula_characters, subset
 from ..core.memo import Memo, digest
 from .search import INDEX, search_index
-from .withheld import results_without, shown_solution, student_source, withheld_cells, withheld_figures
+from .withheld import withheld_cells, withheld_files
 from .archive import notebook_archive
 from ..core.stored import bytes_of, sha256_of
 from ..labs.labreads import archived_reads, project_files_read
@@ -156,19 +156,14 @@ class Renderer:
     # -- labs ---------------------------------------------------------------
     def lab_files(self, art: Artifacts, page: Page) -> None:
         script = art.lab.script.relative_to(self.cfg.root).as_posix()       # (what a problem with them names)
-        solved = self.solutions_read(art, script)        # (pages holding solutions that it read)
-        if solved:
-            self.refuse_shown_solutions(art, script, solved)
+        self.refuse_solutions_read(art, script)
         withheld = self.withheld.get(art.lab.id, frozenset())
         for name in art.figures:
             if name not in withheld:
                 self.out.add(art.figure_path(name), art.stored(name), script)
         for name in art.hashes:
-            if not name.endswith(".png"):
-                data = None             # a notebook's results are its names: those only solutions bind go
-                if name == "results.json" and runs_as_notebook(art.lab.script):
-                    data = results_without(art, self.withheld_cells.get(art.lab.id, frozenset()))
-                self.out.add(f"{art.lab.downloads}/{name}", data or art.stored(name), script)
+            if not name.endswith(".png") and name not in withheld:
+                self.out.add(f"{art.lab.downloads}/{name}", art.stored(name), script)
         if art.lab.notebook:
             # Rebuilt only when what it is made of changed: its page, its lab (its digest: a recompute
             # changes computed_at), site.yaml (words, descriptions), links, solutions, the generator.
@@ -186,42 +181,26 @@ class Renderer:
                     self.notebook_phase.made(art.lab.id, made, key, summary=read, namespace="notebook")
             self.out.add(art.lab.notebook, notebook, page.source)
             if archived_reads(art, self.cfg.root, self.snapshot):
-                # The notebook with the files its run read, for a student's rerun (archive.py); a page
-                # holding solutions in its student form, in a student build (or not at all).
-                student = {rel: self.student_form(other) for rel, other in solved.items()}
-                key = (script, sha256_of(notebook), json.dumps(art.reads, sort_keys=True),
-                       json.dumps({rel: data and sha256_of(data) for rel, data in student.items()}, sort_keys=True))
+                # The notebook with the files its run read, for a student's rerun (archive.py).
+                key = (script, sha256_of(notebook), json.dumps(art.reads, sort_keys=True))
                 self.out.add(art.lab.archive, self.memo.file("archive", key, lambda: notebook_archive(
-                    self.cfg.root, script, bytes_of(notebook), art.reads, self.snapshot, student)), page.source)
+                    self.cfg.root, script, bytes_of(notebook), art.reads, self.snapshot)), page.source)
 
-    def solutions_read(self, art: Artifacts, script: str) -> dict[str, Page]:
-        """The pages holding solutions that a lab read, in a build that leaves solutions out (else none)."""
+    def refuse_solutions_read(self, art: Artifacts, script: str) -> None:
+        """A student build publishes no byte of a solution, whoever read it: a lab that read a page
+        holding one may show it in anything it made (printed, split, encoded, in a file, in its
+        download's copy of the page), so such a build publishes none of it, and says so."""
         if self.solutions != "omitted" or not art.reads:
-            return {}
-        return {rel: other for rel in project_files_read(art.reads, script, self.snapshot)
-                if (other := self.by_source.get(rel)) is not None and hidden_blocks(other, "omitted")}
-
-    def refuse_shown_solutions(self, art: Artifacts, script: str, read: dict[str, Page]) -> None:
-        """A student build publishes no byte of a solution, whoever read it: a lab that shows a line of
-        one (printed, in an output, in a file it publishes) stops the build (withheld.py)."""
-        published = {name: bytes_of(art.stored(name)) for name in art.hashes if not name.endswith(".png")}
-        for rel, other in read.items():
-            if found := shown_solution(art, other, published):
-                name, line, _ = found
-                cell = next((cell for cell in art.cells if cell.name == name), None)
-                where = f"its {cell.label}" if cell else f"its file {name}"
-                raise BuildError(Problem(script, cell.first_line if cell else 0,
-                                         f"lab {art.lab.id} shows a line of the solution at {rel}:{line} in "
-                                                    f"{where}, which a student build leaves out: have the lab read a "
-                                                    "file without the solution, or build with --solutions"))
-
-    def student_form(self, page: Page) -> bytes | None:
-        """A page holding solutions as a student build publishes it in a download: its Markdown without
-        them, a notebook as its own download; None where there is no such form (a text notebook)."""
-        art = self.artifacts.get(page.lab or "")
-        if art is None or art.lab.script.relative_to(self.cfg.root).as_posix() != page.source:     # prose
-            return student_source(page, read_bytes(self.cfg.root / page.source, page.source, self.snapshot))
-        return bytes_of(self.notebook(page, art)) if page.source.endswith(".ipynb") else None
+            return
+        for rel in project_files_read(art.reads, script, self.snapshot):
+            other = self.by_source.get(rel)
+            hidden = sorted(hidden_blocks(other, "omitted")) if other is not None else []
+            if hidden:
+                raise BuildError(Problem(script, 0, f"lab {art.lab.id} read {rel}, which holds a solution (line "
+                                                    f"{other.blocks[hidden[0]].line}) that a student build leaves out: "
+                                                    "what the lab made may show it, so this build publishes none of it. "
+                                                    "Have the lab read a file without solutions (say, the data beside "
+                                                    "the page), or build with --solutions"))
 
     @functools.cached_property
     def withheld_cells(self) -> dict[str, frozenset[str]]:
@@ -230,8 +209,9 @@ class Renderer:
 
     @functools.cached_property
     def withheld(self) -> dict[str, frozenset[str]]:
-        """Lab id -> the figures a student build leaves out: those its withheld cells drew."""
-        return {lab: withheld_figures(self.artifacts[lab], cells)
+        """Lab id -> the files a student build leaves out: what its withheld cells drew and wrote, a
+        notebook's results.json (withheld.py)."""
+        return {lab: withheld_files(self.artifacts[lab], cells, runs_as_notebook(self.artifacts[lab].lab.script))
                 for lab, cells in self.withheld_cells.items() if cells and lab in self.artifacts}
 
     def notebook(self, page: Page, art: Artifacts) -> bytes:
