@@ -355,7 +355,7 @@ def run_cells(script: str, cells: tuple[Cell, ...], workdir: str, confined: bool
         return {"cells": results, "error": None}
     files = _files(folder)
     for path in files:                  # first what needs no figure, while the last ones are encoded
-        if path.suffix == ".svg":
+        if path.suffix.lower() == ".svg":
             try:
                 path.write_bytes(inert_svg(path.read_bytes()))
             except ValueError as exc:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import html
 import re
+from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit
 
@@ -130,6 +131,7 @@ class _Reader:
         self.anchor = 0                       # depth inside a heading's own permalink
         self.ended: tuple[int, str] | None = None    # a heading just closed, nothing after it yet
         self.inside = ""                      # where an element read again (SUSPECT) was found
+        self.page = path.endswith(".html")    # one of the site's pages, under its policy whole (else: script)
 
     def feed(self, text: str, suspect: int = 0) -> None:
         """Read `text`; `suspect`: how deep inside text read again (SUSPECT), for the policy alone."""
@@ -218,11 +220,11 @@ class _Reader:
     # -- what the policy forbids and what loads ------------------------------------
     def _blocked(self, tag, attributes, raw) -> None:
         found = []                  # (what, the text that finds it in the page's source)
-        if tag == "script" and "src" not in attributes:
+        if tag.rsplit(":", 1)[-1] == "script" and "src" not in attributes:        # (XHTML's <x:script> too)
             found.append(("an inline <script>", "<script"))
-        if tag == "style":
+        if tag == "style" and self.page:          # (a file a lab wrote may style itself: it runs no script)
             found.append(("an inline <style>", "<style"))
-        if "style" in attributes:
+        if "style" in attributes and self.page:
             found.append(("a style= attribute", "style="))
         if handlers := [name for name in attributes if name.startswith("on")]:
             found.append(("an on...= event handler", handlers[0]))
@@ -270,6 +272,15 @@ class _Reader:
         self._after_heading(0)
 
 
+# What a browser opens as a document that may run script: the site's pages, and any such file a lab
+# wrote (an .xhtml, an .SVG, an .xml holding XHTML's <script>), which is read as the pages are.
+DOCUMENTS = (".html", ".htm", ".xhtml", ".xht", ".shtml", ".svg", ".xml", ".mht", ".mhtml")
+
+
+def is_document(path: str) -> bool:
+    return path.lower().endswith(DOCUMENTS)
+
+
 def check_rendered(cfg: SiteConfig, pages: list[Page], files: dict[str, bytes], memo: Memo | None = None) -> list[Problem]:
     """Every rendered HTML file: links and #anchors resolve and nothing breaks the CSP
     (errors, raised together); images without alt text, empty sections and
@@ -280,7 +291,7 @@ def check_rendered(cfg: SiteConfig, pages: list[Page], files: dict[str, bytes], 
     sources = {page.output: page.source for page in pages}
     context = digest(cfg.base_url, "\0".join(sorted(files)))
     seen = {}                   # path -> what it says (read anew)
-    shas = {path: sha256_of(files[path]) for path in sorted(path for path in files if path.endswith(".html"))}
+    shas = {path: sha256_of(files[path]) for path in sorted(path for path in files if is_document(path))}
     with Phase(memo, "html-check", context) as phase:
         # (kept: its links into other files' #anchors, and its warnings)
         unchanged = {path: record.summary for path, sha in shas.items() if (record := phase.reuse(path, (sha,)))}
@@ -334,6 +345,22 @@ def file_problems(path: str, found: dict, files, ids, where, served_at: dict, pr
     return elsewhere
 
 
+class _EveryTag(HTMLParser):
+    """A second reading, for what the policy forbids only: every start tag as a tokenizer finds it,
+    wherever a tree builder would put it or drop it. A browser's parsing moves on (Chromium builds the
+    elements inside a <select>, which html5lib, written to an older standard, drops): what either
+    reading finds is refused."""
+
+    def __init__(self, reader: _Reader):
+        super().__init__(convert_charrefs=True)
+        self.reader = reader
+
+    def handle_starttag(self, tag, attrs):
+        self.reader._forbidden(tag, [(name, value or "") for name, value in attrs])
+
+    handle_startendtag = handle_starttag
+
+
 def read_html(path: str, data: bytes | Stored, base_url: str, memo: Memo | None, sha: str | None = None) -> dict:
     """What one HTML file says on its own: its ids, its links into the site (each with the path and
     #fragment it asks for), and its problems, with the text that finds each in its source. With a
@@ -341,10 +368,14 @@ def read_html(path: str, data: bytes | Stored, base_url: str, memo: Memo | None,
     if memo is not None:
         return memo.value("html-check", (path, base_url, sha or sha256_of(data)),
                              lambda: read_html(path, data, base_url, None))
-    reader = _Reader(path, base_url)
-    reader.feed(bytes_of(data).decode("utf-8"))
+    reader, text = _Reader(path, base_url), bytes_of(data).decode("utf-8")
+    reader.feed(text)
     reader.close()
-    return {"ids": reader.ids, "links": reader.links, "errors": reader.errors, "warnings": reader.warnings}
+    tags = _EveryTag(reader)
+    tags.feed(text)
+    tags.close()
+    errors = list(dict.fromkeys(reader.errors))         # (what both readings found, once)
+    return {"ids": reader.ids, "links": reader.links, "errors": errors, "warnings": reader.warnings}
 
 
 def source_line(root: Path, source: str | None, url: str) -> tuple[str, int]:
