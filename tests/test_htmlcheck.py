@@ -170,3 +170,10 @@ def test_a_file_a_browser_opens_as_a_document_is_read_whatever_its_name_says(nam
     from sitegen.publish.htmlcheck import is_document
     assert is_document(name)
     assert [m for _, m in read_html(name, body.encode(), BASE, None)["errors"] if "inline <script>" in m or "handler" in m]
+
+
+def test_an_xml_file_that_has_a_stylesheet_make_a_page_of_it_is_refused():
+    """A lab writes report.xml naming style.xsl: a browser served it builds a page of the stylesheet's
+    making (Chromium ran its handler), which no reading of the XML shows."""
+    body = '<?xml version="1.0"?><?xml-stylesheet type="text/xsl" href="style.xsl"?><report><x>1</x></report>'
+    assert [m for _, m in read_html("report.xml", body.encode(), BASE, None)["errors"] if "stylesheet" in m]

@@ -208,16 +208,62 @@ if __ATTACK__ == 'result':
 """
 
 
-@pytest.mark.parametrize("attack", ["steal", "result", "reads"])
+# What the build reads once the lab says its results.json is final (results.early.json, in its folder):
+# a pipe there, or a link to a file the lab may not read itself (and the build may).
+EARLY = """import gc, os, pathlib, time
+from sitegen.labs.checkpoint import Reporting
+staging = pathlib.Path(os.environ["TMPDIR"]).parent
+report = [o for o in gc.get_objects() if isinstance(o, Reporting)][0]
+if __ATTACK__ == 'early-pipe':
+    os.mkfifo(staging / 'results.early.json')
+else:
+    os.symlink(pathlib.Path(__file__).resolve().parents[2] / 'outside.json', staging / 'results.early.json')
+os.write(report.announce_fd, b'i')
+time.sleep(2)
+"""
+
+
+@pytest.mark.parametrize("attack", ["steal", "result", "reads", "early-pipe", "early-link"])
 def test_a_lab_that_says_it_is_over_and_goes_on_neither_moves_a_file_of_the_course_nor_hangs_the_build(
         tmp_path, attack):
     from support import run_build
-    code = STEAL if attack == "steal" else HANG.replace("__ATTACK__", repr(attack))
+    code = {"steal": STEAL}.get(attack) or (EARLY if attack.startswith("early") else HANG).replace(
+        "__ATTACK__", repr(attack))
     root = tiny_site(tmp_path / "site")
+    (tmp_path / "outside.json").write_text('{"token": "sk-live-SECRET"}', encoding="utf-8")    # (no lab may read it)
     (root / "compute/tiny.py").write_text(LAB.replace("__CODE__", code).replace("__ATTACK__", attack), encoding="utf-8")
     (root / ".env").write_text("API_TOKEN=sk-live-SECRET", encoding="utf-8")
-    result = run_build(root, tmp_path / "dist", tmp_path / "cache", timeout=120)
+    if attack == "early-link":              # (a reader of the lab, which publishes what it was given)
+        with open(root / "site.yaml", "a", encoding="utf-8") as config:
+            config.write("  - id: reader\n    title: R\n    script: compute/reader.py\n    images: reader/images\n"
+                         "    downloads: reader/materials\n    page: reader.md\n    inputs: [tiny]\n")
+        (root / "content/reader.md").write_text("---\ntitle: R\nlab: reader\n---\nR.\n", encoding="utf-8")
+        (root / "compute/reader.py").write_text("# %% save\nimport shutil\nshutil.copy('inputs/tiny/results.json', "
+                                                "'results.json')\n", encoding="utf-8")
+    result = run_build(root, tmp_path / "dist", tmp_path / "cache", "--jobs", "2", timeout=120)
     assert "Traceback" not in result.stderr and "internal error" not in result.stderr, result.stderr
     assert (root / ".env").read_text(encoding="utf-8") == "API_TOKEN=sk-live-SECRET"
     for folder in (tmp_path / "dist", tmp_path / "cache"):
         assert not [p for p in folder.rglob("*") if p.is_file() and b"sk-live-SECRET" in p.read_bytes()]
+
+
+def test_a_lab_that_puts_a_link_in_place_of_its_folder_under_serve_leaves_the_next_builds_whole(tmp_path, monkeypatch):
+    """Under serve a lab may write beside its folder: it renames it and leaves a link in its place. The
+    build read what it wrote through the folder itself; the next builds remove the link, not what it names."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
+    root = tiny_site(tmp_path / "site")
+    (root / "compute/tiny.py").write_text(LAB.replace("__CODE__", "import os, pathlib\nstaging = pathlib.Path("
+                                          "os.environ['TMPDIR']).parent\nos.rename(staging, staging.parent / 'old')\n"
+                                          "os.symlink(os.path.dirname(os.path.dirname(__file__)), staging)"), encoding="utf-8")
+    kept = KeptLabs(tmp_path / "cache")
+    try:
+        for said in ("saved", "saved again"):
+            edit(root / "compute/tiny.py", "print('saved')" if said == "saved again" else "print('saved')\n",
+                 f"print('{said}')" if said == "saved again" else "print('saved')\n")
+            try:
+                build(root, tmp_path / "dist", cache=tmp_path / "cache", kept=kept)
+            except Exception as exc:    # noqa: BLE001 - its pages may not build; no internal error
+                assert "symbolic link" not in str(exc) and type(exc).__name__ in ("BuildError", "LabFailure"), exc
+    finally:
+        kept.close()
+    assert (root / "compute/tiny.py").is_file() and (root / "content/index.md").is_file()

@@ -300,3 +300,18 @@ def test_a_real_path_is_what_os_path_realpath_says():
     for path in ("/", ".", "", "/usr/bin/../lib", "/proc/self/cwd", "/no/such/path/../x", __file__):
         assert _real(path) == os.path.realpath(path), path
     assert os.getcwd() == here
+
+
+def test_what_a_lab_found_is_recorded_without_reading_what_is_no_file(tmp_path):
+    """A file's hash, a folder's listing, nothing for what is absent; a pipe (which a lab may name to
+    hang the build on) or a device is recorded as what it is, never opened for reading."""
+    import os
+    from sitegen.labs.labreads import ABSENT, SPECIAL, file_record, listing_record
+    (tmp_path / "a.txt").write_text("x", encoding="utf-8")
+    (tmp_path / "sub").mkdir()
+    os.mkfifo(tmp_path / "pipe")
+    assert file_record(str(tmp_path / "a.txt")) != file_record(str(tmp_path / "sub"))
+    assert file_record(str(tmp_path / "sub")) == listing_record(str(tmp_path / "sub"))
+    assert file_record(str(tmp_path / "none")) == ABSENT
+    assert file_record(str(tmp_path / "pipe")).startswith(SPECIAL)
+    assert file_record("/dev/zero").startswith(SPECIAL)

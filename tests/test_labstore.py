@@ -29,11 +29,17 @@ def finished_run(tmp_path, results: bytes = b'{"x": [1.5, 2.0], "seed": 7}'):
     return lab, run, staging
 
 
-def store_run(lab, run, staging):
-    """Store into the entry beside it (the build's own folder): returned."""
-    store(lab, "cache-key", "source-key", {"python": "3.11"}, "compute/tiny.py", run, staging / "work",
-          staging.with_name("entry"))
-    return staging.with_name("entry")
+def store_run(lab, run, staging, entry: str = "entry", laid: frozenset = frozenset()):
+    """Store what the lab wrote in `staging` (read through a descriptor, as the build does) into the entry
+    beside it (the build's own folder): returned."""
+    import os
+    folder = os.open(staging, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        store(lab, "cache-key", "source-key", {"python": "3.11"}, "compute/tiny.py", run, folder,
+              staging.with_name(entry), laid)
+    finally:
+        os.close(folder)
+    return staging.with_name(entry)
 
 
 def test_a_finished_run_becomes_an_entry_whose_provenance_hashes_every_file(tmp_path):
@@ -92,7 +98,7 @@ def test_a_folder_swapped_for_a_link_is_never_followed_and_what_lies_outside_sta
     assert (tmp_path / "course/.env").read_text(encoding="utf-8") == "API_TOKEN=secret"
     assert not list(tmp_path.joinpath("entry").rglob(".env"))
     # A link the build laid itself (a notebook's neighbour) is no output of the lab's, and is not read.
-    store(lab, "k", "s", {}, "compute/tiny.py", run, staging / "work", tmp_path / "entry2", frozenset({"zzz"}))
+    store_run(lab, run, staging, "entry2", frozenset({"zzz"}))
     assert sorted(p.name for p in (tmp_path / "entry2/files").iterdir()) == ["line.png", "results.json"]
 
 

@@ -272,3 +272,22 @@ def test_a_solution_marker_an_indent_made_text_is_an_error_not_a_solution_in_eve
     result = run_build(root, tmp_path / "dist", tmp_path / "cache", "--no-solutions")
     assert result.returncode == 1 and "' ::: solution' is indented" not in result.stderr
     assert "'::: solution' is indented, so it is read as text, not as a block" in result.stderr, result.stderr
+
+
+def test_a_cell_shown_after_a_solution_that_reads_ipython_s_history_stops_the_student_build(tmp_path):
+    """IPython keeps the code it ran (In, _ih): a cell shown after a solution's cells that prints it,
+    encoded or not, would publish the solution's code; the student build says which cell."""
+    from support import empty_course
+    root = empty_course(tmp_path / "course")
+    cell = lambda n, kind, source: {"cell_type": kind, "id": f"c{n}", "metadata": {}, "source": source,
+                                    **({"execution_count": None, "outputs": []} if kind == "code" else {})}
+    (root / "content/nb.ipynb").write_text(json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {"kernelspec": {
+        "name": "python3", "display_name": "Python 3", "language": "python"}}, "cells": [
+        cell(0, "markdown", "# 练习\n\n::: exercise title=\"A\"\n求答案。\n::: solution"),
+        cell(1, "code", "answer = 'CODESOLUTION_BETA_888'"),
+        cell(2, "markdown", "::: end"),
+        cell(3, "code", "import codecs\nfor s in In:  # the history\n    print(codecs.encode(s, 'rot13'))")]}),
+        encoding="utf-8")
+    result = run_build(root, tmp_path / "student", tmp_path / "cache", "--no-solutions")
+    assert result.returncode == 1 and "code cell 2 reads IPython's history of the code run" in result.stderr, result.stderr
+    assert run_build(root, tmp_path / "teacher", tmp_path / "cache", "--solutions").returncode == 0

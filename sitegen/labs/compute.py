@@ -24,10 +24,10 @@ from ..project.cells import Cell
 from ..core.errors import DISK_FULL, BuildError, Problem, SourcesChanged, disk_full
 from . import labreads
 from .freeze import stale_frozen
-from .labjobs import PREVIEW, SECONDS, Job, input_of, longest_first, made_from, plan_jobs
+from .labjobs import RESULT, PREVIEW, SECONDS, Job, input_of, longest_first, made_from, plan_jobs
 from .labkeys import font_files
-from .labstore import input_bytes, read_results, store
-from .runs import NO_SPACE, LabResult, LabRun, regular_text
+from .labstore import input_bytes, read_results, remove, store, written
+from .runs import NO_SPACE, LabResult, LabRun
 from .sandbox import Access
 from .warm import modules_for
 from ..core.cachedir import MEMO
@@ -122,8 +122,7 @@ class LabScheduler:
         if self.host is not None:                # stops any lab still running (interrupted)
             self.host.stop()
         for job in list(self.running.values()) + self.todo + [job for job, _ in self.held.values()]:
-            if job.staging is not None:
-                shutil.rmtree(job.staging, ignore_errors=True)
+            job.release()
         self.running.clear()
         self.held.clear()
 
@@ -192,8 +191,11 @@ class LabScheduler:
             # At one path for each lab (and its preview): a lab that prints where it runs prints the same
             # in every build (a killed build's folder there is its own leftover; builds take turns).
             writable, job.staging = None, job.entry.parent / f"{TEMPORARY}{job.name}"
-            shutil.rmtree(job.staging, ignore_errors=True)
+            remove(job.staging)
             job.staging.mkdir()
+        # What the build reads of the lab's folder, it reads through this (labstore.written): under serve
+        # the lab may write beside it, and rename it or put a link in its place.
+        job.folder = os.open(job.staging, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
         work = job.staging / "work"
         work.mkdir()
         job.read = {name: sha256_of(data) for name, data in inputs.items()}
@@ -257,8 +259,8 @@ class LabScheduler:
         """A running lab's results.json is final: the labs reading it may start."""
         from .labrun import EARLY_RESULTS
         try:
-            results = read_results((job.staging / EARLY_RESULTS).read_bytes())
-        except OSError:
+            results = read_results(written(job.folder, EARLY_RESULTS))
+        except (OSError, ValueError):
             return
         if not isinstance(results, dict):       # its failure is reported once it is done
             return
@@ -299,7 +301,7 @@ class LabScheduler:
             self._done(*self.held.pop(job.lab.id))
 
     def _again(self, job: Job) -> None:
-        shutil.rmtree(job.staging, ignore_errors=True)
+        job.release()
         self.todo.insert(0, job.anew())
 
     def finish(self) -> dict[str, Artifacts]:
@@ -318,7 +320,7 @@ class LabScheduler:
                 del self.running[name]
                 job.ended_after = time.monotonic() - job.started
                 if job.preview:
-                    shutil.rmtree(job.staging, ignore_errors=True)
+                    job.release()
                 elif job.discarded:
                     self._again(job)
                 elif job.given:
@@ -329,7 +331,7 @@ class LabScheduler:
         if self.host is not None:
             self.host.stop()
         for job in [*self.running.values(), *(job for job, _ in self.held.values())]:
-            shutil.rmtree(job.staging, ignore_errors=True)      # previews; readers of a lab that failed
+            job.release()                                       # previews; readers of a lab that failed
         self.running.clear()
         self.held.clear()
         if self.failures:
@@ -344,8 +346,8 @@ class LabScheduler:
         try:
             if job.stopped_after is not None:
                 raise OSError("stopped")
-            run = LabResult.from_json(regular_text(job.result))
-            job.result.unlink()
+            run = LabResult.from_json(written(job.folder, RESULT).decode("utf-8"))
+            os.unlink(RESULT, dir_fd=job.folder)
         except (OSError, ValueError, TypeError):
             message = (f"the lab's process ended without a result (exit code {exitcode})"
                        if job.stopped_after is None and exitcode != NO_SPACE else
@@ -373,7 +375,7 @@ class LabScheduler:
         # made meanwhile, and what it made must not be stored under a key made of the old text.
         edited = labreads.stale(self.cfg.root, run.reads, self.snapshot)
         if edited and not run.error:
-            shutil.rmtree(job.staging, ignore_errors=True)
+            job.release()
             self.failures.append(SourcesChanged(edited))
             return
         run.inputs = job.read
@@ -384,7 +386,7 @@ class LabScheduler:
         laid = frozenset(os.path.relpath(link, job.staging / "work") for link in job.links)  # (its neighbours)
         try:
             store(job.lab, job.key, job.source, self.env, str(job.lab.script.relative_to(self.cfg.root)),
-                  run, job.staging / "work", stored, laid)
+                  run, job.folder, stored, laid)
             (stored / SECONDS).write_text(f"{job.ended_after or 0:.3f}", encoding="ascii")
             for old in job.entry.parent.iterdir():   # one entry per lab: drop stale keys
                 if not old.name.startswith(TEMPORARY):
@@ -401,7 +403,7 @@ class LabScheduler:
                 str(job.lab.script.relative_to(self.cfg.root)), 0,
                 f"lab {job.lab.id}: what it made could not be stored: {exc.strerror}: {DISK_FULL}")))
         finally:
-            shutil.rmtree(job.staging, ignore_errors=True)
+            job.release()
             shutil.rmtree(stored, ignore_errors=True)
         if job.lab.id not in self.inputs and job.lab.id in self.artifacts:   # it never said so before
             self._publish(job.lab.id, self._input(job.lab.id))

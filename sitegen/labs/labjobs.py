@@ -9,6 +9,7 @@ scheduler (compute.py) decides once they are final. A Job is one lab's run as th
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,7 +19,7 @@ from . import labreads
 from .artifacts import Artifacts, load_entry
 from .freeze import FROZEN, load_frozen, stale_frozen
 from .labkeys import lab_key, source_key
-from .labstore import input_bytes
+from .labstore import input_bytes, remove
 from ..core import installed
 from ..core.cachedir import LABS
 from ..core.errors import BuildError, Collector
@@ -34,6 +35,9 @@ if TYPE_CHECKING:
 
 PREVIEW = "preview:"      # the lab host knows a lab's preview run by this and the lab's id
 SECONDS = "seconds"       # in a lab's entry: how long its run took (when it must run again: which first)
+
+
+RESULT = "run.json"      # what a lab's run reports (runs.LabResult), in its folder
 
 
 @dataclass
@@ -62,10 +66,19 @@ class Job:
     identity: str = ""                   # under serve: what else a checkpoint of it must match (resume.py)
     resume: int = 0                      # under serve: the cell it was resumed after (0: its first)
     links: list = field(default_factory=list)             # a notebook's neighbours laid beside it (nbsource.py)
+    folder: int | None = None            # a descriptor of `staging`, what the build reads it through (labstore.written)
 
     @property
     def result(self) -> Path:
-        return self.staging / "run.json"
+        return self.staging / RESULT
+
+    def release(self) -> None:
+        """Its folder let go: the descriptor closed, the folder gone (not what a link in its place names)."""
+        if self.folder is not None:
+            os.close(self.folder)
+            self.folder = None
+        if self.staging is not None:
+            remove(self.staging)
 
     @property
     def name(self) -> str:

@@ -59,12 +59,11 @@ def file_record(path: str) -> str:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
         return ABSENT
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        return listing_record(path) if stat.S_ISDIR(mode) else f"{SPECIAL}{stat.S_IFMT(mode):o}"
     with os.fdopen(fd, "rb") as handle:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
-            return listing_record(path)
-        if not stat.S_ISREG(mode):
-            return f"{SPECIAL}{stat.S_IFMT(mode):o}"
         try:
             return sha256_of(handle.read())
         except OSError:

@@ -56,16 +56,37 @@ def input_bytes(results: dict) -> bytes:
     return json.dumps({k: v for k, v in results.items() if k != "provenance"}, indent=2).encode()
 
 
-def store(lab, key, source, env, rel_script, run, work: Path, entry: Path, laid: frozenset = frozenset()) -> None:
-    """Turn what lab `lab` wrote in `work` (its run's LabResult: `run`) into a new cache entry `entry`
-    (a folder of the build's own, which the lab never held), or raise its failure. `laid`: the links
-    the build laid in `work` (a notebook's neighbours, by their paths in it), which are not its."""
+def written(folder: int, name: str) -> bytes:
+    """A file a lab wrote in its folder (`folder`: a descriptor the build opened on it before the lab
+    ran, which no rename or link of the lab's can move), read only if `name` there is a regular file (no
+    link, no pipe a lab made to hang the build on, no device): OSError or ValueError otherwise."""
+    import stat
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=folder)
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError(f"{name} is not a file")
+        return handle.read()
+
+
+def remove(path: Path) -> None:
+    """A folder a lab could write in, gone: a link the lab left in its place is removed, not followed."""
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.exists():
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def store(lab, key, source, env, rel_script, run, folder: int, entry: Path, laid: frozenset = frozenset()) -> None:
+    """Turn what lab `lab` wrote in its folder's work/ (`folder`: written's descriptor; its run's
+    LabResult: `run`) into a new cache entry `entry` (a folder of the build's own, which the lab never
+    held), or raise its failure. `laid`: the links the build laid in work/ (a notebook's neighbours, by
+    their paths in it), which are not its."""
     if run.error:
         err = run.error
         raise LabFailure(Problem(rel_script, err["line"], f"lab {lab.id} failed: {err['message']}"), err["trace"])
     out = entry / "files"
     out.mkdir(parents=True)
-    names = _copied(lab, rel_script, work, out, laid)
+    names = _copied(lab, rel_script, folder, out, laid)
     if "results.json" not in names:
         raise BuildError(Problem(rel_script, 0, f"lab {lab.id} wrote no results.json"))
     results = read_results((out / "results.json").read_bytes())
@@ -89,38 +110,39 @@ def store(lab, key, source, env, rel_script, run, work: Path, entry: Path, laid:
     (entry / "manifest.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False), encoding="utf-8")
 
 
-def _copied(lab, rel_script: str, work: Path, out: Path, laid: frozenset) -> set[str]:
-    """Copy the files the lab wrote in `work` (but its inputs/) into `out`, each by its name; their names.
+def _copied(lab, rel_script: str, folder: int, out: Path, laid: frozenset) -> set[str]:
+    """Copy the files the lab wrote in its folder's work/ (but its inputs/) into `out`, each by its name;
+    their names.
     Read through each folder's own descriptor and never through a link (os.fwalk, O_NOFOLLOW): a lab
     still running, or a process it started, may swap a folder or a file for a link as it is read, and
     what is copied is then still what lies inside `work`, never a file elsewhere."""
     import stat
     names: set[str] = set()
 
-    def link(name: str, rel: str, folder: int) -> bool:
+    def link(name: str, rel: str, here: int) -> bool:
         """Whether `name` is a link (a folder's too: fwalk lists it among folders, and enters it not)."""
         try:
-            is_link = stat.S_ISLNK(os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode)
+            is_link = stat.S_ISLNK(os.stat(name, dir_fd=here, follow_symlinks=False).st_mode)
         except OSError:
             return True                 # (gone as it was read: nothing to copy)
         if is_link and rel not in laid:
             with contextlib.suppress(OSError):
-                target = os.readlink(name, dir_fd=folder)
+                target = os.readlink(name, dir_fd=here)
                 raise BuildError(Problem(rel_script, 0, f"lab {lab.id} wrote a symlink {rel} -> {target}: a "
                                                         "lab's outputs must be files it wrote itself"))
         return is_link
 
-    for top, folders, files, folder in os.fwalk(work, follow_symlinks=False):
-        here = os.path.relpath(top, work)
+    for top, folders, files, here_fd in os.fwalk("work", dir_fd=folder, follow_symlinks=False):
+        here = os.path.relpath(top, "work")
         if here == ".":
             folders[:] = [name for name in folders if name != "inputs"]
         for name in folders:
-            link(name, os.path.normpath(os.path.join(here, name)), folder)
+            link(name, os.path.normpath(os.path.join(here, name)), here_fd)
         for name in sorted(files):
             try:
-                fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=folder)
+                fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=here_fd)
             except OSError:
-                link(name, os.path.normpath(os.path.join(here, name)), folder)
+                link(name, os.path.normpath(os.path.join(here, name)), here_fd)
                 continue
             with os.fdopen(fd, "rb") as source:
                 found = os.fstat(source.fileno())

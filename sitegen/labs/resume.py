@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import labreads
+from .labstore import remove
 from ..core.cachedir import LIVE
 from ..core.stored import sha256_of
 
@@ -94,8 +95,7 @@ class KeptLabs:
         writable = self.live / lab
         writable.mkdir(parents=True, exist_ok=True)
         staging = writable / "run"
-        if staging.exists() or staging.is_symlink():
-            shutil.rmtree(staging)
+        remove(staging)                 # (a link the lab left in its place is removed, not followed)
         staging.mkdir()
         return writable, staging
 

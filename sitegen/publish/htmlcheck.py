@@ -360,6 +360,12 @@ class _EveryTag(HTMLParser):
 
     handle_startendtag = handle_starttag
 
+    def handle_pi(self, data):
+        if data.lstrip().lower().startswith("xml-stylesheet"):
+            self.reader.errors.append(("xml-stylesheet", f"{self.reader.path} has <?{data.strip()[:60]}>, which "
+                                       "has a browser make a page of it by a stylesheet, which this check never "
+                                       "reads: publish the page itself"))
+
 
 def read_html(path: str, data: bytes | Stored, base_url: str, memo: Memo | None, sha: str | None = None) -> dict:
     """What one HTML file says on its own: its ids, its links into the site (each with the path and

@@ -31,7 +31,7 @@ from .assets import PAGE_SCRIPTS, PREVIEW_SCRIPTS, publish_assets
 from .mathfont import formula_characters, subset
 from ..core.memo import Memo, digest
 from .search import INDEX, search_index
-from .withheld import withheld_cells, withheld_files
+from .withheld import history_readers, withheld_cells, withheld_files
 from .archive import notebook_archive
 from ..core.stored import bytes_of, sha256_of
 from ..labs.labreads import archived_reads, project_files_read
@@ -157,6 +157,10 @@ class Renderer:
     def lab_files(self, art: Artifacts, page: Page) -> None:
         script = art.lab.script.relative_to(self.cfg.root).as_posix()       # (what a problem with them names)
         self.refuse_solutions_read(art, script)
+        for cell in history_readers(art, self.withheld_cells.get(art.lab.id, frozenset())):
+            raise BuildError(Problem(script, cell.first_line, f"{cell.label} reads IPython's history of the code run "
+                                     "(In, _ih, %history...), which holds the code of the solution's cells before it: "
+                                     "a student build would show it; leave the history out of a notebook with solutions"))
         withheld = self.withheld.get(art.lab.id, frozenset())
         for name in art.figures:
             if name not in withheld:

@@ -11,6 +11,8 @@ build refuses it (render.py).
 """
 from __future__ import annotations
 
+import re
+
 from ..labs.artifacts import Artifacts
 from ..pages.blocks import hidden_blocks
 from ..pages.dialects import BOXES, STATEMENTS
@@ -64,3 +66,33 @@ def without_solutions(source: str, inside: int) -> tuple[str, int]:
         else:
             kept.append(line)
     return "\n".join(kept), inside
+
+
+# IPython's history of the code run (In, _ih, _i1...), and the magics that show or replay it: a cell shown
+# after a solution's cells that reads it shows their code.
+HISTORY = re.compile(r"(?<![\w.])(?:In|_ih|_i{1,3}|_i\d+|get_ipython)\b|^\s*%(?:hist|history|recall|rerun|save|macro|pastebin)\b",
+                     re.M)
+
+
+def history_readers(art: Artifacts, cells: frozenset[str]) -> list:
+    """The lab's cells shown after one of `cells` (inside solutions) that read IPython's history."""
+    after = False
+    found = []
+    for cell in art.cells:
+        if cell.name in cells:
+            after = True
+        elif after and HISTORY.search(_code(cell.source)):
+            found.append(cell)
+    return found
+
+
+def _code(source: str) -> str:
+    """A cell's code without its comments and strings (the history's names are read in code only)."""
+    import io
+    import tokenize
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return source
+    kept = [token.string for token in tokens if token.type not in (tokenize.COMMENT, tokenize.STRING)]
+    return " ".join(kept).replace(" % ", "\n%").replace("% ", "%")
