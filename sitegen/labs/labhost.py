@@ -45,6 +45,10 @@ RELEASED = "released"  # the host's answer to "release": every run it held is st
 # How long the host waits for a checkpoint's answer, or for a lab to take the host's: a checkpoint
 # answers as soon as it has forked (milliseconds); one that does not is dropped, never waited for.
 ANSWER_SECONDS = 30
+# The checkpoints the host holds of one lab, at most (a socket and a pidfd each): the harness takes a
+# few dozen of a notebook of a thousand cells (checkpoint.FREE, WORTH); a lab that registers more is
+# refused, not let run the host out of descriptors.
+KEPT_MAX = 200
 
 
 def _kill_group(pid: int, tree: bool = False) -> None:
@@ -287,6 +291,7 @@ class _Host:
                     tell(control, MEASURED, 0, sum(pss(pid) for _, pid in self.kept.get(lab, {}).values()))
                     return
             elif (kind == CHECKPOINT and len(fds) == 1 and 0 < after < cells and _is_socket(fds[0])
+                  and (after in self.kept.get(lab, {}) or len(self.kept.get(lab, {})) < KEPT_MAX)
                   and self.named.take(pid, run)):     # (the run waits for KEPT: it is the parent still)
                 self.drop(lab, lambda cell: cell == after)
                 checkpoint = socket.socket(fileno=fds[0])

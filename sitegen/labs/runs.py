@@ -104,18 +104,6 @@ def _shaped(value, shape) -> bool:
     return isinstance(value, shape)
 
 
-def regular_text(path) -> str:
-    """A file a lab wrote, read only if it is a regular file where the path names it (no link, no pipe a
-    lab made to hang the build on, no device), as UTF-8: OSError or ValueError otherwise."""
-    import os
-    import stat
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ValueError(f"{path} is not a file")
-        return handle.read().decode("utf-8")
-
-
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
