@@ -176,8 +176,8 @@ class _Host:
         self.conn = conn
         self.children: dict[int, tuple[str, int, str, socket.socket | None]] = {}
         #              pipe's read end -> (job id, pid, result file, the checkpoint it was resumed from)
-        self.controls: dict[socket.socket, tuple[str, int, int]] = {}  # a run's control socket -> (its lab's id,
-        #                                                                its pid, its number of cells)
+        self.controls: dict[socket.socket, tuple[str, int, int, int]] = {}  # a run's control socket -> (its
+        #                               lab's id, its pid, the cell it resumed after, its number of cells)
         self.named = _Named()                             # the pids labs named: checked, and held
         self.forked: set[int] = set()                     # the runs it forked itself, until reaped
         self.kept: dict[str, dict[int, tuple[socket.socket, int]]] = {}   # lab id -> cell -> checkpoint
@@ -192,8 +192,13 @@ class _Host:
         return held + [sock.fileno() for cells in self.kept.values() for sock, _ in cells.values()]
 
     def end(self, pid: int, tree: bool = False) -> None:
-        """_kill_group, for a pid the host forked, or one a lab named while it is still that process."""
-        if pid in self.forked or self.named.alive(pid):
+        """_kill_group, for a pid the host forked, or one a lab named while it is still that process (which
+        ends by its pidfd too: a process that left no group of its own is not missed)."""
+        if pid in self.forked:
+            _kill_group(pid, tree)
+        elif self.named.alive(pid):
+            with contextlib.suppress(OSError):
+                signal.pidfd_send_signal(self.named.fds[pid], signal.SIGKILL)
             _kill_group(pid, tree)
 
     def stop(self, *_) -> None:
@@ -240,7 +245,8 @@ class _Host:
         if theirs is not None:
             theirs.close()
             ours.settimeout(ANSWER_SECONDS)         # (a lab that takes no answer of the host's: dropped)
-            self.controls[ours] = (job_id, pid, len(run.cells))     # (a checkpoint is after one of its cells)
+            # (a checkpoint is after one of its cells, past the one it resumed after)
+            self.controls[ours] = (job_id, pid, run.resume if source is not None else 0, len(run.cells))
             self.keeping.add(pid)
         self.children[done_read] = (job_id, pid, run.result, source)
 
@@ -279,7 +285,7 @@ class _Host:
         socket closed). A record that is none of these, or not as the harness writes it (a checkpoint
         that is no child of the run, a cell out of range, no socket with it), ends the channel: the
         lab takes no more checkpoints, and nothing it named is kept."""
-        lab, run, cells = self.controls[control]
+        lab, run, first, cells = self.controls[control]
         try:
             message = heard(control, 1)
         except OSError:
@@ -290,7 +296,7 @@ class _Host:
                 with contextlib.suppress(OSError):
                     tell(control, MEASURED, 0, sum(pss(pid) for _, pid in self.kept.get(lab, {}).values()))
                     return
-            elif (kind == CHECKPOINT and len(fds) == 1 and 0 < after < cells and _is_socket(fds[0])
+            elif (kind == CHECKPOINT and len(fds) == 1 and first < after < cells and _is_socket(fds[0])
                   and (after in self.kept.get(lab, {}) or len(self.kept.get(lab, {})) < KEPT_MAX)
                   and self.named.take(pid, run)):     # (the run waits for KEPT: it is the parent still)
                 self.drop(lab, lambda cell: cell == after)
@@ -317,11 +323,13 @@ class _Host:
         # Its pipe said it is over; it ends now, whatever it goes on doing (a lab may say so and go on, or
         # leave what it started running: the build then stores its folder, which nothing of it may touch).
         self.end(pid, tree)
+        dropped = source is not None and source.fileno() < 0      # (its checkpoint dropped meanwhile)
         if os.path.exists(result):
             if source is None:
                 self.ending.add(pid)
             else:
-                self.owed[source] = None
+                if not dropped:
+                    self.owed[source] = None
                 self.named.forget(pid)
             self.conn.send((job_id, 0))
             return
@@ -330,6 +338,8 @@ class _Host:
             _, status = os.waitpid(pid, 0)
             self.forked.discard(pid)
             self.conn.send((job_id, os.waitstatus_to_exitcode(status)))
+        elif dropped:                           # none is left to say how it ended: a failure
+            self.conn.send((job_id, 1))
         else:                                   # the checkpoint it came from says how it ended
             self.owed[source] = job_id
 
@@ -353,7 +363,7 @@ class _Host:
             os.close(ready)
             if source is None:
                 self.ending.add(pid)
-            else:
+            elif source.fileno() >= 0:          # (its checkpoint is still held: it says how it ended)
                 self.owed[source] = None
         self.conn.send((RELEASED, 0))
 
