@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from urllib.parse import unquote
 
 from helpers import Elements
 from support import run_build, tiny_site
@@ -412,9 +413,9 @@ def test_a_glossary_s_terms_are_defined_once_and_referred_to_from_any_page(tmp_p
     glossary = page_of((root / "dist/glossary.html").read_text(encoding="utf-8"))
     assert [(e[1]["id"], e[2]) for e in glossary.find("dt")] == [("term-注意力", "注意力"),
                                                                   ("term-patch-embedding", "Patch embedding")]
-    assert [e[2] for e in glossary.find("dd")][1] == "图像切块。"
+    assert [e[2].strip() for e in glossary.find("dd")][1] == "图像切块。"
     uses = page_of((root / "dist/uses.html").read_text(encoding="utf-8"))
-    assert [(e[1]["href"], e[2]) for e in uses.find("a") if "#term-" in e[1].get("href", "")] == [
+    assert [(unquote(e[1]["href"]), e[2]) for e in uses.find("a") if "#term-" in e[1].get("href", "")] == [
         ("glossary#term-注意力", "注意力"), ("glossary#term-patch-embedding", "切块"),
         ("glossary#term-patch-embedding", "Patch embedding")]
 
@@ -459,5 +460,5 @@ def test_a_glossary_term_written_as_a_link_is_named_and_shown_by_its_text(tmp_pa
     glossary = page_of((root / "dist/glossary.html").read_text(encoding="utf-8"))
     assert [(e[1]["id"], e[2]) for e in glossary.find("dt")] == [("term-sphinx", "Sphinx")]
     uses = page_of((root / "dist/uses.html").read_text(encoding="utf-8"))
-    assert [(e[1]["href"], e[2]) for e in uses.find("a") if "#term-" in e[1].get("href", "")] == [
+    assert [(unquote(e[1]["href"]), e[2]) for e in uses.find("a") if "#term-" in e[1].get("href", "")] == [
         ("glossary#term-sphinx", "Sphinx")]

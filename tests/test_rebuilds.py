@@ -31,7 +31,7 @@ def imports_of_a_build(root, out, cache):
 def test_unchanged_build_runs_nothing_and_imports_no_numpy(built):
     stdout, imported = imports_of_a_build(*built)
     assert "[nothing changed]" in stdout
-    assert not {"numpy", "matplotlib", "jinja2", "markdown", "nbformat"} & imported
+    assert not {"numpy", "matplotlib", "jinja2", "markdown_it", "nbformat"} & imported
 
 
 def test_a_prose_edit_imports_neither_what_labs_use_nor_what_runs_them(built):
@@ -39,7 +39,7 @@ def test_a_prose_edit_imports_neither_what_labs_use_nor_what_runs_them(built):
     with open(root / "content/reader.md", "a", encoding="utf-8") as page:
         page.write("\n又一句。\n")
     stdout, imported = imports_of_a_build(root, out, cache)
-    assert "tiny cached" in stdout and "markdown" in imported
+    assert "tiny cached" in stdout and "markdown_it" in imported
     assert not {"numpy", "matplotlib", "nbformat", "yaml", "multiprocessing", "sitegen.labs.labhost",
                 "sitegen.labs.labrun"} & imported
 
@@ -146,7 +146,7 @@ def test_two_clean_builds_serial_and_parallel_are_byte_identical(tmp_path):
     assert {"index.html", "reader.html", "guide.html", "materials/tensors.npz", "reader/materials/results.json"} <= set(a)
 
 
-@pytest.mark.parametrize("package", ["jinja2", "markdown", "pygments", "latex2mathml", "pillow", "rcssmin", "fonttools",
+@pytest.mark.parametrize("package", ["jinja2", "markdown-it-py", "mdit-py-plugins", "html5lib", "pygments", "latex2mathml", "pillow", "rcssmin", "fonttools",
                                      "pyyaml", "numpy", "matplotlib"])
 def test_a_new_version_of_any_package_that_makes_bytes_changes_the_fingerprint(tmp_path, monkeypatch, package):
     from sitegen.commands import pipeline

@@ -27,10 +27,12 @@ def test_the_lock_pins_every_requirement_at_a_version_its_range_allows():
 
 
 def test_the_package_needs_what_requirements_txt_asks_for_in_the_same_ranges():
-    """pyproject.toml's dependencies (the generator) are among requirements.txt's (the generator and the
-    course's own, which Pages installs), each with the same range."""
+    """The generator's dependencies (sitegen/dependencies.txt, which pyproject.toml reads) are among
+    requirements.txt's (the generator and the course's own, which Pages installs), each with the same range."""
     import tomllib
-    package = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    assert project["tool"]["setuptools"]["dynamic"]["dependencies"] == {"file": ["sitegen/dependencies.txt"]}
+    package = _lines("sitegen/dependencies.txt")
     listed = {canonicalize_name(Requirement(line).name): str(Requirement(line).specifier)
               for line in _lines("requirements.txt")}
     for line in package:

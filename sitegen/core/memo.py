@@ -52,24 +52,19 @@ RECORDS = "records"
 SWEEP_SLACK = 256         # entries written since the last sweep (at least; or a tenth of those used)
 SWEEP_EVERY = 50          # builds, at most, from one sweep to the next
 # What turns sources into published bytes besides the generator's own code: every distribution the
-# generator depends on (rendering), and those that they bring for it (latexcodec, pybtex's; mdurl,
-# markdown-it-py's), read from the generator's own declaration, never listed here.
+# generator depends on (rendering: its own declaration, never listed here), and those that they bring
+# for it (latexcodec, pybtex's; mdurl, markdown-it-py's).
 BROUGHT = ("latexcodec", "mdurl", "webencodings", "markupsafe")
 
 
 @functools.cache
 def rendering() -> tuple[str, ...]:
-    """The distributions the generator declares it depends on (its pyproject.toml beside a checkout, else
-    its installed metadata), and BROUGHT: a new version of any may change what it makes."""
+    """The distributions the generator depends on (sitegen/dependencies.txt, which pyproject.toml reads
+    too), and BROUGHT: a new version of any may change what it makes."""
     import re
-    declared = Path(__file__).resolve().parents[2] / "pyproject.toml"
-    if declared.is_file():
-        import tomllib
-        names = tomllib.loads(declared.read_text(encoding="utf-8"))["project"]["dependencies"]
-    else:
-        from importlib import metadata
-        names = metadata.requires("computed-course") or []
-    return tuple(sorted({re.match(r"[A-Za-z0-9._-]+", name)[0].lower() for name in names} | set(BROUGHT)))
+    lines = (GENERATOR / "dependencies.txt").read_text(encoding="utf-8").splitlines()
+    names = {re.match(r"[A-Za-z0-9._-]+", line)[0].lower() for line in lines if line.strip() and not line.startswith("#")}
+    return tuple(sorted(names | set(BROUGHT)))
 
 
 CHECK = 8       # bytes of BLAKE2b after an entry's own, which say that it is whole (Memo._read)

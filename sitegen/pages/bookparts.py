@@ -297,7 +297,8 @@ def list_table(out, index: int, after: int, title: str, options: dict, fence, nu
 
 def glossary(out, start: int, end: int, ordered: bool) -> None:
     """MyST's {glossary} (terms at the margin, each definition indented below them) as a definition list,
-    each term labelled (term_label) for references to show it: `Term {#term-term}` then `:   definition`."""
+    each term labelled (term_label) for references to show it: `Term {#term-term}` then `:   definition`
+    (names of one thing on one line, each its own: `[Term]{#term-term}, [Other]{#term-other}`)."""
     entries: list[tuple[list[str], list[str]]] = []
     for line in out[start:end]:
         if line.strip() and not line[0].isspace():
@@ -310,7 +311,8 @@ def glossary(out, start: int, end: int, ordered: bool) -> None:
     for terms, definition in sorted(entries) if ordered else entries:
         indent = min((len(line) - len(line.lstrip()) for line in definition if line.strip()), default=0)
         body = [line[indent:] for line in definition]
-        lines += [f"{term} {{#{term_label(term)}}}" for term in terms]
+        lines.append(f"{terms[0]} {{#{term_label(terms[0])}}}" if len(terms) == 1 else    # (several names: one
+                     ", ".join(f"[{term}]{{#{term_label(term)}}}" for term in terms))       # term, each its id)
         lines += [f":   {body[0]}" if body else ":"] + [f"    {line}" if line.strip() else "" for line in body[1:]] + [""]
     out[start:end] = (lines + [""] * (end - start))[: end - start] if len(lines) <= end - start else \
         ["\n".join(lines)] + [""] * (end - start - 1)
@@ -336,9 +338,9 @@ def captioned(out, index, after, name: str, title: str, options: dict, fence, cl
         closers.append((*fence, f"\n: {title} {{#{label}}}" if label and title else "", number))     # (a line apart)
         return after
     end = closing(out, after, fence)
-    if name == "image":         # an image, not a figure: not numbered; its name an anchor (`{: #name}`), its path
+    if name == "image":         # an image, not a figure: not numbered; its name an anchor (`{#name}`), its path
         alt = options.get("alt", title).replace("]", ")").replace("[", "(")         # its alt text, as docutils'
-        out[index] = f"![{alt}]({title})" + (f"{{: #{label}}}" if label else "")
+        out[index] = f"![{alt}]({title})" + (f"{{#{label}}}" if label else "")
         out[index + 1:min(end + 1, len(out))] = [""] * (min(end + 1, len(out)) - index - 1)
         return min(end + 1, len(out))
     caption = " ".join(line.strip() for line in out[after:end] if line.strip()).replace('"', "'")

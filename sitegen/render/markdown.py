@@ -45,6 +45,7 @@ class Markdown:
     def convert(self, text: str) -> str:
         env: dict = {}
         tokens = self.md.parse(text, env)
+        _own_ids(tokens)
         self.toc = _headings(tokens, self.words.get("heading_link", ""))
         _links_and_tables(tokens)
         return self.md.renderer.render(tokens, self.md.options, env)
@@ -53,6 +54,7 @@ class Markdown:
 @functools.lru_cache(maxsize=8)
 def _parser(heading_link: str, footnote_back: str) -> MarkdownIt:
     """markdown-it-py as the site reads Markdown (made once a process for each words' pair)."""
+    from mdit_py_plugins.attrs import attrs_plugin
     from mdit_py_plugins.deflist import deflist_plugin
     from mdit_py_plugins.footnote import footnote_plugin
     from mdit_py_plugins.gfm_autolink import gfm_autolink_plugin
@@ -60,6 +62,8 @@ def _parser(heading_link: str, footnote_back: str) -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": True})
     md.enable(["table", "strikethrough"])
     md.use(footnote_plugin).use(deflist_plugin).use(tasklists_plugin).use(gfm_autolink_plugin)
+    # An image's `{#name}` (its anchor), a span's `[text]{#id .class}` (a glossary's second name for a term)
+    md.use(attrs_plugin, spans=True, allowed=["id", "class", "width", "height"])
     _footnotes_as_the_site_shows_them(md, footnote_back)
     md.add_render_rule("fence", lambda self, tokens, idx, *_: _highlight(tokens[idx].content, tokens[idx].info))
     md.add_render_rule("s_open", lambda *_: "<del>")        # (GitHub's and Jupyter's ~~strike~~)
@@ -67,23 +71,32 @@ def _parser(heading_link: str, footnote_back: str) -> MarkdownIt:
     return md
 
 
+def _own_ids(tokens: list[Token]) -> None:
+    """A heading's or a glossary term's own id, written after its text as Pandoc and Quarto write it:
+    `## Title {#sec-x .class}`, `Term {#term-x}`."""
+    for index, token in enumerate(tokens):
+        if token.type not in ("heading_open", "dt_open") or index + 1 >= len(tokens):
+            continue
+        inline = tokens[index + 1]
+        explicit = HEADING_ID.search(inline.content) if inline.type == "inline" else None
+        if explicit and inline.children and inline.children[-1].type == "text":
+            inline.children[-1].content = HEADING_ID.sub("", inline.children[-1].content)
+            inline.content = HEADING_ID.sub("", inline.content)
+            token.attrSet("id", explicit["id"])
+            for name in re.findall(r"\.([\w-]+)", explicit["rest"]):
+                token.attrJoin("class", name)
+
+
 def _headings(tokens: list[Token], heading_link: str) -> list[dict]:
-    """Each heading's id (its `{#id}`, else its text slugified, unique on the page) and a link to it
-    after its text; the headings, in order."""
+    """Each heading's id (its own: _own_ids, else its text slugified, unique on the page) and a link to
+    it after its text; the headings, in order."""
     found, used = [], set()
     for index, token in enumerate(tokens):
         if token.type != "heading_open":
             continue
         inline = tokens[index + 1]
-        explicit = HEADING_ID.search(inline.content)
-        if explicit and inline.children and inline.children[-1].type == "text":
-            last = inline.children[-1]
-            last.content = HEADING_ID.sub("", last.content)
-            inline.content = HEADING_ID.sub("", inline.content)
-            for name in re.findall(r"\.([\w-]+)", explicit["rest"]):
-                token.attrJoin("class", name)
         text = "".join(child.content for child in inline.children or () if child.type in ("text", "code_inline"))
-        ident = explicit["id"] if explicit else _unique(slugify(text) or "section", used)
+        ident = str(token.attrGet("id") or "") or _unique(slugify(text) or "section", used)
         used.add(ident)
         token.attrSet("id", ident)
         link = Token("html_inline", "", 0)
