@@ -348,7 +348,7 @@ def test_quarto_s_divs_for_slides_and_formats_show_as_its_html_output_shows_them
 
 def test_an_image_directive_is_an_image_not_a_numbered_figure_its_name_its_id():
     lines, _, notes = read("```{image} pics/cat.png\n:alt: 一只猫\n:name: cat\n:width: 50%\n```\n见 {ref}`这张图 <cat>`。")
-    assert lines == ["![一只猫](pics/cat.png){: #cat}", "", "", "", "", "见 [这张图](#cat)。"] and not notes
+    assert lines == ["![一只猫](pics/cat.png){#cat}", "", "", "", "", "见 [这张图](#cat)。"] and not notes
     lines, _, notes = read("```{image} cat.png\n:target: https://example.org\n```")
     assert lines[0] == "![cat.png](cat.png)" and notes == [(1, "{image}: option :target: not supported here (left out)")]
 
@@ -364,3 +364,29 @@ def test_quarto_s_inline_expression_quotes_the_value_it_names_and_any_other_is_c
     notes = []
     assert translate(["`{python} radius`"], 0, notes, computed=False)[0] == ["`radius`"]
     assert "this page runs no code" in notes[0][1]
+
+
+@pytest.mark.parametrize("text, opening", [
+    ("::: callout-note\n注意这一点。\n:::", "::: note"),                 # Pandoc's div of one bare class
+    ("::: callout-tip\n## 小窍门\n内容。\n:::", "::: tip title='小窍门'"),
+    ("::: column-margin\n旁注。\n:::", "::: margin"),
+])
+def test_a_div_of_one_bare_class_is_read_as_pandoc_reads_it_the_class_in_braces(text, opening):
+    lines, _, notes = read(text)
+    assert lines[0] == opening and lines[-1] == "::: end" and not notes, (lines, notes)
+
+
+def test_a_link_to_a_heading_by_the_id_jupyter_gives_it_goes_to_its_id_here():
+    """Jupyter's heading ids keep case and write a space as `-`; a notebook's table of contents names them."""
+    lines, _, _ = read("[Go](#Summary), [two](#Two-Words), [mine](#my-label), [gone](#Nowhere)\n\n"
+                       "## Summary\n\n## Two Words\n\n(my-label)=\n## Labelled\n")
+    assert lines[0] == "[Go](#summary), [two](#two-words), [mine](#my-label), [gone](#Nowhere)"
+
+
+def test_a_directive_indented_under_a_list_item_is_read_at_the_margin_and_said():
+    """Not code (four spaces in) nor prose with its fence: the callout, after the list, with a warning. A
+    fence of code in the item holds examples of directives as code."""
+    lines, _, notes = read("-   Four:\n\n    ```{note}\n    Deep.\n    ```\n\n    ````md\n    ```{tip}\n    x\n    ```\n    ````\n")
+    assert lines[2:5] == ["::: note", "Deep.", "::: end"], lines
+    assert lines[7] == "    ```{tip}" and notes == [(3, "the directive {note} is indented under a list item: shown after "
+                                                       "the list, at the margin (a directive is not nested in a list item here)")]

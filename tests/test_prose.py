@@ -63,7 +63,7 @@ def test_a_link_to_a_notebook_goes_where_its_page_is_published_spaces_written_ei
     with pytest.raises(Unresolved, match="points to nothing"):
         resolve_target(ch1, "ch2.ipynb", sitemap)
     assert resolve_target(ch1, "../guide.html#part", sitemap) == ("guide.html", "part")
-    # (a page the site lacks, by its source or as published: its text, with a warning; a file: an error)
+    # (a page the site lacks, by its source or as published, or a file it lacks: its text, with a warning)
     assert names_page("ch2.ipynb") and names_page("./05-Distances.html#norms") and not names_page("figs/x.png")
 
 
@@ -84,3 +84,32 @@ def test_a_unicode_character_is_named_by_its_number():
     assert "&#x263A;" in to_mathml(r"\unicode{x263A}", False)
     with pytest.raises(Unresolved, match=r"unicode\{<b>x</b>\} takes a character's number"):
         to_mathml(r"\unicode{<b>x</b>}", False)
+
+
+@pytest.mark.parametrize("lines, joined", [
+    (["The cost is $x +", "y$ here, and $5 and $6."], ["The cost is $x + y$ here, and $5 and $6."]),
+    (["It costs $5", "and $6 more."], ["It costs $5", "and $6 more."]),             # money: never a formula
+    (["An open $x", "", "next $y$."], ["An open $x", "", "next $y$."]),            # a paragraph's end stops it
+    (["Where $a +", "- b$ is an item"], ["Where $a +", "- b$ is an item"]),          # so does a list item
+    (["```", "$a", "b$", "```"], ["```", "$a", "b$", "```"]),                        # code as it is
+])
+def test_a_formula_runs_across_a_line_break_of_its_paragraph_as_pandoc_and_jupyter_read_it(lines, joined):
+    from sitegen.pages.prose import paragraph_lines
+    assert [line for _, line, _ in paragraph_lines(lines)] == joined
+
+
+def test_an_image_from_another_site_or_one_the_site_lacks_costs_a_warning_not_the_page(tmp_path):
+    """Shown as a link to it (which loads nothing) or as its alt text, marked; --strict refuses both."""
+    root = tiny_site(tmp_path / "site")
+    (root / "content/pics.md").write_text("---\ntitle: 图\n---\n![徽标](https://example.org/logo.png)\n\n"
+                                          "![丢了](pics/gone.png)\n\n[幻灯片](../../_slides/a.pdf)\n\n后文。\n",
+                                          encoding="utf-8")
+    result = run_build(root, root / "dist", root / ".cache")
+    assert result.returncode == 0, result.stderr
+    assert "content/pics.md:4: the image https://example.org/logo.png is loaded from another site" in result.stderr
+    assert "content/pics.md:6: link 'pics/gone.png' points to nothing the site builds: the image is shown" in result.stderr
+    assert "content/pics.md:8: link '../../_slides/a.pdf' leaves the site: shown as its text" in result.stderr
+    page = (root / "dist/pics.html").read_text(encoding="utf-8")
+    assert '<a href="https://example.org/logo.png" class="remote-image" rel="noopener">徽标</a>' in page
+    assert '<span class="missing-image">丢了</span>' in page and "<p>幻灯片</p>" in page and "<img" not in page
+    assert run_build(root, root / "dist", root / ".cache", "--strict").returncode == 1

@@ -108,7 +108,7 @@ def _rich_outputs(r, page: Page, block: Block, art: Artifacts, cell, number: int
     """What a cell of a lab with display: jupyter showed, in order (outputs.py); its figures too,
     where the block says `figures=shown` (a notebook page), else the page places them itself."""
     from .outputs import latex_text, render_outputs
-    from .prose import to_mathml
+    from .prose import math_html
     count = iter(range(1, 1000))
 
     def figure(name: str) -> Markup:
@@ -128,7 +128,7 @@ def _rich_outputs(r, page: Page, block: Block, art: Artifacts, cell, number: int
 
     def latex(text: str) -> Markup:
         tex, display = latex_text(text)
-        return Markup(f'<div class="math" tabindex="0">{to_mathml(tex, display, r.memo)}</div>')
+        return Markup(f'<div class="math" tabindex="0">{math_html(tex, display, r.memo)}</div>')
 
     def markdown(text: str) -> Markup:
         return Markup(r.output_markdown(text))

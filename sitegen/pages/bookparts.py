@@ -295,13 +295,20 @@ def list_table(out, index: int, after: int, title: str, options: dict, fence, nu
     return index
 
 
+DEFINITION = re.compile(r"^:[ \t]+(?P<text>.*)$")
+
+
 def glossary(out, start: int, end: int, ordered: bool) -> None:
-    """MyST's {glossary} (terms at the margin, each definition indented below them) as a definition list,
+    """MyST's {glossary} (terms at the margin, each definition indented below them, or as mystmd writes
+    it, a definition list: `Term` then `: definition`) as a definition list,
     each term labelled (term_label) for references to show it: `Term {#term-term}` then `:   definition`
     (names of one thing on one line, each its own: `[Term]{#term-term}, [Other]{#term-other}`)."""
     entries: list[tuple[list[str], list[str]]] = []
+    listed = any(DEFINITION.match(line) for line in out[start:end])    # (mystmd's: a definition list's `: `)
     for line in out[start:end]:
-        if line.strip() and not line[0].isspace():
+        if listed and (definition := DEFINITION.match(line)) and entries:
+            entries[-1][1].append("    " + definition["text"])
+        elif line.strip() and not line[0].isspace():
             if not entries or entries[-1][1]:
                 entries.append(([], []))
             entries[-1][0].append(line.strip())

@@ -256,8 +256,8 @@ def _prose(page, block, art, results, sitemap, problems, warnings, memo):
     for number, tex, display in block_formulas(block):
         try:
             to_mathml(tex, display, memo)
-        except Unresolved as exc:
-            problems.add(page.source, number, str(exc))
+        except Unresolved as exc:            # (the page shows its source: prose.math_html)
+            warnings.add(page.source, number, f"{exc}: shown as its source")
     for number, line in prose_lines((block,)):         # (outside fenced code, which shows as written)
         for match in VALUE.finditer(line if art is not None else without_spans(line)):   # (no lab: none)
             try:
@@ -285,13 +285,20 @@ def _prose(page, block, art, results, sitemap, problems, warnings, memo):
                                                       f"(lab {art.lab.id} saved: {', '.join(art.figures) or 'none'})")
                 elif not match["text"].strip():
                     problems.add(page.source, number, f"figure '{name}' needs alt text: ![what it shows](figure:{name})")
+            elif match["bang"] and is_external(target) and not target.startswith("data:"):
+                warnings.add(page.source, number, f"the image {target} is loaded from another site, which pages "
+                                                  "never do: shown as a link to it (save it beside the page to show it)")
             elif not is_external(target):
                 try:
-                    resolve_target(page, target, sitemap)
-                except Unresolved as exc:
-                    if match["bang"] or not names_page(target):
-                        problems.add(page.source, number, str(exc))
-                    else:           # (a chapter taken from a book links to its others: prose.unlinked)
+                    resolve_target(page, target, sitemap, art)
+                except Unresolved as exc:   # (a chapter taken from a book names its other files: prose._link)
+                    if match["bang"]:
+                        warnings.add(page.source, number, f"{exc}: the image is shown as its alt text; put the file "
+                                                          "in content/, or correct the path")
+                    elif not names_page(target):
+                        warnings.add(page.source, number, f"{exc}: shown as its text; put the file in content/, or "
+                                                          "link the address it is published at")
+                    else:
                         warnings.add(page.source, number, f"links to {target}, which is no page or label of this "
                                                           "site: shown as its text; add that page to content/, or "
                                                           "link the address it is published at")

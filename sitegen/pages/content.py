@@ -91,8 +91,10 @@ def parse_page(text: str, source: str, output: str, memo=None) -> Page:
             elif key not in FRONT_MATTER:
                 # (a notebook's front matter is a raw cell at its top: its lab is itself, and it may say how it runs)
                 keys = (FRONT_MATTER.keys() - {"lab"}) | LAB_KEYS.keys() if source.endswith(".ipynb") else FRONT_MATTER
-                problems.add(source, line, f"unknown front matter key '{key}' "
-                                           f"(expected one of: {', '.join(sorted(keys))})")
+                near = difflib.get_close_matches(key, list(keys), 1)
+                notes.append((line, f"unknown front matter key '{key}': left out (" + (
+                    f"did you mean '{near[0]}'?" if near else f"expected one of: {', '.join(sorted(keys))}") + ")"))
+                del loaded[key]
             elif not isinstance(value, FRONT_MATTER[key]):
                 problems.add(source, line, f"front matter '{key}' must be a "
                                            f"{FRONT_MATTER[key].__name__}, not {type(value).__name__}")

@@ -26,7 +26,7 @@ import re
 
 from .bookparts import (COLONS, EXERCISE_END, EXERCISES, FENCE, ROLE, SPHINX_PAGES, captioned, closes_code, closing,
                         code_spans, directive, dropped, exercise, glossary, in_code, is_value_path, label_name, list_table,
-                        myst_reference, opens_code, outside_spans, read_role, without_style)
+                        myst_reference, opens_code, outside_spans, read_role, slugify, unlinked, without_style)
 from .quartodivs import attributes, div_end, shown_here, tabset
 
 CALLOUTS = ("note", "tip", "important", "warning", "caution")      # the kinds of callout, as GitHub's alerts name them
@@ -80,6 +80,8 @@ LABEL_LINK = re.compile(r"(?<!!)\[(?P<text>[^\]]*)\]\((?P<label>[A-Za-z][\w:./-]
 # Quarto's inline expression, a code span: `{python} radius`
 INLINE_EXPRESSION = re.compile(r"`\{(?P<language>[A-Za-z]\w*)\}\s+(?P<expression>[^`]+)`")
 # MyST's link into another Sphinx project's inventory (intersphinx): [text](inv:project#target)
+NESTED_DIRECTIVE = re.compile(r"^(?P<indent> {2,})(?P<fence>`{3,}|~{3,}|:{3,})(?P<info>\{.*)$")   # under a list item
+ANCHOR_LINK = re.compile(r"(?P<head>\]\()#(?P<fragment>[^)\s]+)\)")      # a link to a place on its page: [text](#x)
 INVENTORY_LINK = re.compile(r"(?<!!)\[(?P<text>[^\]]*)\]\((?P<target>inv:[^)\s]*)\)")
 QUARTO_FIGURE = re.compile(r'^\s*!\[(?P<caption>[^\]]+)\]\((?P<target>[^)\s]+)\)\{#(?P<label>fig-[^}\s]+)(?P<attrs>[^}]*)\}\s*$')
 
@@ -104,6 +106,8 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True,
     pending = ""                # a (label)= above a formula: its label
     # The page's labels, as MyST defines them: a Markdown link to one, [text](label), is [text](#label).
     named, indexed = _defined(lines)
+    # Its headings' ids, which a Jupyter-style table of contents names as Jupyter does (case kept, `-` for a space).
+    headings = {slugify(unlinked(found["title"])) for line in lines if (found := HEADING.match(line))}
     index = 0
     while index < len(out):
         if "\n" in out[index]:         # (lines a rewrite made of one, a list-table's markers: read each)
@@ -125,6 +129,9 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True,
                 out[index] = "::: end"
             index += 1
             continue
+        if code is None and (nested := NESTED_DIRECTIVE.match(line)) and MYST.match(nested["info"].strip()):
+            _unnest(out, index, nested, notes, number)
+            line = out[index]
         fence = FENCE.match(line)
         if code is not None:
             if closes_code(line, code):
@@ -175,7 +182,7 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True,
             index += 1
             continue
         colons = COLONS.match(line)
-        if colons and colons["rest"].strip() in BARE_DIVS:          # Pandoc's `::: aside`: `::: {.aside}`
+        if colons and _bare_class(colons["rest"].strip()):          # Pandoc's `::: aside`: `::: {.aside}`
             colons = COLONS.match(f"{colons['fence']} {{.{colons['rest'].strip()}}}")
         if colons and colons["rest"].startswith("{"):
             index = _colon_fence(out, index, number, colons, closers, notes, ended, computed)
@@ -234,6 +241,7 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True,
         if "](" in out[index] and not codes[index]:
             out[index] = outside_spans(LABEL_LINK, lambda m: _label_link(m, named, indexed, number, notes), out[index])
             out[index] = outside_spans(INVENTORY_LINK, lambda m: _inventory_link(m, number, notes), out[index])
+            out[index] = outside_spans(ANCHOR_LINK, lambda m: _jupyter_anchor(m, headings, named), out[index])
         if "@" in out[index] and not codes[index]:
             out[index] = outside_spans(QUARTO_REF, lambda ref: f"[](#{ref['label']})", out[index])
         index += 1
@@ -251,6 +259,25 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True,
         split = [(part, number, code) for line, number, code in zip(out, numbers, codes) for part in line.split("\n")]
         out, numbers, codes = [p[0] for p in split], [p[1] for p in split], [p[2] for p in split]
     return out, numbers, codes
+
+
+def _unnest(out: list[str], index: int, nested: re.Match, notes: list, number: int) -> None:
+    """A MyST directive indented under a list item, its lines to its closing fence moved to the margin:
+    shown after the list, said (a directive is not nested in a list item here)."""
+    width, fence = len(nested["indent"]), nested["fence"]
+    end = next((k for k in range(index + 1, len(out)) if re.match(rf"^\s*{re.escape(fence[0])}{{{len(fence)},}}\s*$", out[k])),
+               len(out) - 1)
+    for k in range(index, end + 1):
+        indent = len(out[k]) - len(out[k].lstrip(" "))
+        out[k] = out[k][min(indent, width):]
+    notes.append((number, f"the directive {nested['info'].split()[0]} is indented under a list item: shown after the "
+                          "list, at the margin (a directive is not nested in a list item here)"))
+
+
+def _bare_class(rest: str) -> bool:
+    """Whether `::: rest` is Pandoc's div of one bare class (`::: callout-note`, `::: column-margin`), not this
+    site's block (whose kinds are words, one aside: list-table)."""
+    return rest in BARE_DIVS or (re.fullmatch(r"[A-Za-z][\w]*(?:-[\w]+)+", rest) is not None and rest != "list-table")
 
 
 def _defined(lines: list[str]) -> tuple[set[str], set[str]]:
@@ -276,6 +303,16 @@ def _label_link(link: re.Match, named: set[str], indexed: set[str], number: int,
                               "which this site does not make: shown as its text"))
         return link["text"] or label
     return f"[{link['text']}](#{label})" if label in named or myst_reference(label) else link[0]
+
+
+def _jupyter_anchor(link: re.Match, headings: set[str], named: set[str]) -> str:
+    """A link to a heading of the page by the id Jupyter gives it (`#Two-Words`): to the id it has here."""
+    from urllib.parse import unquote
+    fragment = link["fragment"]
+    slug = slugify(unquote(fragment).replace("-", " "))
+    if fragment in headings or fragment in named or slug not in headings:
+        return link[0]
+    return f"{link['head']}#{slug})"
 
 
 def _inline_expressions(line: str, number: int, notes: list, computed: bool) -> str:

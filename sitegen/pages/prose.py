@@ -50,10 +50,50 @@ def math_spans(line: str) -> list[tuple[int, int, str, bool]]:
             if not any(a <= m.start() < b for a, b in code)]
 
 
+# A line that a paragraph's next line continues (not a heading, an item, a quote, a table, a fence or a div).
+CONTINUED = re.compile(r"^ {0,3}(?![#>|]|[*+-]\s|\d{1,9}[.)]\s|`{3}|~{3}|:{3}|\$\$)\S")
+OPENING_DOLLAR = re.compile(r"(?<![\\$])\$(?=[^\s$])")
+
+
+def paragraph_lines(lines: list[str]) -> list[tuple[int, str, bool]]:
+    """(offset, line, whether it is code) of a prose block's lines, a line whose `$` opens a formula that a
+    later line of its paragraph closes joined to them (Pandoc's and Jupyter's inline math runs across a
+    line break); code as it is."""
+    out: list[tuple[int, str, bool]] = []
+    given = list(zip(lines, in_code(lines)))
+    offset = 0
+    while offset < len(given):
+        line, code = given[offset]
+        opening, taken = None if code else _open_formula(line), 1
+        while opening is not None and offset + taken < len(given) and taken < 8:
+            following, following_code = given[offset + taken]
+            if following_code or not following.strip() or not CONTINUED.match(following):
+                break
+            line, taken = line.rstrip() + " " + following.strip(), taken + 1
+            if any(a == opening for a, _, _, _ in math_spans(line)):      # (closed: joined)
+                break
+        else:
+            line, taken = given[offset][0], 1
+        if taken > 1 and not any(a == opening for a, _, _, _ in math_spans(line)):    # (never closed: as it was)
+            line, taken = given[offset][0], 1
+        out.append((offset, line, code))
+        offset += taken
+    return out
+
+
+def _open_formula(line: str) -> int | None:
+    """Where a line holds a `$` that can open a formula which no `$` on it closes."""
+    if "$" not in line or DISPLAY_MATH.match(line):
+        return None
+    spans = [(a, b) for a, b, _, _ in math_spans(line)] + list(code_spans(line) if "`" in line else ())
+    return next((m.start() for m in OPENING_DOLLAR.finditer(line) if not any(a <= m.start() < b for a, b in spans)),
+                None)
+
+
 def block_formulas(block):
     """(line, LaTeX, display) of each formula in a prose block, values inside it read as 0."""
-    for offset, line in enumerate(block.text.splitlines()):
-        for _, _, tex, display in math_spans(VALUE.sub("0", line)):
+    for offset, line, code in paragraph_lines(block.text.splitlines()):
+        for _, _, tex, display in ([] if code else math_spans(VALUE.sub("0", line))):
             yield block.line + offset, tex, display
 
 
@@ -77,6 +117,16 @@ def to_mathml(tex: str, display: bool, memo: Memo | None = None) -> str:
     if memo is None:
         return convert().decode()
     return memo.data("mathml", (package_version("latex2mathml"), tex, display), convert).decode()
+
+
+def math_html(tex: str, display: bool, memo: Memo | None = None) -> str:
+    """A formula as a page shows it: MathML; where it is not LaTeX that can be read (check.py says so,
+    as a warning), its source, as code: never the page lost for one formula."""
+    try:
+        return to_mathml(tex, display, memo)
+    except Unresolved:
+        import html
+        return f'<code class="math-source">{html.escape(("$$" if display else "$") + tex + ("$$" if display else "$"))}</code>'
 
 
 # amsmath's environments that stand inside a formula, which latex2mathml runs together into one line (a
@@ -200,13 +250,31 @@ class SiteMap(frozenset):
 SOURCES = PAGE_FILES       # a link to a page's source file
 
 
-def resolve_target(page: Page, target: str, sitemap: SiteMap) -> tuple[str, str]:
+def resolve_target(page: Page, target: str, sitemap: SiteMap, art=None) -> tuple[str, str]:
     """An internal link as (output path, fragment); raises Unresolved.
 
     A link to a page's source (`guide.md`, or a notebook page's `chapter 2.ipynb`, spaces written
     as %20 or not) is relative to the linking page's source file and goes wherever that page is
-    published; any other relative link is relative to the published page.
+    published; any other relative link is relative to the published page, or (`art`: the page's lab)
+    names a file its run saved beside it, as Jupyter shows one (`{figure} fit.png`), where it is published.
     """
+    try:
+        return _site_target(page, target, sitemap)
+    except Unresolved:
+        if art is None or (saved := lab_file(art, target)) is None:
+            raise
+        return saved, ""
+
+
+def lab_file(art, target: str) -> str | None:
+    """Where a file a lab's run saved in its folder (a figure, or another file) is published, or None."""
+    name = posixpath.normpath(target.partition("#")[0])
+    if name.startswith(("../", "/")) or name not in art.hashes:
+        return None
+    return art.figure_path(name) if name in art.figures else f"{art.lab.downloads}/{name}"
+
+
+def _site_target(page: Page, target: str, sitemap: SiteMap) -> tuple[str, str]:
     from urllib.parse import unquote
     path, _, fragment = target.partition("#")
     path = unquote(path) if path.endswith(SOURCES) else path
@@ -287,8 +355,7 @@ def transform_prose(text: str, results: dict | None, href, figure_block=None, ma
     `math(tex, display, label, number)`; without it, a numbered formula is numbered as Jupyter's
     MathJax numbers one, with \\tag."""
     lines, labels = [], references.own if references is not None else {}
-    given = text.splitlines()
-    for line, code in zip(given, in_code(given)):
+    for _, line, code in paragraph_lines(text.splitlines()):
         if code:                                        # fenced code: as written (its {{ }} and links too)
             lines.append(line)
             continue
@@ -311,10 +378,12 @@ def transform_prose(text: str, results: dict | None, href, figure_block=None, ma
             label = labels[figure["label"]]         # a numbered figure: its number before its caption
             caption = label.shown + (join + figure["caption"] if figure["caption"] else "")
             target = figure["target"]
-            if figure_block is not None:
+            src = None if target.startswith("figure:") else href(target)
+            if figure_block is not None and (src is not None or target.startswith("figure:")):
                 lines.append(figure_block(target[len("figure:"):], figure["alt"], caption, figure["label"])
-                             if target.startswith("figure:") else figure_block("", figure["alt"], caption, figure["label"],
-                                                                              href(target)))
+                             if target.startswith("figure:") else figure_block("", figure["alt"], caption, figure["label"], src))
+            elif src is None and not target.startswith("figure:"):     # (a file the site lacks: check.py warned)
+                lines.append(f"[{figure['alt']}]{{.missing-image #{figure['label']}}}\n\n*{caption}*")
             else:
                 lines.append(f"![{figure['alt']}]({href(target)})\n\n*{caption}*")
             continue
@@ -332,9 +401,15 @@ def transform_prose(text: str, results: dict | None, href, figure_block=None, ma
 
 
 def _link(match, href) -> str:
+    """A link or image as the page shows it: an image from another site as a link to it, which loads
+    nothing; one to nothing the site builds as its text (an image's alt text, marked): check.py warned."""
     title = match["title"] or ""
     target = href(match["target"])
-    return f"{match['bang']}[{match['text']}]({target}{title})" if target is not None else match["text"]
+    if match["bang"] and target is not None and is_external(target) and not target.startswith("data:"):
+        return f"[{match['text'] or target}]({target}{title}){{.remote-image}}"
+    if target is None:
+        return f"[{match['text']}]{{.missing-image}}" if match["bang"] and match["text"] else match["text"]
+    return f"{match['bang']}[{match['text']}]({target}{title})"
 
 
 # What a link names when it names a page (its source, a book's other formats, the page as published, as

@@ -307,26 +307,33 @@ def check_rendered(cfg: SiteConfig, pages: list[Page], files: dict[str, bytes], 
         for path in sorted(unchanged.keys() | seen.keys()):
             def where(needle: str) -> tuple[str, int]:
                 return source_line(cfg.root, sources.get(path), needle)
-            if path in unchanged:                   # found right last time: only its links into changed files
+            if path in unchanged:                   # as found last time, but for its links into other files
                 elsewhere, said = unchanged[path]
                 for attribute, url, served, fragment, needle in elsewhere:
-                    if served not in unchanged and fragment not in ids(served):
-                        problems.add(*where(needle), f"{attribute}=\"{url}\" in {path}: {served} has no id '{fragment}'")
+                    if fragment not in ids(served):     # (a dead one said again: a warning, kept by none)
+                        warnings.add(*where(needle), no_anchor(attribute, url, path, served, fragment))
                 for needle, message in said:
                     warnings.add(*where(needle), message)
                 continue
-            elsewhere = file_problems(path, seen[path], files, ids, where, served_at, problems, warnings)
-            phase.made(path, (shas[path],), (path, cfg.base_url, shas[path]), summary=(elsewhere, seen[path]["warnings"]))
+            elsewhere, own = file_problems(path, seen[path], files, ids, where, served_at, problems, warnings)
+            phase.made(path, (shas[path],), (path, cfg.base_url, shas[path]), summary=(elsewhere, seen[path]["warnings"] + own))
         problems.raise_if_any()
     return warnings.problems
+
+
+def no_anchor(attribute: str, url: str, path: str, served: str, fragment: str) -> str:
+    """A link to a place its page lacks (a browser opens the page at its top): a warning, as Sphinx says one."""
+    return (f"{attribute}=\"{url}\" in {path}: {served} has no id '{fragment}' (the link opens that page at its top; "
+            "name a heading's id, or a label)")
 
 
 def file_problems(path: str, found: dict, files, ids, where, served_at: dict, problems: Collector,
                   warnings: Collector) -> list:
     """What a file's reading (`found`: read_html) makes of it among `files`: its links to no file
     and to no #anchor (`ids`: a path's ids), its errors and warnings, each where `where` finds it.
-    Returns its links into other files' anchors, which hold while those files' ids do."""
-    elsewhere = []
+    Returns its links into other files' anchors, which hold while those files' ids
+    do, and its links to places it lacks itself (warned: said again while it is as it is)."""
+    elsewhere, own = [], []
     for attribute, url, target, fragment, needle in found["links"]:
         if target not in served_at:                 # every page links to the same few: each looked up once
             served_at[target] = served_file(target, files)
@@ -334,15 +341,18 @@ def file_problems(path: str, found: dict, files, ids, where, served_at: dict, pr
         if served is None:
             problems.add(*where(needle), f"{attribute}=\"{url}\" in {path} points to no file of the site")
         elif fragment and served.endswith(".html") and served in files:
-            if fragment not in ids(served):
-                problems.add(*where(needle), f"{attribute}=\"{url}\" in {path}: {served} has no id '{fragment}'")
-            elif served != path:
+            dead = fragment not in ids(served)
+            if dead:
+                warnings.add(*where(needle), no_anchor(attribute, url, path, served, fragment))
+            if served != path:
                 elsewhere.append((attribute, url, served, fragment, needle))
+            elif dead:                  # (said again while the file is as it is)
+                own.append((needle, no_anchor(attribute, url, path, served, fragment)))
     for needle, message in found["errors"]:
         problems.add(*where(needle), message)
     for needle, message in found["warnings"]:
         warnings.add(*where(needle), message)
-    return elsewhere
+    return elsewhere, own
 
 
 class _EveryTag(HTMLParser):

@@ -19,7 +19,7 @@ from pathlib import Path
 from ..core.incremental import Phase
 from ..core.memo import Memo
 from ..pages.blocks import hidden_blocks
-from ..pages.prose import block_formulas, to_mathml
+from ..pages.prose import Unresolved, block_formulas, to_mathml
 from ..core.stored import sha256_of
 
 FONT = Path(__file__).with_name("fonts") / "stix-two-math.woff"
@@ -78,7 +78,10 @@ def page_formulas(page, solutions: str = "folded") -> list[tuple[str, bool]]:
 def _characters(formulas: list, memo: Memo) -> set[str]:
     chars: set[str] = set()
     for tex, display in formulas:
-        mathml = to_mathml(tex, display, memo)
+        try:
+            mathml = to_mathml(tex, display, memo)
+        except Unresolved:          # (shown as its source: prose.math_html)
+            continue
         chars.update(html.unescape(TAG.sub("", mathml)))
         chars.update(italic(c) for c in SINGLE_IDENTIFIER.findall(mathml))
     return chars

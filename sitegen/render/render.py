@@ -21,8 +21,8 @@ from .markdown import Markdown
 from ..labs.artifacts import NARROW, Artifacts
 from ..project.config import SiteConfig
 from ..pages.page import Page
-from ..pages.prose import (SiteMap, Unresolved, is_external, math_spans, names_page, pretty_url, references_of, relative_url,
-                           resolve_target, to_mathml, transform_prose)
+from ..pages.prose import (SiteMap, Unresolved, is_external, math_html, math_spans, pretty_url, references_of, relative_url,
+                           resolve_target, transform_prose)
 from ..core.errors import BuildError, Problem
 from ..core.incremental import Phase
 from .deploy import add_deploy_files
@@ -288,7 +288,7 @@ class Renderer:
         for line in text.splitlines():
             for start, end, tex, display in reversed(math_spans(line)):
                 key = f"\ue000m{len(formulas)}\ue001"
-                formulas[key] = to_mathml(tex, display, self.memo)
+                formulas[key] = math_html(tex, display, self.memo)
                 line = line[:start] + key + line[end:]
             lines.append(line)
         body = safe_html(self.output_converter.reset().convert("\n".join(lines)), classes=True)
@@ -326,11 +326,9 @@ class Renderer:
             if target.startswith("figure:"):
                 return relative_url(page.output, art.figure_path(target[len("figure:"):]))
             try:
-                output, fragment = resolve_target(page, target, self.sitemap)
+                output, fragment = resolve_target(page, target, self.sitemap, art)
             except Unresolved:
-                if names_page(target):
-                    return None         # a page the site lacks: its text alone (check.py warned)
-                raise
+                return None         # a page or file the site lacks: its text alone (check.py warned)
             return relative_url(page.output, output, fragment)
 
         def figure_block(name: str, alt: str, caption: str, label: str = "", src: str = "") -> str:
@@ -342,7 +340,7 @@ class Renderer:
             return placeholder(self.figure_html(page, art, name, alt, caption, label))
 
         def math(tex: str, display: bool, label: str = "", number: int = 0) -> str:
-            mathml = to_mathml(tex, display, self.memo)
+            mathml = math_html(tex, display, self.memo)
             if label:           # a numbered formula (labels.py): its number at its right, its label its id
                 return placeholder(f'<div class="equation" id="{html.escape(label)}"><div class="math" tabindex="0" '
                                    f'data-search-ignore>{mathml}</div><span class="equation-number">({number})</span></div>')

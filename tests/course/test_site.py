@@ -82,7 +82,7 @@ def test_broken_anchor_fails_with_file_and_line(project):
     assert result.returncode == 1 and f"content/course/guide.md:{len(lines)}: links to missing.md" in result.stderr
     guide.write_text("\n".join(lines[:-1] + ["再看 [不存在的一节](lab09.md#no-such-section)。"]) + "\n",
                      encoding="utf-8")
-    result = run_build(root, out, cache)
+    result = run_build(root, out, cache, "--strict")      # (without: a warning; the link opens the page)
     assert result.returncode == 1
     assert (f"content/course/guide.md:{len(lines)}: href=\"lab11#no-such-section\" in course/guide.html: "
             "course/lab11.html has no id 'no-such-section'") in result.stderr
