@@ -169,15 +169,21 @@ See {numref}`fig-line`; in a sentence, {glue:}`line_fig`.
 """
 
 
-@pytest.mark.parametrize("preamble", [False, True])
-def test_myst_nb_s_glue_quotes_a_value_and_shows_a_figure_without_myst_nb_installed(tmp_path, preamble):
+@pytest.mark.parametrize("preamble", [False, True, "installed"])
+def test_myst_nb_s_glue_quotes_a_value_and_shows_a_figure_with_or_without_myst_nb_installed(tmp_path, preamble):
     """`from myst_nb import glue` works in a build that has no myst-nb (sitegen/labs/glue.py), in a cell or
-    in a module beside the notebook that a cell imports (a book's preamble); the {glue} roles are values of
-    the notebook and {glue:figure} its figure, numbered."""
-    text = GLUED.replace("from myst_nb import glue", "from preamble import *") if preamble else GLUED
+    in a module beside the notebook that a cell imports (a book's preamble), and in one that has it (as
+    every Jupyter Book user has: here a package of that name the lab imports, whose glue only displays, as
+    myst-nb's does); the {glue} roles are values of the notebook and {glue:figure} its figure, numbered."""
+    text = GLUED.replace("from myst_nb import glue", "from preamble import *") if preamble is True else GLUED
     if preamble:
         (tmp_path / "site/content").mkdir(parents=True)
         (tmp_path / "site/content/preamble.py").write_text("from myst_nb import glue\n", encoding="utf-8")
+    if preamble == "installed":
+        (tmp_path / "site/content/myst_nb").mkdir()
+        (tmp_path / "site/content/myst_nb/__init__.py").write_text(
+            "__version__ = '1.1.2'\n\ndef glue(name, variable, display=True):\n"
+            "    from IPython.display import display as show\n    if display:\n        show(variable)\n", encoding="utf-8")
     root, result = build(tmp_path, text, "glued.md", "--strict")
     assert result.returncode == 0, result.stderr
     page = Elements((root / "dist/glued.html").read_text(encoding="utf-8"))

@@ -3,7 +3,7 @@ the text): `from myst_nb import glue; glue("name", value)` keeps the value under
 quotes as {{ name }} (MyST's {glue} roles are read as that: dialects.py); a Matplotlib figure is saved
 as name.png, a figure of the cell (an Altair chart too, drawn by vl-convert if it is installed), which `![what it shows](figure:name.png)` (or MyST's {glue:figure})
 shows. Found as the module `myst_nb` in a lab's process when myst-nb itself is not installed (by its
-notebook's cells or by a module they import: a book's common preamble).
+notebook's cells or by a module they import: a book's common preamble), and as myst-nb's `glue` when it is.
 """
 from __future__ import annotations
 
@@ -44,6 +44,10 @@ class _Finder:
 
 
 def install() -> None:
-    """Let `import myst_nb` find this module unless myst-nb is installed (nothing is imported before)."""
+    """Let `import myst_nb` find this module unless myst-nb is installed (nothing is imported before); if it
+    is, its `glue` is this one (myst-nb's only displays the value, for Sphinx to find in a saved notebook,
+    which this build does not read)."""
+    from .warm import when_imported
     if _Finder not in sys.meta_path:
         sys.meta_path.append(_Finder)
+        when_imported("myst_nb", lambda module: setattr(module, "glue", glue))
