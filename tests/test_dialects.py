@@ -390,3 +390,18 @@ def test_a_directive_indented_under_a_list_item_is_read_at_the_margin_and_said()
     assert lines[2:5] == ["::: note", "Deep.", "::: end"], lines
     assert lines[7] == "    ```{tip}" and notes == [(3, "the directive {note} is indented under a list item: shown after "
                                                        "the list, at the margin (a directive is not nested in a list item here)")]
+
+
+@pytest.mark.parametrize("text, shown, said", [
+    ("## 一节 {#sec-a .unnumbered}", "## 一节 {#sec-a}", []),           # Pandoc's attributes: the id kept
+    ("## 附录 {.unlisted}", "## 附录", []),
+    ("## 幻灯片 {.smaller background-color=\"#fff\"}", "## 幻灯片",
+     ["the heading's attributes .smaller background-color=\"#fff\" are not read here: left out"]),
+    ("一张 ![小图](a.png){width=50%} 图", "一张 ![小图](a.png) 图", []),
+    ("![图](a.png){#pic .border}", "![图](a.png){#pic}", ["the image's attributes .border are not read here: left out"]),
+    ("## 值 {{ total }}", "## 值 {{ total }}", []),                     # (no attributes: a value)
+    ("`![x](a.png){width=1}`", "`![x](a.png){width=1}`", []),             # (code: as written)
+])
+def test_pandoc_s_attributes_on_a_heading_or_an_image_keep_their_id_and_say_what_is_left_out(text, shown, said):
+    lines, _, notes = read(text)
+    assert lines == [shown] and [message for _, message in notes] == said

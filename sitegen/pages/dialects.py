@@ -27,7 +27,7 @@ import re
 from .bookparts import (COLONS, EXERCISE_END, EXERCISES, FENCE, ROLE, SPHINX_PAGES, captioned, closes_code, closing,
                         code_spans, directive, dropped, exercise, glossary, in_code, is_value_path, label_name, list_table,
                         myst_reference, opens_code, outside_spans, read_role, slugify, unlinked, without_style)
-from .quartodivs import attributes, div_end, shown_here, tabset
+from .quartodivs import PANDOC_ATTRS, attributes, div_end, pandoc_attributes, shown_here, tabset
 
 CALLOUTS = ("note", "tip", "important", "warning", "caution")      # the kinds of callout, as GitHub's alerts name them
 BOXES = (*CALLOUTS, "margin", "tab")    # what `::: KIND` ... `::: end` opens besides statements: a callout, a margin
@@ -81,6 +81,7 @@ LABEL_LINK = re.compile(r"(?<!!)\[(?P<text>[^\]]*)\]\((?P<label>[A-Za-z][\w:./-]
 INLINE_EXPRESSION = re.compile(r"`\{(?P<language>[A-Za-z]\w*)\}\s+(?P<expression>[^`]+)`")
 # MyST's link into another Sphinx project's inventory (intersphinx): [text](inv:project#target)
 NESTED_DIRECTIVE = re.compile(r"^(?P<indent> {2,})(?P<fence>`{3,}|~{3,}|:{3,})(?P<info>\{.*)$")   # under a list item
+IMAGE_ATTRS = re.compile(r"""(?P<image>!\[[^\]]*\]\([^)\s]+(?:\s+"[^"]*")?\))""" + PANDOC_ATTRS.pattern)
 ANCHOR_LINK = re.compile(r"(?P<head>\]\()#(?P<fragment>[^)\s]+)\)")      # a link to a place on its page: [text](#x)
 INVENTORY_LINK = re.compile(r"(?<!!)\[(?P<text>[^\]]*)\]\((?P<target>inv:[^)\s]*)\)")
 QUARTO_FIGURE = re.compile(r'^\s*!\[(?P<caption>[^\]]+)\]\((?P<target>[^)\s]+)\)\{#(?P<label>fig-[^}\s]+)(?P<attrs>[^}]*)\}\s*$')
@@ -238,6 +239,8 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True,
             alt = re.search(r'fig-alt="([^"]*)"', figure["attrs"] or "")
             out[index] = (f'![{alt[1] if alt else figure["caption"]}]({figure["target"]} "{figure["caption"].replace(chr(34), chr(39))}")'
                           f' {{#{figure["label"]}}}')
+        if "{" in out[index] and not codes[index] and (HEADING.match(out[index]) or "](" in out[index]):
+            out[index] = _attributed(out[index], number, notes)
         if "](" in out[index] and not codes[index]:
             out[index] = outside_spans(LABEL_LINK, lambda m: _label_link(m, named, indexed, number, notes), out[index])
             out[index] = outside_spans(INVENTORY_LINK, lambda m: _inventory_link(m, number, notes), out[index])
@@ -259,6 +262,19 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True,
         split = [(part, number, code) for line, number, code in zip(out, numbers, codes) for part in line.split("\n")]
         out, numbers, codes = [p[0] for p in split], [p[1] for p in split], [p[2] for p in split]
     return out, numbers, codes
+
+
+def _attributed(line: str, number: int, notes: list) -> str:
+    """Pandoc's attributes on a heading (at its end) or an image (after it) as this site reads them: the id
+    kept (`{#id}`), the rest left out (said but for what needs no word: quartodivs.UNSAID)."""
+    def kept(found: re.Match, what: str) -> str:
+        ident, other = pandoc_attributes(found["attrs"])
+        if other:
+            notes.append((number, f"{what}'s attributes {' '.join(other)} are not read here: left out"))
+        return f"{{#{ident}}}" if ident else ""
+    if HEADING.match(line) and (found := PANDOC_ATTRS.search(line)) and not line[found.end():].strip():
+        return f"{line[:found.start()].rstrip()} {kept(found, 'the heading')}".rstrip()
+    return outside_spans(IMAGE_ATTRS, lambda image: image["image"] + kept(image, "the image"), line)
 
 
 def _unnest(out: list[str], index: int, nested: re.Match, notes: list, number: int) -> None:

@@ -22,6 +22,23 @@ def attributes(text: str) -> dict[str, str]:
     return dict(word.split("=", 1) for word in words if "=" in word)
 
 
+# Pandoc's attributes, `{#id .class key=value}`: each word of one (`-` is `.unnumbered`), and the braces.
+ATTRIBUTE = re.compile(r"""#[\w:.-]+|\.[\w-]+|[\w-]+=(?:"[^"]*"|'[^']*'|[^\s"'}]+)|-""")
+PANDOC_ATTRS = re.compile(r"\{\s*(?P<attrs>(?:(?:" + ATTRIBUTE.pattern + r")\s*)+)\}")
+# What a heading's or an image's attributes may say that a web page here shows as it is (the site numbers
+# no section and sizes an image to its column): left out without a word.
+UNSAID = {"unnumbered", "unlisted", "-", "width", "height", "fig-align", "fig-alt", "style", "scale", "align"}
+
+
+def pandoc_attributes(text: str) -> tuple[str, list[str]]:
+    """The id of Pandoc's attributes `text` (inside the braces) and their other words, but those that need
+    no word (UNSAID)."""
+    words = ATTRIBUTE.findall(text)
+    ident = next((word[1:] for word in words if word.startswith("#")), "")
+    return ident, [word for word in words if not word.startswith("#")
+                   and word.lstrip(".").split("=", 1)[0] not in UNSAID]
+
+
 def div_lines(out: list[str], index: int):
     """The lines after a div opened at `index`: each, whether it is code, and how deep it stands in the divs
     opened inside it (-1: the fence that closes it)."""

@@ -83,6 +83,10 @@ HELD_OUT = [
     ("nathancarter/MA346-course-notes", "chapter-2-mathematical-foundations.ipynb"),
     ("nathancarter/MA346-course-notes", "chapter-7-abstraction.ipynb"),
     ("geocompx/geocompy", "01-spatial-data.qmd"),
+    # added at the end of issue 61, never looked at before it was measured: a handbook's notebooks (their
+    # navigation links to the book's other notebooks, a Colab badge, Jupyter's own heading anchors)
+    ("jakevdp/PythonDataScienceHandbook", "notebooks/02.02-The-Basics-Of-NumPy-Arrays.ipynb"),
+    ("jakevdp/PythonDataScienceHandbook", "notebooks/04.01-Simple-Line-Plots.ipynb"),
 ]
 KINDS = "note|tip|warning|important|caution|admonition|dropdown|hint|seealso|attention|danger|error"
 # Where a block may open: at the margin, or in a list item (a list-table's cell: `* - `, `  - `, its lines indented).
