@@ -19,6 +19,7 @@ def test_a_cell_s_quarto_options_are_its_leading_comment_lines_only():
     ((), "#| echo: false\n#| output: false\nx", None),
     (("thebe-init", "raises-exception"), "x", {}),                  # tags of other meaning: shown
     ((), "#| echo: true\n#| code-fold: show\nx", {}),
+    ((), "#| fig-align: center\nx", {}),                               # (a figure fills the column: no word)
 ])
 def test_what_a_cell_shows_follows_its_tags_and_options(tags, text, shown):
     notes: list = []

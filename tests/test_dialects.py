@@ -405,3 +405,15 @@ def test_a_directive_indented_under_a_list_item_is_read_at_the_margin_and_said()
 def test_pandoc_s_attributes_on_a_heading_or_an_image_keep_their_id_and_say_what_is_left_out(text, shown, said):
     lines, _, notes = read(text)
     assert lines == [shown] and [message for _, message in notes] == said
+
+
+@pytest.mark.parametrize("text, shown, said", [
+    ("```{epigraph}\n学而时习之。\n\n-- 孔子\n```", ["", "> 学而时习之。", ">", "> -- 孔子", ""], []),
+    ("```{eval-rst}\n.. note:: 注意\n```", ["```", ".. note:: 注意", "```"],
+     ["the MyST directive {eval-rst} is not supported here: it shows as a block of code"]),   # (its source, never raw)
+    ('::: {.columns}\n::: {.column width="50%"}\n左\n:::\n::: {.column width="50%"}\n右\n:::\n:::',
+     ["", "", "左", "", "", "右", "", ""], []),                              # (one column, as a phone shows them)
+])
+def test_a_quotation_is_a_quote_restructuredtext_its_source_and_quarto_s_columns_one_column(text, shown, said):
+    lines, _, notes = read(text)
+    assert lines == shown and [message for _, message in notes] == said, (lines, notes)

@@ -19,6 +19,7 @@ QUARTO_OPTIONS = {("echo", "false"): {"code": "hidden"}, ("echo", "true"): {}, (
 
 
 FIGURE_OPTIONS = {"label", "fig-cap", "fig-alt"}       # Quarto's options of the figure a cell draws
+UNSAID = {"fig-align"}          # what a page here shows as it is, needing no word (a figure fills the column)
 
 
 def cell_figure(figure: tuple, text: str) -> tuple[str, str, str] | None:
@@ -48,7 +49,7 @@ def cell_visibility(tags: tuple[str, ...], text: str, line: int, notes: list) ->
             shown.update(TAGS[tag])
     options, _ = cell_options(text)
     for key, value in options:
-        if key in FIGURE_OPTIONS:
+        if key in FIGURE_OPTIONS or key in UNSAID:
             continue                    # (the figure it draws: cell_figure)
         if (key, value) in QUARTO_OPTIONS:
             if QUARTO_OPTIONS[key, value] is None:

@@ -43,7 +43,9 @@ STATEMENTS = ("theorem", "lemma", "corollary", "proposition", "conjecture", "def
 MYST_KINDS = {**{kind: kind for kind in CALLOUTS}, "hint": "tip", "seealso": "note", "attention": "important",
               "danger": "caution", "error": "caution", "admonition": "note", "dropdown": "note"}
 # MyST's directives whose content is code, not Markdown: shown as a block of code when not supported.
-CODE = {"code-cell", "code-block", "code", "sourcecode", "literalinclude", "ipython", "raw", "math", "mermaid", "graphviz"}
+CODE = {"code-cell", "code-block", "code", "sourcecode", "literalinclude", "ipython", "raw", "math", "mermaid", "graphviz",
+        "eval-rst"}
+QUOTES = {"epigraph", "pull-quote", "highlights"}     # docutils' quotations: a quote here
 SHOWN_CODE = {"code-block", "code", "sourcecode"}       # those whose meaning is code shown, in the language they name
 # Front matter keys of other tools' pages that this site's pages do not read: left out with a note.
 FOREIGN_FRONT_MATTER = {
@@ -445,6 +447,13 @@ def _myst(out, index, number, myst, fence, closers, notes, ended=None, computed=
             glossary(out, after, end, "sorted" in options)
         else:                       # (the list of what a page cites is at its end, always: citations.py)
             out[after:end] = [""] * (end - after)
+        return after
+    if name in QUOTES:              # docutils' quotations: a quote, its attribution (`-- Name`) its last line
+        dropped(name, options, {"class", "name"}, number, notes)
+        out[index] = ""
+        end = closing(out, after, fence)
+        out[after:end] = [f"> {line}".rstrip() for line in out[after:end]]
+        closers.append((*fence, "", number))
         return after
     if kind is None:        # (in a colon fence: its content is Markdown)
         notes.append((number, f"the MyST directive {{{name}}} is not supported here: its content shows as prose "

@@ -9,8 +9,10 @@ import shlex
 
 from .bookparts import COLONS, directive, in_code
 
-# Quarto's divs that mark a slide's steps and layout (reveal.js's): on a web page, their content.
-SLIDES = {"fragment", "incremental", "nonincremental", "r-fit-text", "r-stretch", "r-stack", "r-hstack", "r-vstack"}
+# Quarto's divs that mark a slide's steps and layout (reveal.js's), and its columns: on a web page here,
+# their content (a page is one column, as a phone shows Quarto's columns).
+SLIDES = {"fragment", "incremental", "nonincremental", "r-fit-text", "r-stretch", "r-stack", "r-hstack", "r-vstack",
+          "columns", "column"}
 
 
 def attributes(text: str) -> dict[str, str]:
