@@ -338,6 +338,8 @@ def test_markup_is_read_outside_code_spans_only_even_after_an_example_of_it():
     ('::: {.content-hidden when-format="html"}\n网页上没有。\n::: {.fragment}\n也没有。\n:::\n:::\n之后。',
      ["", "", "", "", "", "", "之后。"], []),
     ('::: {.content-visible when-format="revealjs"}\n只在幻灯片上。\n:::', ["", "", ""], []),
+    ('::: {.content-hidden}\n哪里都没有。\n:::', ["", "", ""], []),           # (for every format)
+    ('::: {.content-visible}\n到处都有。\n:::', ["", "到处都有。", ""], []),
     ('::: {.content-visible when-profile="slides"}\n某个配置。\n:::', ["", "某个配置。", ""],
      ['the div ::: {.content-visible when-profile="slides"} is not supported here: its content shows as prose']),
 ])
@@ -417,3 +419,27 @@ def test_pandoc_s_attributes_on_a_heading_or_an_image_keep_their_id_and_say_what
 def test_a_quotation_is_a_quote_restructuredtext_its_source_and_quarto_s_columns_one_column(text, shown, said):
     lines, _, notes = read(text)
     assert lines == shown and [message for _, message in notes] == said, (lines, notes)
+
+
+@pytest.mark.parametrize("text, shown, said", [
+    ("前{{< pagebreak >}}后", "前后", []),
+    ("{{< video https://www.youtube.com/embed/x >}}", "[https://www.youtube.com/embed/x](https://www.youtube.com/embed/x)",
+     ["{{< video https://www.youtube.com/embed/x >}}: shown as a link to it (a page embeds nothing from another site)"]),
+    ("{{< include _part.qmd >}}", "`` {{< include _part.qmd >}} ``",
+     ["Quarto's shortcode {{< include >}} is not supported here: shown as its source"]),
+])
+def test_quarto_s_shortcodes_show_as_its_html_output_shows_them_or_as_their_source(text, shown, said):
+    lines, _, notes = read(text)
+    assert lines == [shown] and [message for _, message in notes] == said
+
+
+def test_a_code_fence_never_closed_is_said_at_its_line():
+    lines, codes, notes = read("文字。\n\n```python\nx = 1\n\n## 不是标题\n")
+    assert notes == [(3, "the code fence opened here is never closed: the rest of the page shows as code (close it "
+                         "with a line ```)")]
+
+
+def test_a_block_of_this_site_closed_as_pandoc_closes_its_div_is_closed():
+    lines, _, notes = read("::: note\n内容。\n:::\n\n::: exercise\n题。\n::: tip\n提示。\n:::\n:::\n:::")
+    assert lines == ["::: note", "内容。", "::: end", "", "::: exercise", "题。", "::: tip", "提示。", "::: end",
+                     "::: end", ""] and notes == [(11, "':::' closes nothing (no ':::{...}' is open above it): left out")]

@@ -52,3 +52,10 @@ def test_footnotes_are_numbered_as_referred_to_and_listed_with_a_way_back():
     assert '<sup id="fnref2-b"><a class="footnote-ref" href="#fn-b">1</a></sup>' in made
     assert made.index('<li id="fn-b">') < made.index('<li id="fn-a">')
     assert 'title="回到正文（脚注 1）"' in made and made.startswith("<p>")
+
+
+def test_a_list_nested_ten_deep_loses_nothing_after_it():
+    """markdown-it's commonmark preset stops reading at 20 levels of tokens (a list ten deep), dropping the
+    rest of the page without a word; the site reads as deep as its default preset does."""
+    made = html("".join("  " * i + f"- level {i}\n" for i in range(12)) + "\nAfter the list.\n")
+    assert "level 11" in made and "<p>After the list.</p>" in made

@@ -510,12 +510,13 @@ def test_a_cell_shows_what_its_tags_or_quarto_options_say_and_still_runs(tmp_pat
     cells = [nbformat.v4.new_markdown_cell("# 可见性")]
     for tags, source, _ in SHOWN:
         cells.append(nbformat.v4.new_code_cell(source, metadata={"tags": list(tags)} if tags else {}))
+    cells.append(nbformat.v4.new_markdown_cell("教师笔记：答案是 42。", metadata={"tags": ["remove-cell"]}))
     write(root / "content/shown.ipynb", cells)
     result = run_build(root, tmp_path / "dist", tmp_path / "cache", "--strict")
     assert result.returncode == 0, result.stderr
     html = (tmp_path / "dist/shown.html").read_text(encoding="utf-8")
     sections = re.findall(r'<section class="cell".*?</section>', html, re.S)
-    assert "#|" not in html
+    assert "#|" not in html and "教师笔记" not in html         # (a Markdown cell removed, as Jupyter Book removes it)
     assert "OUT-PLAIN 42" in html                      # the removed cells ran: their names are there
     found = []
     for tags, source, expected in SHOWN:
@@ -563,3 +564,15 @@ def test_a_figure_caption_on_a_cell_that_draws_none_is_said_in_the_cell_s_terms(
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert "this cell's figure has a label (#| label, or myst-nb's figure options), but the cell drew no figure: " \
            "draw one in it, or remove them" in result.stderr, result.stderr
+
+
+def test_a_fence_a_markdown_cell_leaves_open_ends_with_its_cell_as_jupyter_renders_each_cell(tmp_path):
+    """Not the rest of the page as code: the next cells, and their headings, shown as they are."""
+    root = tiny_site(tmp_path / "site")
+    write(root / "content/open.ipynb", [nbformat.v4.new_markdown_cell("# 开着\n\n- 一项：\n\n  ```python\n  x = 1"),
+                                        nbformat.v4.new_code_cell("print('RAN')"),
+                                        nbformat.v4.new_markdown_cell("## 下一节\n\n之后。")])
+    result = run_build(root, tmp_path / "dist", tmp_path / "cache", "--strict")
+    assert result.returncode == 0, result.stderr
+    html = (tmp_path / "dist/open.html").read_text(encoding="utf-8")
+    assert '<h2 id="下一节">' in html and "<p>之后。</p>" in html and 'class="cell-stdout"' in html

@@ -102,14 +102,32 @@ def test_an_image_from_another_site_or_one_the_site_lacks_costs_a_warning_not_th
     """Shown as a link to it (which loads nothing) or as its alt text, marked; --strict refuses both."""
     root = tiny_site(tmp_path / "site")
     (root / "content/pics.md").write_text("---\ntitle: 图\n---\n![徽标](https://example.org/logo.png)\n\n"
-                                          "![丢了](pics/gone.png)\n\n[幻灯片](../../_slides/a.pdf)\n\n后文。\n",
-                                          encoding="utf-8")
+                                          "![丢了](pics/gone.png)\n\n[幻灯片](../../_slides/a.pdf)\n\n后文。\n\n"
+                                          '<p>见 <a href="_slides/b.html">讲义</a>。</p>\n', encoding="utf-8")
     result = run_build(root, root / "dist", root / ".cache")
     assert result.returncode == 0, result.stderr
     assert "content/pics.md:4: the image https://example.org/logo.png is loaded from another site" in result.stderr
     assert "content/pics.md:6: link 'pics/gone.png' points to nothing the site builds: the image is shown" in result.stderr
     assert "content/pics.md:8: link '../../_slides/a.pdf' leaves the site: shown as its text" in result.stderr
+    assert 'content/pics.md:12: href="_slides/b.html" in pics.html points to no file of the site' in result.stderr
+    other = next(page for page in (root / "content").glob("*.md") if page.name != "pics.md")
+    other.write_text(other.read_text(encoding="utf-8") + "\n又一句。\n", encoding="utf-8")
+    again = run_build(root, root / "dist", root / ".cache")       # (said again by a build that reuses pics.html's check)
+    assert again.returncode == 0 and sorted(again.stderr.splitlines()) == sorted(result.stderr.splitlines())
     page = (root / "dist/pics.html").read_text(encoding="utf-8")
     assert '<a href="https://example.org/logo.png" class="remote-image" rel="noopener">徽标</a>' in page
     assert '<span class="missing-image">丢了</span>' in page and "<p>幻灯片</p>" in page and "<img" not in page
     assert run_build(root, root / "dist", root / ".cache", "--strict").returncode == 1
+
+
+def test_latex_s_own_double_braces_in_a_formula_are_no_value_as_jupyter_and_myst_read_them(tmp_path):
+    """`$\\mathbf{{x}}$` is a bold x in Jupyter, never the notebook's x; a value in a formula is spaced."""
+    from sitegen.pages.prose import values
+    assert [m["path"] for m in values("$\\mathbf{{x}}$, {{y}}, ${{ z }}$ and {{< video u >}}")] == ["y", "z"]
+    root = tiny_site(tmp_path / "site")
+    (root / "content/braces.md").write_text("---\ntitle: 括号\n---\n公式 $\\frac{{a}}{2}$ 与\n\n$$ x^{{2}} $$\n",
+                                            encoding="utf-8")
+    result = run_build(root, root / "dist", root / ".cache", "--strict")
+    assert result.returncode == 0, result.stderr
+    page = (root / "dist/braces.html").read_text(encoding="utf-8")
+    assert page.count("<math") == 2 and "{{" not in page.split("<main")[1]

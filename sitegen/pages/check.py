@@ -16,8 +16,8 @@ from ..core.memo import Memo, digest
 from .content import content_images, media_problem
 from .page import Page
 from .bookparts import without_spans
-from .prose import (LINK, NOTEBOOK_NAMES, VALUE, SiteMap, Unresolved, block_formulas, format_value, is_external, lookup,
-                    names_page, references_of, resolve_target, to_mathml)
+from .prose import (LINK, NOTEBOOK_NAMES, SiteMap, Unresolved, block_formulas, format_value, is_external, lookup,
+                    names_page, references_of, resolve_target, to_mathml, values)
 from ..core.errors import Collector
 from ..core.incremental import Phase
 from .citations import line_citations, listed_keys
@@ -178,7 +178,7 @@ def _check_page(page, artifacts, sitemap, references, checking, problems, warnin
     for block in page.blocks:
         if block.kind == "prose":
             outside = [without_spans(text) for _, text in prose_lines((block,))]     # (code spans: as written)
-            if art is None and any(VALUE.search(text) or any(link["target"].startswith("figure:") for link in
+            if art is None and any(values(text) or any(link["target"].startswith("figure:") for link in
                                                              LINK.finditer(text)) for text in outside):
                 if not page.lab:
                     problems.add(page.source, block.line,
@@ -259,7 +259,7 @@ def _prose(page, block, art, results, sitemap, problems, warnings, memo):
         except Unresolved as exc:            # (the page shows its source: prose.math_html)
             warnings.add(page.source, number, f"{exc}: shown as its source")
     for number, line in prose_lines((block,)):         # (outside fenced code, which shows as written)
-        for match in VALUE.finditer(line if art is not None else without_spans(line)):   # (no lab: none)
+        for match in values(line if art is not None else without_spans(line)):   # (no lab: none)
             try:
                 format_value(lookup(results, match["path"], NOTEBOOK_NAMES if runs_as_notebook(art.lab.script)
                                     else "results.json"), match["spec"])

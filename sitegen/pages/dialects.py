@@ -45,6 +45,7 @@ MYST_KINDS = {**{kind: kind for kind in CALLOUTS}, "hint": "tip", "seealso": "no
 # MyST's directives whose content is code, not Markdown: shown as a block of code when not supported.
 CODE = {"code-cell", "code-block", "code", "sourcecode", "literalinclude", "ipython", "raw", "math", "mermaid", "graphviz",
         "eval-rst"}
+OWN_CONTAINERS = {"exercise", *BOXES, *STATEMENTS}     # this site's blocks that `::: end` closes (blocks.KINDS)
 QUOTES = {"epigraph", "pull-quote", "highlights"}     # docutils' quotations: a quote here
 SHOWN_CODE = {"code-block", "code", "sourcecode"}       # those whose meaning is code shown, in the language they name
 # Front matter keys of other tools' pages that this site's pages do not read: left out with a note.
@@ -83,6 +84,7 @@ LABEL_LINK = re.compile(r"(?<!!)\[(?P<text>[^\]]*)\]\((?P<label>[A-Za-z][\w:./-]
 INLINE_EXPRESSION = re.compile(r"`\{(?P<language>[A-Za-z]\w*)\}\s+(?P<expression>[^`]+)`")
 # MyST's link into another Sphinx project's inventory (intersphinx): [text](inv:project#target)
 NESTED_DIRECTIVE = re.compile(r"^(?P<indent> {2,})(?P<fence>`{3,}|~{3,}|:{3,})(?P<info>\{.*)$")   # under a list item
+SHORTCODE = re.compile(r"\{\{<\s*(?P<name>[\w-]+)(?P<args>.*?)>\}\}")     # Quarto's: {{< video URL >}}
 IMAGE_ATTRS = re.compile(r"""(?P<image>!\[[^\]]*\]\([^)\s]+(?:\s+"[^"]*")?\))""" + PANDOC_ATTRS.pattern)
 ANCHOR_LINK = re.compile(r"(?P<head>\]\()#(?P<fragment>[^)\s]+)\)")      # a link to a place on its page: [text](#x)
 INVENTORY_LINK = re.compile(r"(?<!!)\[(?P<text>[^\]]*)\]\((?P<target>inv:[^)\s]*)\)")
@@ -107,6 +109,7 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True,
     code: tuple[str, int] | None = None         # an open code fence: what closes it (bookparts.opens_code)
     alert = False
     pending = ""                # a (label)= above a formula: its label
+    own: list[int] = []         # this site's blocks open (`::: note`): a bare `:::` closes the innermost
     # The page's labels, as MyST defines them: a Markdown link to one, [text](label), is [text](#label).
     named, indexed = _defined(lines)
     # Its headings' ids, which a Jupyter-style table of contents names as Jupyter does (case kept, `-` for a space).
@@ -193,11 +196,18 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True,
         if colons and not colons["rest"]:
             if closers and closers[-1][0] == ":" and len(colons["fence"]) >= closers[-1][1]:
                 out[index] = _close(closers.pop(), index, ended)
+            elif own:               # (this site's `::: note`, closed as Pandoc closes its div `::: note`)
+                out[index] = "::: end"
+                own.pop()
             else:
                 notes.append((number, f"'{colons['fence']}' closes nothing (no ':::{{...}}' is open above it): left out"))
                 out[index] = ""
             index += 1
             continue
+        if colons and colons["rest"].split()[0] in OWN_CONTAINERS:      # this site's block, which `::: end` closes
+            own.append(index)
+        elif colons and colons["rest"].strip() == "end" and own:
+            own.pop()
         found = ALERT.match(line)
         if found:
             kind = found["kind"].lower()
@@ -237,6 +247,8 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True,
                                                                      unmade=indexed), out[index])
         if "`{" in out[index]:
             out[index] = _inline_expressions(out[index], number, notes, computed)
+        if "{{<" in out[index]:
+            out[index] = outside_spans(SHORTCODE, lambda found: _shortcode(found, number, notes), out[index])
         if (figure := QUARTO_FIGURE.match(out[index])) and not codes[index]:   # Quarto: the bracket is the caption
             alt = re.search(r'fig-alt="([^"]*)"', figure["attrs"] or "")
             out[index] = (f'![{alt[1] if alt else figure["caption"]}]({figure["target"]} "{figure["caption"].replace(chr(34), chr(39))}")'
@@ -250,6 +262,10 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True,
         if "@" in out[index] and not codes[index]:
             out[index] = outside_spans(QUARTO_REF, lambda ref: f"[](#{ref['label']})", out[index])
         index += 1
+    if code is not None:            # (as CommonMark reads it: the code runs to the page's end)
+        opened = next(k for k in range(len(codes) - 1, -1, -1) if k == 0 or not codes[k - 1])
+        notes.append((numbers[opened], f"the code fence opened here is never closed: the rest of the page shows as code "
+                                       f"(close it with a line {code[0]})"))
     if alert:
         closers.append(("", 0, "::: end", 0))
     for char, length, callout, line in reversed(closers):     # as CommonMark runs a fence to the end
@@ -277,6 +293,19 @@ def _attributed(line: str, number: int, notes: list) -> str:
     if HEADING.match(line) and (found := PANDOC_ATTRS.search(line)) and not line[found.end():].strip():
         return f"{line[:found.start()].rstrip()} {kept(found, 'the heading')}".rstrip()
     return outside_spans(IMAGE_ATTRS, lambda image: image["image"] + kept(image, "the image"), line)
+
+
+def _shortcode(found: re.Match, number: int, notes: list) -> str:
+    """Quarto's shortcode as its HTML output shows it here: a page break (print's) nothing, a video a link to
+    it (a page embeds nothing from another site), any other its source as code, said."""
+    name, args = found["name"], found["args"].split()
+    if name == "pagebreak":
+        return ""
+    if name == "video" and args:
+        notes.append((number, f"{{{{< video {args[0]} >}}}}: shown as a link to it (a page embeds nothing from another site)"))
+        return f"[{args[0]}]({args[0]})"
+    notes.append((number, f"Quarto's shortcode {{{{< {name} >}}}} is not supported here: shown as its source"))
+    return f"`` {found[0]} ``"
 
 
 def _unnest(out: list[str], index: int, nested: re.Match, notes: list, number: int) -> None:

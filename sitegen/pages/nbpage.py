@@ -18,7 +18,7 @@ from pathlib import PurePosixPath
 
 from ..core.errors import BuildError, Problem
 from ..project.nbsource import NotebookSource, load, notebooks, page_output, source_line
-from .bookparts import outside_spans, without_style
+from .bookparts import in_code, opens_code, outside_spans, without_style
 from .cellshow import cell_figure, cell_visibility
 from ..project.cells import cell_options, runs
 from .jupytermath import site_math
@@ -79,6 +79,8 @@ def page_text(source: NotebookSource, pages: frozenset = frozenset()) -> tuple[s
                           "delete it from the notebook"))
             continue
         after_code = cell.kind == "code" and bool(cell.text.strip())
+        if cell.kind == "markdown" and REMOVED & set(cell.tags):     # (Jupyter Book's: its text left out)
+            continue
         if cell.kind == "markdown" and cell.text.strip():
             numbers = [source_line(cell.lines, k) for k in range(1, cell.text.count("\n") + 2)]
             rewritten = site_math(cell.text.split("\n"))          # Jupyter's math, in this site's form
@@ -86,6 +88,9 @@ def page_text(source: NotebookSource, pages: frozenset = frozenset()) -> tuple[s
             for name, uri in cell.attachments:          # ![logo](attachment:logo.png), as Jupyter shows it
                 body = [text.replace(f"attachment:{name}", uri) for text in body]
             body = [_own(text, n, notes) for text, n in zip(body, numbers)]
+            if closer := _open_fence(body):      # (Jupyter renders each cell alone: a fence ends with its cell,
+                end = max(k for k, text in enumerate(body) if text.strip()) + 1      # its last blank lines none of it)
+                body, numbers = body[:end] + [closer] + body[end:], numbers[:end] + [numbers[end - 1]] + numbers[end:]
             # Blank lines up to the cell's first line: a page's problems are found at a block's first line
             # plus how far into it (check.py), so a block's lines must follow the file's (nbformat writes
             # a cell's source one line a file line; between cells lie their JSON's other lines).
@@ -121,8 +126,19 @@ def page_text(source: NotebookSource, pages: frozenset = frozenset()) -> tuple[s
     return "\n".join(lines) + "\n", where, notes
 
 
+REMOVED = {"remove-cell", "remove-input"}       # a Markdown cell's tags that leave it out of the page, as Jupyter Book does
 REMOTE_IMAGE = re.compile(r"<img\b[^>]*?\bsrc\s*=\s*[\"']?(?:https?:)?//[^>]*>", re.I)
 EMPTY_LINK = re.compile(r"<a\b[^>]*>\s*</a>", re.I)
+
+
+def _open_fence(lines: list[str]) -> str | None:
+    """The line that closes a code fence a Markdown cell leaves open (indented as its opener's content), or None."""
+    codes = in_code(lines + ["."])
+    if not codes[-1]:
+        return None
+    opened = next(k for k in range(len(lines) - 1, -1, -1) if k == 0 or not codes[k - 1])
+    fence, indent = opens_code(lines[opened]) or ("```", 3)
+    return " " * (indent - 3) + fence
 
 
 def _own(text: str, line: int, notes: list) -> str:

@@ -28,6 +28,26 @@ if TYPE_CHECKING:              # content reads pages with blocks.py, which resol
     from .page import Page
 
 VALUE = re.compile(r"\{\{\s*(?P<path>[^}|]+?)\s*(?:\|\s*(?P<spec>[^}]*?)\s*)?\}\}")
+def values(line: str) -> list[re.Match]:
+    """The values `{{ path }}` a line of prose names: not LaTeX's own braces in a formula (`$\\mathbf{{x}}$`, as
+    Jupyter and MyST read it; a value in a formula is spaced, `${{ x }}$`), nor Quarto's shortcodes ({{< ... >}})."""
+    found = [match for match in VALUE.finditer(line) if not match["path"].startswith(("<", "%"))]
+    if not found or "$" not in line:
+        return found
+    spans = [(a, b) for a, b, _, _ in math_spans(line)]
+    return [match for match in found if not any(a <= match.start() < b for a, b in spans)
+            or (match[0][2].isspace() and match[0][-3].isspace())]
+
+
+def with_values(line: str, value) -> str:
+    """`line` with each of its values (values()) replaced by `value(match)`."""
+    parts, at = [], 0
+    for match in values(line):
+        parts += [line[at:match.start()], value(match)]
+        at = match.end()
+    return "".join(parts) + line[at:]
+
+
 LINK = re.compile(r"(?P<bang>!?)\[(?P<text>[^\]]*)\]\((?P<target>[^)\s]+)(?P<title>\s+\"[^\"]*\")?\)")
 DISPLAY_MATH = re.compile(r"^\s*\$\$(?P<tex>.+?)\$\$\s*(?:\{#[^}\s]+\}\s*)?$")    # (a label: labels.py)
 # Inline math as Pandoc reads it: a `$` with no space after it, up to a `$` with no space before it and no
@@ -93,7 +113,7 @@ def _open_formula(line: str) -> int | None:
 def block_formulas(block):
     """(line, LaTeX, display) of each formula in a prose block, values inside it read as 0."""
     for offset, line, code in paragraph_lines(block.text.splitlines()):
-        for _, _, tex, display in ([] if code else math_spans(VALUE.sub("0", line))):
+        for _, _, tex, display in ([] if code else math_spans(with_values(line, lambda _: "0"))):
             yield block.line + offset, tex, display
 
 
@@ -364,7 +384,7 @@ def transform_prose(text: str, results: dict | None, href, figure_block=None, ma
             lines.append(figure_block(match["name"], match["alt"], match["title"] or ""))
             continue
         if results is not None:         # (a page with no lab has none, but in code spans: shown as written)
-            line = VALUE.sub(lambda m: _value(results, m), line)
+            line = with_values(line, lambda m: _value(results, m))
         if references is not None:
             line = references.fill(line)
         if citations is not None:

@@ -61,12 +61,15 @@ def div_end(out: list[str], index: int) -> int:
 def shown_here(classes: set[str], attrs: dict) -> bool | None:
     """Whether a Quarto div of these classes shows on a web page, as Quarto's HTML output shows it: a
     slide's markup (a fragment, incremental lists) is its content; `.content-visible` and `.content-hidden`
-    with `when-format` or `unless-format` say for which formats (this site's is html); None for any other
+    with `when-format` or `unless-format` say for which formats (this site's is html), without them for every
+    format; None for any other
     div (said, and its content shown), a profile's too (this site builds none)."""
     if classes and classes <= SLIDES:
         return True
     visible = "content-visible" in classes
-    if not (visible or "content-hidden" in classes) or set(attrs) - {"when-format", "unless-format"} or not attrs:
+    if (visible or "content-hidden" in classes) and not attrs:      # (for every format: Quarto's own reading)
+        return visible
+    if not (visible or "content-hidden" in classes) or set(attrs) - {"when-format", "unless-format"}:
         return None
     html = "html" in attrs.get("when-format", "html") and "html" not in attrs.get("unless-format", "")
     return html if visible else not html

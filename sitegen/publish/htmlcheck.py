@@ -318,7 +318,7 @@ def check_rendered(cfg: SiteConfig, pages: list[Page], files: dict[str, bytes], 
             elsewhere, own = file_problems(path, seen[path], files, ids, where, served_at, problems, warnings)
             phase.made(path, (shas[path],), (path, cfg.base_url, shas[path]), summary=(elsewhere, seen[path]["warnings"] + own))
         problems.raise_if_any()
-    return warnings.problems
+    return sorted(warnings.problems, key=lambda p: (p.path, p.line, p.message))     # (in one order, whatever was reused)
 
 
 def no_anchor(attribute: str, url: str, path: str, served: str, fragment: str) -> str:
@@ -338,8 +338,13 @@ def file_problems(path: str, found: dict, files, ids, where, served_at: dict, pr
         if target not in served_at:                 # every page links to the same few: each looked up once
             served_at[target] = served_file(target, files)
         served = served_at[target]
-        if served is None:
+        if served is None and not where(needle)[1]:
             problems.add(*where(needle), f"{attribute}=\"{url}\" in {path} points to no file of the site")
+        elif served is None:        # (one a page's author wrote, in its HTML: a warning, as a Markdown link's)
+            message = (f"{attribute}=\"{url}\" in {path} points to no file of the site: put the file in content/, or "
+                       "link the address it is published at")
+            warnings.add(*where(needle), message)
+            own.append((needle, message))           # (said again while the file, and the site's files, are as they are)
         elif fragment and served.endswith(".html") and served in files:
             dead = fragment not in ids(served)
             if dead:

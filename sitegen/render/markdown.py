@@ -59,7 +59,9 @@ def _parser(heading_link: str, footnote_back: str) -> MarkdownIt:
     from mdit_py_plugins.footnote import footnote_plugin
     from mdit_py_plugins.gfm_autolink import gfm_autolink_plugin
     from mdit_py_plugins.tasklists import tasklists_plugin
-    md = MarkdownIt("commonmark", {"html": True})
+    # (nesting as deep as markdown-it's default preset reads: the commonmark preset's 20 stops the page at a
+    # list nested ten deep, without a word)
+    md = MarkdownIt("commonmark", {"html": True, "maxNesting": 100})
     md.enable(["table", "strikethrough"])
     md.use(footnote_plugin).use(deflist_plugin).use(tasklists_plugin).use(gfm_autolink_plugin)
     # An image's `{#name}` (its anchor), a span's `[text]{#id .class}` (a glossary's second name for a term)
