@@ -97,6 +97,18 @@ def test_an_english_course_in_a_named_style_cites_in_the_sentence_and_in_bracket
     assert texts(built, "h2", id="bibliography") == ["References"]
 
 
+def test_each_cited_item_keeps_its_own_prefix_and_locator_and_one_without_its_author_shows_its_year(tmp_path):
+    """As Pandoc and Quarto read them: `[see @a, p. 1; @b, pp. 2-3]`, `[-@a]`, `@a [p. 33]`."""
+    root = course(tmp_path, style="apa", language="en")
+    (root / "content/read.md").write_text("---\ntitle: Reading\n---\nOne [see @vaswani2017, p. 1; also @li2019, "
+                                          "pp. 2-3]. Two [-@li2019, p. 4]. Three @vaswani2017 [p. 33].\n",
+                                          encoding="utf-8")
+    result = run_build(root, root / "dist", root / ".cache", "--strict")
+    assert result.returncode == 0, result.stderr
+    assert texts(page(root, "read"), "a", **{"class": "citation"}) == [
+        "(see Vaswani et al., 2017, p. 1; also 李航, 2019, pp. 2–3)", "(2019, p. 4)", "Vaswani et al. (2017, p. 33)"]
+
+
 @pytest.mark.parametrize("case, said", [
     ("unknown", "content/read.md:4: [@li2020]: no entry 'li2020' in the bibliography (close: li2019)"),
     ("none", "content/read.md:4: [@li2019] cites, but site.yaml names no bibliography: add "
@@ -207,3 +219,14 @@ def test_a_key_with_capital_letters_links_to_its_entry_as_written(tmp_path, synt
     assert [e[1]["href"] for e in built.find("a", **{"class": "citation"})] == ["#ref-smithAlpha2020"]
     assert sorted(e[1]["id"] for e in built.find("li") if e[1].get("id", "").startswith("ref-")) == [
         "ref-Hunter:2007", "ref-smithAlpha2020"]
+
+
+@pytest.mark.parametrize("latex, text", [
+    (r"The {\TeX}book", "The TeXbook"),                         # (a logo's command: its name, never nothing)
+    (r"{\LaTeX}: A Document Preparation System", "LaTeX: A Document Preparation System"),
+    (r"Sorting in $O(n \log n)$ time", "Sorting in O(n log n) time"),
+    (r"Caf{\'e} and {NumPy}", "Café and NumPy"),
+])
+def test_an_entry_s_latex_is_read_as_its_words(latex, text):
+    from sitegen.project.bibliography import text_of
+    assert text_of(latex) == text

@@ -84,3 +84,21 @@ def test_a_site_without_a_home_page_says_to_add_one(tmp_path):
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert "content/index.md: the site has no home page, which every page links to" in result.stderr
     assert "href=" not in result.stderr         # (said in the author's terms, not in the HTML's)
+
+
+def test_a_front_matter_key_with_no_value_is_not_given_and_the_first_heading_is_the_title():
+    from sitegen.pages.content import parse_page
+    page = parse_page("---\ntitle:\ndescription:\n---\n# 第一章\n\n正文。\n", "content/ch1.md", "ch1.html")
+    assert page.meta["title"] == "第一章" and "description" not in page.meta
+
+
+def test_a_page_whose_file_name_pages_cannot_serve_is_named_by_its_source_with_the_fix(tmp_path):
+    root = tiny_site(tmp_path / "site")
+    (root / "content/第一章").mkdir()
+    (root / "content/第一章/笔记.md").write_text("---\ntitle: 笔记\n---\n正文。\n", encoding="utf-8")
+    result = run_build(root, root / "dist", root / ".cache")
+    assert result.returncode == 1 and "error: content/第一章/笔记.md:2: published as 第一章/笔记.html" in result.stderr
+    assert "`url: chapter-1/notes`" in result.stderr
+    edit(root / "content/第一章/笔记.md", "title: 笔记\n", "title: 笔记\nurl: chapter-1/notes\n")
+    assert run_build(root, root / "dist", root / ".cache").returncode == 0
+    assert (root / "dist/chapter-1/notes.html").exists()

@@ -443,3 +443,17 @@ def test_a_block_of_this_site_closed_as_pandoc_closes_its_div_is_closed():
     lines, _, notes = read("::: note\n内容。\n:::\n\n::: exercise\n题。\n::: tip\n提示。\n:::\n:::\n:::")
     assert lines == ["::: note", "内容。", "::: end", "", "::: exercise", "题。", "::: tip", "提示。", "::: end",
                      "::: end", ""] and notes == [(11, "':::' closes nothing (no ':::{...}' is open above it): left out")]
+
+
+@pytest.mark.parametrize("text, shown, said", [
+    ("```{rubric} 小结\n```", ["**小结**", ""],
+     ["the MyST directive {rubric} is not supported here: its title and content show as prose (callouts are {note}, "
+      "{tip}, {important}, {warning}, {caution})"]),
+    ("```{include} ../README.md\n```", ["", ""],
+     ["the MyST directive {include} is not supported here: the file it names (../README.md) is left out; paste its "
+      "text in the page"]),
+    ("```{Note}\n大写。\n```", ["::: note", "大写。", "::: end"], []),      # (docutils' names know no case)
+])
+def test_an_unsupported_directive_keeps_its_argument_and_one_in_capitals_is_read(text, shown, said):
+    lines, _, notes = read(text)
+    assert lines == shown and [message for _, message in notes] == said, (lines, notes)

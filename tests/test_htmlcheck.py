@@ -80,6 +80,15 @@ def test_an_empty_section_is_a_warning_and_a_heading_s_own_link_is_not_its_title
 
 
 
+def test_an_id_given_twice_is_a_warning():
+    """`## Other {#intro}` beside `## Intro`, or a label `{#main}` beside the template's <main id="main">."""
+    found = _read('<main id="main"><h2 id="intro">Intro</h2><p>x</p><h2 id="intro">Other</h2><p>y</p>'
+                  '<p id="main">z</p></main>')
+    assert [message for _, message in found["warnings"]] == [
+        "page.html: the id 'intro' is given twice (a link to it goes to the first): rename the label, or the heading",
+        "page.html: the id 'main' is given twice (a link to it goes to the first): rename the label, or the heading"]
+
+
 def test_a_link_no_browser_opens_is_a_warning_and_a_web_mail_or_phone_link_is_not():
     found = _read('<a href="content:glue">甲</a><a href="https://example.org/" rel="noopener">乙</a>'
                   '<a href="mailto:t@example.org">丙</a><a href="tel:+861234">丁</a><a href="other#x:y">戊</a>')

@@ -576,3 +576,14 @@ def test_a_fence_a_markdown_cell_leaves_open_ends_with_its_cell_as_jupyter_rende
     assert result.returncode == 0, result.stderr
     html = (tmp_path / "dist/open.html").read_text(encoding="utf-8")
     assert '<h2 id="下一节">' in html and "<p>之后。</p>" in html and 'class="cell-stdout"' in html
+
+
+def test_a_latex_output_of_words_with_formulas_in_them_is_words_and_formulas_as_mathjax_shows_them(tmp_path):
+    root = tiny_site(tmp_path / "site")
+    write(root / "content/words.ipynb", [nbformat.v4.new_code_cell(
+        "from IPython.display import Latex, display\ndisplay(Latex(r'The value $\\alpha=1$ is small'))")])
+    result = run_build(root, tmp_path / "dist", tmp_path / "cache", "--strict")
+    assert result.returncode == 0, result.stderr
+    html = (tmp_path / "dist/words.html").read_text(encoding="utf-8")
+    output = html.split('class="cell-output"')[1]
+    assert "<p>The value <math" in output and "</math> is small</p>" in output and "$" not in output

@@ -332,3 +332,16 @@ def test_a_quarto_document_without_front_matter_is_a_notebook_page(tmp_path, tex
     if "sec-linear" in text:          # its title is the heading's, and the heading's label the title's
         assert [(e[1].get("id"), e[2]) for e in page.find("h1")] == [("sec-linear", "Linear functions")]
         assert "{#" not in (root / "dist/chapter.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("options, shown", [
+    ('.content-visible when-format="pdf"', False), ('.content-hidden when-format="pdf"', True),
+    ('.content-visible when-format="html"', True), ('.content-hidden unless-format="html"', True),
+    (".content-hidden", False), ("echo=false", True),
+])
+def test_a_chunk_for_another_format_runs_and_shows_nothing_as_quarto_s_html_shows_it(options, shown):
+    from sitegen.project.textnb import _quarto
+    notebook = _quarto(f"```{{python {options}}}\nx = 1\n```\n", "content/c.qmd", {})
+    [cell] = notebook["cells"]
+    assert ("#| include: false" in cell["source"]) is not shown and cell["source"].endswith("x = 1")
+    assert "format" not in cell["source"]

@@ -127,6 +127,8 @@ def _rich_outputs(r, page: Page, block: Block, art: Artifacts, cell, number: int
             relative_url(page.output, f"{art.lab.downloads}/{name}"), alt)
 
     def latex(text: str) -> Markup:
+        if "$" in text and not text.strip().startswith(("$", "\\[", "\\(", "\\begin")):
+            return markdown(text)       # (words with formulas in them, `Latex("The value $x$")`, as MathJax reads them)
         tex, display = latex_text(text)
         return Markup(f'<div class="math" tabindex="0">{math_html(tex, display, r.memo)}</div>')
 

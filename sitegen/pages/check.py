@@ -65,6 +65,11 @@ def check_site(cfg: SiteConfig, pages: list[Page], artifacts: dict[str, Artifact
                                          "book's page and the course's, or a notebook and a page of the same name): "
                                          "delete one, or publish one elsewhere (front matter `url:`)")
         writers[page.output] = page.source
+        if not page.output.isascii() or any(c in page.output for c in " ?#%\\"):
+            problems.add(page.source, page.meta_line, f"published as {page.output}, a name Cloudflare Pages does not "
+                                                      "serve as asked (it is not ASCII, or holds a space, ?, #, % or "
+                                                      "\\): give the page an address in its front matter, such as "
+                                                      "`url: chapter-1/notes`")
     if pages and "index.html" not in writers:
         problems.add("content/index.md", 0, "the site has no home page, which every page links to (its title, "
                                             "at the top): add content/index.md, a title and a line `::: materials` "

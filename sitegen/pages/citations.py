@@ -30,13 +30,31 @@ NARRATIVE = re.compile(r"(?<![\w@.\[/\\-])@(?P<key>" + KEY + ")")
 NUMBERED, SPACED = re.compile(r"^(\[\d+\])(?=\S)"), r"\1 "     # a numeric style's entry: its number, a space
 
 
+# A locator as Pandoc reads one after a key: its label's word, then its number or range (p. 3, pp. 3-5, chap. 2).
+LOCATOR = re.compile(r"^,?\s*(?P<label>p|pp|page|pages|chap|chapter|sec|section|fig|figure|vol|volume|para)\.?\s+"
+                     r"(?P<value>\S.*?)\s*$")
+LABELS = {"p": "page", "pp": "page", "pages": "page", "chap": "chapter", "sec": "section", "fig": "figure",
+          "vol": "volume", "para": "paragraph"}
+# A narrative citation's locator, in brackets after it: `@key [p. 33]`
+AFTER = re.compile(r"\s*\[(?P<suffix>[^\[\]@]*)\](?![(\[:])")
+
+
+class Item(NamedTuple):
+    key: str
+    prefix: str             # text before it (`see`)
+    suffix: str             # after it: a locator (`p. 3`) or other text
+    minus: bool             # `-@key`: its author left out (the year alone, in an author-date style)
+
+
 class Cited(NamedTuple):
-    keys: tuple[str, ...]
-    prefix: str
-    suffix: str
+    items: tuple[Item, ...]
     narrative: bool         # @key in the sentence: the author's name in it
     start: int              # where it is in its line
     end: int
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return tuple(item.key for item in self.items)
 
 
 def line_citations(line: str, known) -> list[Cited]:
@@ -51,13 +69,14 @@ def line_citations(line: str, known) -> list[Cited]:
         parts = [ITEM.match(part) for part in match["body"].split(";")]
         if in_code(match.start()) or not all(parts):
             continue
-        keys = tuple(part["key"] for part in parts)
-        found.append(Cited(keys, parts[0]["prefix"], parts[-1]["suffix"].lstrip(", ") and
-                           ", " + parts[-1]["suffix"].lstrip(", "), False, *match.span()))
+        found.append(Cited(tuple(Item(part["key"], part["prefix"], part["suffix"].strip().lstrip(",").strip(),
+                                      bool(part["minus"])) for part in parts), False, *match.span()))
     taken = [(c.start, c.end) for c in found]
     for match in NARRATIVE.finditer(line):
         if (known is None or match["key"] in known) and not in_code(match.start()) and not any(s <= match.start() < e for s, e in taken):
-            found.append(Cited((match["key"],), "", "", True, *match.span()))
+            after = AFTER.match(line, match.end())
+            found.append(Cited((Item(match["key"], "", after["suffix"].strip() if after else "", False),), True,
+                               match.start(), after.end() if after else match.end()))
     return sorted(found, key=lambda cited: cited.start)
 
 
@@ -111,31 +130,50 @@ class Citations:
         return line
 
     def _cite(self, cited: Cited) -> str:
-        from citeproc import Citation, CitationItem
-        citation = Citation([CitationItem(key) for key in cited.keys])
+        """The style's citation: in an author-date style each item with its own prefix and locator (or other
+        suffix), as Pandoc gives them, and an item whose author is left out (`-@key`) its year; in a numeric
+        one, its numbers, what the items say around them before and after them."""
+        from citeproc import Citation, CitationItem, Locator
+        text = self._cited(Citation([CitationItem(key) for key in cited.keys]))
+        if cited.narrative:                 # the author, then the rest in brackets: Vaswani et al. (2017)
+            return self._narrative(cited.items[0], text)
+        if not text.startswith("("):
+            suffix = "; ".join(item.suffix for item in cited.items if item.suffix)
+            return html.escape(cited.items[0].prefix) + text + (html.escape(", " + suffix) if suffix else "")
+        if all(item.minus for item in cited.items):
+            return "(" + "; ".join(self._year(item) for item in cited.items) + ")"
+        items = []
+        for item in cited.items:
+            given = {"prefix": html.escape(item.prefix)} if item.prefix else {}
+            if locator := LOCATOR.match(item.suffix):
+                given["locator"] = Locator(LABELS.get(locator["label"], locator["label"]), locator["value"])
+            elif item.suffix:
+                given["suffix"] = html.escape(", " + item.suffix)
+            items.append(CitationItem(item.key, **given))
+        return self._cited(Citation(items))
+
+    def _cited(self, citation) -> str:
         self._processor.register(citation)
         text = self._processor.cite(citation, lambda item: None)
-        text = text if isinstance(text, str) else "".join(map(str, text))
-        if cited.narrative:                 # the author, then the rest in brackets: Vaswani et al. (2017)
-            return self._narrative(cited.keys[0], text)
-        prefix, suffix = html.escape(cited.prefix), html.escape(cited.suffix)
-        if text.startswith("(") and text.endswith(")"):     # inside an author-date style's brackets
-            return f"({prefix}{text[1:-1]}{suffix})"
-        return prefix + text + suffix
+        return text if isinstance(text, str) else "".join(map(str, text))
 
-    def _narrative(self, key: str, text: str) -> str:
+    def _year(self, item: Item) -> str:
+        """An item's year, and its locator or suffix, as an author-date style shows them without its author."""
+        year = str(self.bibliography[item.key].get("issued", {}).get("date-parts", [[""]])[0][0])
+        return html.escape(item.prefix + year + (", " + item.suffix if item.suffix else ""))
+
+    def _narrative(self, cited: Item, text: str) -> str:
         """`text` (the style's citation) in a sentence: the authors, then the number a numeric style
-        gives (Vaswani et al.[1]) or the year in brackets (Vaswani et al. (2017))."""
-        item = self.bibliography[key]
+        gives (Vaswani et al.[1]) or the year in brackets, its locator too (Vaswani et al. (2017, p. 3))."""
+        item = self.bibliography[cited.key]
         names = [name.get("family") or name.get("literal", "") for name in item.get("author") or item.get("editor") or []]
         if not names:
             return text
         joined = (f"{names[0]} {self.words.get('et_al', 'et al.')}" if len(names) > 2 else
                   f" {self.words.get('author_and', 'and')} ".join(names))
         if text.lstrip().startswith("("):
-            year = item.get("issued", {}).get("date-parts", [[""]])[0][0]
-            return html.escape(f"{joined} ({year})")
-        return html.escape(joined) + text
+            return f"{html.escape(joined)} ({self._year(cited)})"
+        return html.escape(joined) + text + (html.escape(f" ({cited.suffix})") if cited.suffix else "")
 
     def list_html(self, listed: tuple[str, ...] = ()) -> str:
         """The entries the page cited, and those it `listed` without citing them (listed_keys), in the style's

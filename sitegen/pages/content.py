@@ -95,6 +95,8 @@ def parse_page(text: str, source: str, output: str, memo=None) -> Page:
                 notes.append((line, f"unknown front matter key '{key}': left out (" + (
                     f"did you mean '{near[0]}'?" if near else f"expected one of: {', '.join(sorted(keys))}") + ")"))
                 del loaded[key]
+            elif value is None:             # (`title:` with nothing after it: not given, the first heading the title)
+                del loaded[key]
             elif not isinstance(value, FRONT_MATTER[key]):
                 problems.add(source, line, f"front matter '{key}' must be a "
                                            f"{FRONT_MATTER[key].__name__}, not {type(value).__name__}")

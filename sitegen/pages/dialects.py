@@ -423,7 +423,7 @@ def _close(closer: tuple, index: int, ended: list) -> str:
 def _myst(out, index, number, myst, fence, closers, notes, ended=None, computed=True) -> int:
     """A MyST directive in a fence of backticks or tildes: a callout, an exercise, or said and shown as
     its content."""
-    name = myst["name"]
+    name = myst["name"].lower()         # (docutils' directive names know no case: {Note} is {note})
     kind = MYST_KINDS.get(name)
     options, after = _options(out, index + 1)
     if name in EXERCISES and ended is not None:
@@ -484,10 +484,18 @@ def _myst(out, index, number, myst, fence, closers, notes, ended=None, computed=
         out[after:end] = [f"> {line}".rstrip() for line in out[after:end]]
         closers.append((*fence, "", number))
         return after
-    if kind is None:        # (in a colon fence: its content is Markdown)
-        notes.append((number, f"the MyST directive {{{name}}} is not supported here: its content shows as prose "
-                              f"(callouts are {', '.join('{' + k + '}' for k in CALLOUTS)})"))
+    if name in ("include", "literalinclude"):
+        notes.append((number, f"the MyST directive {{{name}}} is not supported here: the file it names "
+                              f"({myst['title'].strip()}) is left out; paste its text in the page"))
         out[index] = ""
+        closers.append((*fence, "", number))
+        return after
+    if kind is None:        # (in a colon fence: its content is Markdown; its argument, a title, in bold above it)
+        title = myst["title"].strip()
+        notes.append((number, f"the MyST directive {{{name}}} is not supported here: "
+                              + ("its title and content show as prose " if title else "its content shows as prose ")
+                              + f"(callouts are {', '.join('{' + k + '}' for k in CALLOUTS)})"))
+        out[index] = f"**{title}**" if title else ""
         closers.append((*fence, "", number))
         return after
     out[index] = _callout(name, kind, myst["title"].strip(), options, number, notes)

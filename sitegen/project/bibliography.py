@@ -135,5 +135,11 @@ def text_of(latex: str) -> str:
         text = codecs.decode(latex, "ulatex")
     except ValueError:
         text = latex
+    text = re.sub(r"\\(TeX|LaTeX|BibTeX|XeTeX|LuaTeX|ConTeXt)\b\s*", r"\1", text)       # (logos: their names)
+    text = re.sub(r"\$([^$]*)\$", lambda math: WORDS_IN_MATH.sub(r"\1", math[1]), text)   # (O(n \log n): O(n log n))
     text = re.sub(r"\\[a-zA-Z]+\s*", "", text)
     return re.sub(r"\s+", " ", text.replace("{", "").replace("}", "")).strip()
+
+
+# A formula's function names as their words (a title's $O(n \log n)$ is read as O(n log n)).
+WORDS_IN_MATH = re.compile(r"\\(log|ln|exp|sin|cos|tan|max|min|sup|inf|lim|det|dim|ker|arg\w*|mod|gcd|Pr)\b")

@@ -109,11 +109,14 @@ def _quarto(text: str, rel: str, header: dict) -> dict:
             raise BuildError(Problem(rel, k + 1, f"a chunk of {chunk['language']}: notebook pages run Python "
                                                  "(show code that does not run in a fence without braces: ```"
                                                  f"{chunk['language']})"))
-        elif ATTRIBUTE.sub("", chunk["options"]).strip():
+        elif ATTRIBUTE.sub("", chunk["options"]).strip() not in ("", ".content-visible", ".content-hidden"):
             raise BuildError(Problem(rel, k + 1, f"the chunk's attributes {chunk['options'].strip()!r} are not "
                                                  "key=value pairs: write its options as `#| key: value` lines at its top"))
         else:                   # (its options in braces, key=value, are its `#|` lines' too)
-            said = [f"#| {key}: {value.strip(chr(34) + chr(39))}" for key, value in ATTRIBUTE.findall(chunk["options"])]
+            given = {key: value.strip(chr(34) + chr(39)) for key, value in ATTRIBUTE.findall(chunk["options"])}
+            said = [f"#| {key}: {value}" for key, value in given.items() if key not in FORMATS]
+            if not _on_the_web(chunk["options"], given):        # (it runs all the same, as Quarto runs it)
+                said.append("#| include: false")
             if "".join(markdown).strip():
                 cells.append({"cell_type": "markdown", "metadata": {}, "source": "\n".join(markdown).strip("\n")})
             markdown = []
@@ -124,6 +127,18 @@ def _quarto(text: str, rel: str, header: dict) -> dict:
         cells.append({"cell_type": "markdown", "metadata": {}, "source": "\n".join(markdown).strip("\n")})
     return {"cells": cells, "nbformat": 4, "nbformat_minor": 5,
             "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}}
+
+
+FORMATS = ("when-format", "unless-format")        # a chunk's .content-visible or .content-hidden: for which formats
+
+
+def _on_the_web(options: str, given: dict) -> bool:
+    """Whether a chunk shows on a web page, as Quarto's HTML output shows it: `.content-visible` or
+    `.content-hidden`, `when-format` or `unless-format` (this site's format is html)."""
+    if ".content-visible" not in options and ".content-hidden" not in options:
+        return True
+    html = "html" in given.get("when-format", "html") and "html" not in given.get("unless-format", "")
+    return html if ".content-visible" in options else not html
 
 
 def _plain(value):

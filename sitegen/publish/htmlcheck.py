@@ -172,6 +172,9 @@ class _Reader:
         if level:
             self.heading = [level, []]
         if "id" in attributes:
+            if attributes["id"] in self.ids:        # (a link to it finds the first: the author's label, or ours)
+                self.warnings.append((f'id="{attributes["id"]}"', f"{self.path}: the id '{attributes['id']}' is given "
+                                      "twice (a link to it goes to the first): rename the label, or the heading"))
             self.ids.add(attributes["id"])
         self._blocked(tag, attributes, raw)
         self._loads(tag, attributes)
