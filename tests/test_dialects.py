@@ -457,3 +457,10 @@ def test_a_block_of_this_site_closed_as_pandoc_closes_its_div_is_closed():
 def test_an_unsupported_directive_keeps_its_argument_and_one_in_capitals_is_read(text, shown, said):
     lines, _, notes = read(text)
     assert lines == shown and [message for _, message in notes] == said, (lines, notes)
+
+
+def test_quarto_s_reference_without_its_name_or_with_a_word_of_its_own_is_its_number_with_that_word():
+    """`[-@fig-a]` is the number alone, `[Fig. @fig-b]` that word and the number (labels.py fills %s in);
+    a citation in brackets and an address stay as they are."""
+    lines, _, notes = read("Panel [-@fig-a] and [Fig. @fig-b]; see @eq-c, [@knuth] and a@fig-x.org.")
+    assert lines == ["Panel [%s](#fig-a) and [Fig. %s](#fig-b); see [](#eq-c), [@knuth] and a@fig-x.org."] and not notes

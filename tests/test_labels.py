@@ -280,7 +280,7 @@ FIGURES = {
 
 : 一些数 {#tbl-numbers}
 
-见 @fig-blue 与 @tbl-numbers，[第 %s 张图](#fig-blue)。
+见 @fig-blue 与 @tbl-numbers，[第 %s 张图](#fig-blue)，[-@fig-blue]，[Fig. @fig-blue]。
 """,
 }
 PIXEL = bytes.fromhex("89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c636060f80f0000010100"
@@ -296,7 +296,8 @@ def test_labelled_figures_and_tables_are_numbered_and_references_show_their_numb
     assert [e[1]["alt"] for e in page.find("img") if e[1].get("src") == "cat.png"] == ["蓝色的方块"]
     assert [e[2] for e in page.find("p", **{"class": "table-caption"})] == ["表 1 · 一些数"]
     links = [(e[1]["href"], e[2]) for e in page.find("a") if e[1].get("href", "").startswith("figs#")]
-    assert links == [(f"figs#{fig}", "图 1"), (f"figs#{tbl}", "表 1"), (f"figs#{fig}", "第 1 张图")]
+    assert links == [(f"figs#{fig}", "图 1"), (f"figs#{tbl}", "表 1"), (f"figs#{fig}", "第 1 张图")] + (
+        [(f"figs#{fig}", "1"), (f"figs#{fig}", "Fig. 1")] if syntax == "quarto" else [])    # ([-@x], [Fig. @x])
 
 
 def test_a_figure_a_cell_draws_takes_its_caption_and_number_from_the_cell_s_options(tmp_path):

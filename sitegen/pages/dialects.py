@@ -77,7 +77,8 @@ MATH_OPEN = re.compile(r"^ {0,3}\$\$\s*$")
 MATH_CLOSE = re.compile(r"^(?P<tex>.*?)\$\$\s*(?:\((?P<myst>[^()\s]+)\)|\{#(?P<quarto>[^}\s]+)\})?\s*$")
 MYST_LABELLED = re.compile(r"^(?P<math>\s*\$\$.+?\$\$)\s*\((?P<label>[^()\s]+)\)\s*$")     # $$ x $$ (label)
 # Quarto's cross-reference: @fig-x, @eq-x, @sec-x, @tbl-x (never an e-mail address's @).
-QUARTO_REF = re.compile(r"(?<![\w@.])\[?@(?P<label>(?:fig|eq|sec|tbl)-[\w-]*\w)\]?")
+QUARTO_REF = re.compile(r"(?<![\w@.])(?:\[(?P<prefix>[^\[\]@]*?)(?P<minus>-?))?@(?P<label>(?:fig|eq|sec|tbl)-[\w-]*\w)"
+                        r"(?(prefix)\]|\]?)")
 DEFINED = re.compile(r"^ {0,3}\((?P<label>[^()\s]+)\)=\s*$|^\s*:(?:label|name):\s*(?P<option>\S+)")
 LABEL_LINK = re.compile(r"(?<!!)\[(?P<text>[^\]]*)\]\((?P<label>[A-Za-z][\w:./-]*)\)")
 # Quarto's inline expression, a code span: `{python} radius`
@@ -260,7 +261,7 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True,
             out[index] = outside_spans(INVENTORY_LINK, lambda m: _inventory_link(m, number, notes), out[index])
             out[index] = outside_spans(ANCHOR_LINK, lambda m: _jupyter_anchor(m, headings, named), out[index])
         if "@" in out[index] and not codes[index]:
-            out[index] = outside_spans(QUARTO_REF, lambda ref: f"[](#{ref['label']})", out[index])
+            out[index] = outside_spans(QUARTO_REF, _quarto_reference, out[index])
         index += 1
     if code is not None:            # (as CommonMark reads it: the code runs to the page's end)
         opened = next(k for k in range(len(codes) - 1, -1, -1) if k == 0 or not codes[k - 1])
@@ -293,6 +294,15 @@ def _attributed(line: str, number: int, notes: list) -> str:
     if HEADING.match(line) and (found := PANDOC_ATTRS.search(line)) and not line[found.end():].strip():
         return f"{line[:found.start()].rstrip()} {kept(found, 'the heading')}".rstrip()
     return outside_spans(IMAGE_ATTRS, lambda image: image["image"] + kept(image, "the image"), line)
+
+
+def _quarto_reference(ref: re.Match) -> str:
+    """Quarto's reference as this site's: `@fig-a` its name and number, `[-@fig-a]` its number alone,
+    `[Fig. @fig-a]` that word and its number."""
+    prefix = (ref["prefix"] or "").strip()
+    if ref["minus"] or prefix:
+        return f"[{prefix + ' ' if prefix else ''}%s](#{ref['label']})"
+    return f"[](#{ref['label']})"
 
 
 def _shortcode(found: re.Match, number: int, notes: list) -> str:
