@@ -92,8 +92,6 @@ def paragraph_lines(lines: list[str]) -> list[tuple[int, str, bool]]:
             line, taken = line.rstrip() + " " + following.strip(), taken + 1
             if any(a == opening for a, _, _, _ in math_spans(line)):      # (closed: joined)
                 break
-        else:
-            line, taken = given[offset][0], 1
         if taken > 1 and not any(a == opening for a, _, _, _ in math_spans(line)):    # (never closed: as it was)
             line, taken = given[offset][0], 1
         out.append((offset, line, code))
