@@ -464,3 +464,39 @@ def test_quarto_s_reference_without_its_name_or_with_a_word_of_its_own_is_its_nu
     a citation in brackets and an address stay as they are."""
     lines, _, notes = read("Panel [-@fig-a] and [Fig. @fig-b]; see @eq-c, [@knuth] and a@fig-x.org.")
     assert lines == ["Panel [%s](#fig-a) and [Fig. %s](#fig-b); see [](#eq-c), [@knuth] and a@fig-x.org."] and not notes
+
+
+@pytest.mark.parametrize("text, shown, said", [
+    ("```{figure}\n:name: f1\n无图。\n```", ["无图。", "", "", ""],
+     ["this {figure} names no image (write it as ```{figure} path/to/image.png```): its caption shows alone"]),
+    ("```{glossary}\n孤词\n```", ["", "[孤词]{#term-孤词}", "", ""],
+     ["the glossary's term '孤词' has no definition (indent one below it): it shows alone"]),
+    ("```{math}\n:label: empty\n```", ["", "", ""], ["this display formula is empty: left out (and its label 'empty')"]),
+    ("$$\n$$", ["", ""], ["this display formula is empty: left out"]),
+])
+def test_a_directive_missing_what_it_shows_is_said_and_no_markup_of_the_site_s_own_reaches_the_page(text, shown, said):
+    """The red team saw `![No argument]( "No argument") {#f1}`, `:` and `$$$$ {#empty}` on pages."""
+    lines, _, notes = read(text)
+    assert lines == shown and [message for _, message in notes] == said, (lines, notes)
+
+
+def test_a_display_formula_in_a_quote_is_one_line_of_the_quote():
+    lines, numbers, notes = read("> 引文\n>\n> $$\n> b^2\n> $$\n> 后文")
+    assert lines == ["> 引文", ">", "> $$b^2$$", "> ", "> ", "> 后文"] and numbers == [1, 2, 3, 4, 5, 6] and not notes
+
+
+@pytest.mark.parametrize("text, opening", [("> 引言\n> ```{note}\n> 在引文里。\n> ```", "::: note"),
+                                           ("> :::{tip}\n> 在引文里。\n> :::", "::: tip"),
+                                           ("> ::: {.callout-note}\n> 在引文里。\n> :::", "::: note")])
+def test_a_directive_in_a_quote_is_read_without_the_quote_and_said(text, opening):
+    """MyST reads a directive inside a quote; here it is read, without the quote, and said (the red team saw
+    a plain block of code and raw ::: lines)."""
+    lines, numbers, notes = read(text)
+    assert opening in lines and "在引文里。" in lines and lines[-1] == "::: end" and not any(">" in l for l in lines)
+    assert len(notes) == 1 and "stands in a quote: the quote's content shows without the quote" in notes[0][1]
+
+
+def test_an_amsmath_environment_on_a_page_is_a_display_formula_as_myst_s_amsmath_reads_it():
+    lines, numbers, notes = read("前文\n\n\\begin{align}\na &= b \\label{eq-a} \\\\\nc &= d\n\\end{align}\n后文")
+    assert lines == ["前文", "", "$$\\begin{align} a &= b  \\\\ c &= d \\end{align}$$ {#eq-a}", "", "", "", "后文"]
+    assert not notes

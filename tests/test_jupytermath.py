@@ -28,3 +28,11 @@ def test_each_formula_jupyter_renders_is_rewritten_and_each_line_keeps_its_origi
 def test_text_without_math_is_left_exactly_as_it_was():
     lines = ["# 标题", "", "一段 *强调* 与 [链接](x.md)。", "    缩进的代码", "- 列表"]
     assert site_math(lines) == [(line, k) for k, line in enumerate(lines)]
+
+
+def test_a_labelled_equation_is_numbered_and_eqref_refers_to_it_as_mathjax_s_ams_numbering_does():
+    """The red team saw `\\eqref{eq:emc}` raw on a notebook's page and its equation unnumbered."""
+    lines = ["\\begin{equation}", "E = mc^2 \\label{eq:emc}", "\\end{equation}", "",
+             "By \\eqref{eq:emc} and \\ref{eq:emc}, not `\\eqref{x}`."]
+    assert site_math(lines) == [("$$\\begin{equation} E = mc^2  \\end{equation}$$ {#eq:emc}", 0), ("", 3),
+                                ("By [](#eq:emc) and [](#eq:emc), not `\\eqref{x}`.", 4)]

@@ -33,3 +33,37 @@ def test_a_formula_that_is_not_latex_that_can_be_read_is_shown_as_its_source_wit
     page = (tmp_path / "dist/notes.html").read_text(encoding="utf-8")
     assert '<code class="math-source">$\\frac{1}{$</code>' in page and "<math" in page and "后文照常" in page
     assert run_build(root, tmp_path / "dist", tmp_path / "cache", "--strict").returncode == 1
+
+
+def test_raw_html_the_policy_refuses_is_shown_as_its_source_with_a_warning(tmp_path):
+    """A book's <iframe> of a video site or its inline <style> (which the site's Content-Security-Policy
+    refuses) costs a warning at its line, never the page: the HTML shows as what the author wrote."""
+    from support import empty_course, run_build
+    root = empty_course(tmp_path / "course")
+    (root / "content/notes.md").write_text(
+        "---\ntitle: HTML\n---\n<iframe src=\"https://www.youtube.com/embed/xyz\"></iframe>\n\n<style>\n.red { color: red; }\n"
+        "</style>\n\nIn a sentence <img src=\"https://example.org/a.png\" alt=\"a\"> and <b>bold</b> kept.\n", encoding="utf-8")
+    result = run_build(root, tmp_path / "dist", tmp_path / "cache")
+    assert result.returncode == 0, result.stderr
+    for line, what in ((4, "<iframe src=\"https://www.youtube.com/embed/xyz\">, which loads from https://www.youtube.com"),
+                       (6, "an inline <style>, which the site's Content-Security-Policy blocks"),
+                       (10, "<img src=\"https://example.org/a.png\">, which loads from https://example.org")):
+        assert f"warning: content/notes.md:{line}: notes.html: raw HTML with {what}" in result.stderr, result.stderr
+    page = (tmp_path / "dist/notes.html").read_text(encoding="utf-8")
+    assert '<pre class="html-source">&lt;iframe src=&quot;https://www.youtube.com/embed/xyz&quot;&gt;&lt;/iframe&gt;</pre>' in page
+    assert '<pre class="html-source">&lt;style&gt;\n.red { color: red; }\n&lt;/style&gt;</pre>' in page
+    assert '<code class="html-source">&lt;img src=&quot;https://example.org/a.png&quot; alt=&quot;a&quot;&gt;</code>' in page
+    assert "<b>bold</b> kept" in page
+    assert run_build(root, tmp_path / "dist", tmp_path / "cache", "--strict").returncode == 1
+
+
+def test_a_footnote_never_defined_is_said_at_its_line(tmp_path):
+    from support import empty_course, run_build
+    root = empty_course(tmp_path / "course")
+    (root / "content/notes.md").write_text("---\ntitle: 脚注\n---\n有注[^a]，缺注[^missing]，`[^code]` 照写。\n\n"
+                                           "[^a]: 注文。\n", encoding="utf-8")
+    result = run_build(root, tmp_path / "dist", tmp_path / "cache")
+    assert result.returncode == 0, result.stderr
+    assert ("warning: content/notes.md:4: the footnote [^missing] is never defined: it shows as written; define it "
+            "on the page, as a line [^missing]: its text") in result.stderr
+    assert result.stderr.count("footnote") == 1, result.stderr

@@ -131,3 +131,16 @@ def test_latex_s_own_double_braces_in_a_formula_are_no_value_as_jupyter_and_myst
     assert result.returncode == 0, result.stderr
     page = (root / "dist/braces.html").read_text(encoding="utf-8")
     assert page.count("<math") == 2 and "{{" not in page.split("<main")[1]
+
+
+def test_a_display_formula_inside_a_sentence_a_cell_or_a_quote_is_a_formula_there():
+    """`$$x$$` in a sentence, a table's cell or a footnote is display math where it stands, as Pandoc's and
+    MyST's dollarmath read it (the red team saw the dollars raw); a line of its own is a block."""
+    from sitegen.pages.prose import math_spans, transform_prose
+    assert math_spans("The energy is $$E=mc^2$$ in a sentence, $x$ too.") == [
+        (14, 24, "E=mc^2", True), (40, 43, "x", False)]
+    assert math_spans("| $$t^2$$ | $u$ |") == [(2, 9, "t^2", True), (12, 15, "u", False)]
+    assert math_spans("`$$code$$` and $5 and $$6") == []
+    shown = transform_prose("Energy $$E$$ here.\n$$F$$", None, lambda t: t,
+                            math=lambda tex, display, *_, inline=False: f"<{tex}:{display}:{inline}>")
+    assert shown == "Energy <E:True:True> here.\n<F:True:False>"

@@ -298,7 +298,7 @@ def list_table(out, index: int, after: int, title: str, options: dict, fence, nu
 DEFINITION = re.compile(r"^:[ \t]+(?P<text>.*)$")
 
 
-def glossary(out, start: int, end: int, ordered: bool) -> None:
+def glossary(out, start: int, end: int, ordered: bool, number: int, notes: list) -> None:
     """MyST's {glossary} (terms at the margin, each definition indented below them, or as mystmd writes
     it, a definition list: `Term` then `: definition`) as a definition list,
     each term labelled (term_label) for references to show it: `Term {#term-term}` then `:   definition`
@@ -316,6 +316,11 @@ def glossary(out, start: int, end: int, ordered: bool) -> None:
             entries[-1][1].append(line)
     lines = []
     for terms, definition in sorted(entries) if ordered else entries:
+        if not any(line.strip() for line in definition):      # (a term alone: said, shown as its name)
+            notes.append((number, f"the glossary's term '{terms[0]}' has no definition (indent one below it): "
+                                  "it shows alone"))
+            lines += [", ".join(f"[{term}]{{#{term_label(term)}}}" for term in terms), ""]
+            continue
         indent = min((len(line) - len(line.lstrip()) for line in definition if line.strip()), default=0)
         body = [line[indent:] for line in definition]
         lines.append(f"{terms[0]} {{#{term_label(terms[0])}}}" if len(terms) == 1 else    # (several names: one
@@ -356,6 +361,10 @@ def captioned(out, index, after, name: str, title: str, options: dict, fence, cl
     if name.startswith("glue") and not computed:         # (no code runs here: nothing glued it)
         notes.append((number, f"{{{name}}} {title} shows a figure a notebook's code glued, and this page runs no "
                               "code: its caption shown alone; show it in the notebook that glues it"))
+        out[index] = caption
+    elif not title.strip():             # (a figure that names no image: its caption, said)
+        notes.append((number, f"this {{{name}}} names no image (write it as ```{{{name}}} path/to/image.png```): "
+                              "its caption shows alone"))
         out[index] = caption
     else:
         title = f"figure:{title}.png" if name != "figure" else title        # (a glued figure: its name's)

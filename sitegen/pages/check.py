@@ -7,6 +7,7 @@ are reported together, each as `content/...md:LINE: ...`.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Mapping
 
 from ..labs.artifacts import NARROW, Artifacts
@@ -180,6 +181,7 @@ def _check_page(page, artifacts, sitemap, references, checking, problems, warnin
         except Unresolved as exc:
             problems.add(page.source, page.meta_line, f"front matter parent: {exc}")
     _references(page, references, problems, warnings)
+    _footnotes(page, warnings)
     for block in page.blocks:
         if block.kind == "prose":
             outside = [without_spans(text) for _, text in prose_lines((block,))]     # (code spans: as written)
@@ -205,6 +207,22 @@ def _check_page(page, artifacts, sitemap, references, checking, problems, warnin
                              "this refers to a lab, but the front matter names none: add 'lab: ID'")
             continue
         kind.check(checking, page, block, shown)
+
+
+FOOTNOTE = re.compile(r"(?P<definition>^ {0,3})?\[\^(?P<name>[^\]\s]+)\](?P<colon>:)?")
+
+
+def _footnotes(page, warnings) -> None:
+    """A footnote referred to (`[^name]`) that the page never defines (`[^name]: ...`) shows as written, as
+    CommonMark's footnotes leave it: said."""
+    lines = [(number, without_spans(text)) for number, text in prose_lines([b for b in page.blocks if b.kind == "prose"])]
+    defined = {found["name"] for _, text in lines for found in FOOTNOTE.finditer(text)
+               if found["definition"] is not None and found["colon"]}
+    for number, text in lines:
+        for found in FOOTNOTE.finditer(text):
+            if not (found["definition"] is not None and found["colon"]) and found["name"] not in defined:
+                warnings.add(page.source, number, f"the footnote [^{found['name']}] is never defined: it shows as "
+                                                  f"written; define it on the page, as a line [^{found['name']}]: its text")
 
 
 def _references(page, references: References, problems, warnings) -> None:

@@ -27,6 +27,7 @@ import re
 from .bookparts import (COLONS, EXERCISE_END, EXERCISES, FENCE, ROLE, SPHINX_PAGES, captioned, closes_code, closing,
                         code_spans, directive, dropped, exercise, glossary, in_code, is_value_path, label_name, list_table,
                         myst_reference, opens_code, outside_spans, read_role, slugify, unlinked, without_style)
+from .jupytermath import tex_labelled
 from .quartodivs import PANDOC_ATTRS, attributes, div_end, pandoc_attributes, shown_here, tabset
 
 CALLOUTS = ("note", "tip", "important", "warning", "caution")      # the kinds of callout, as GitHub's alerts name them
@@ -73,7 +74,10 @@ HEADING = re.compile(r"^\s*#{1,6}\s+(?P<title>.+?)\s*#*\s*$")
 TARGET = re.compile(r"^ {0,3}\((?P<label>[^()\s]+)\)=\s*$")     # MyST's `(label)=` above a heading
 # A display formula across lines, as MyST and Quarto write one: `$$` alone on its first line, and on its
 # last `$$` with MyST's `(label)` or Quarto's `{#eq-label}` after it.
-MATH_OPEN = re.compile(r"^ {0,3}\$\$\s*$")
+MATH_OPEN = re.compile(r"^(?P<quote>(?: {0,3}> ?)*) {0,3}\$\$\s*$")      # (in a quote too: `> $$`)
+QUOTED = re.compile(r"^(?: {0,3}> ?)+")
+# amsmath's environment at a block's start, as MyST's amsmath extension reads one: a display formula.
+AMS_OPEN = re.compile(r"^ {0,3}\\begin\{(?P<env>(?:equation|align|alignat|gather|multline|eqnarray|flalign)\*?)\}")
 MATH_CLOSE = re.compile(r"^(?P<tex>.*?)\$\$\s*(?:\((?P<myst>[^()\s]+)\)|\{#(?P<quarto>[^}\s]+)\})?\s*$")
 MYST_LABELLED = re.compile(r"^(?P<math>\s*\$\$.+?\$\$)\s*\((?P<label>[^()\s]+)\)\s*$")     # $$ x $$ (label)
 # Quarto's cross-reference: @fig-x, @eq-x, @sec-x, @tbl-x (never an e-mail address's @).
@@ -84,6 +88,8 @@ LABEL_LINK = re.compile(r"(?<!!)\[(?P<text>[^\]]*)\]\((?P<label>[A-Za-z][\w:./-]
 # Quarto's inline expression, a code span: `{python} radius`
 INLINE_EXPRESSION = re.compile(r"`\{(?P<language>[A-Za-z]\w*)\}\s+(?P<expression>[^`]+)`")
 # MyST's link into another Sphinx project's inventory (intersphinx): [text](inv:project#target)
+# A MyST directive, a colon fence's or a Quarto div in a quote: `> ```{note}`, `> :::{tip}`, `> ::: {.callout-note}`
+QUOTED_DIRECTIVE = re.compile(r"^ {0,3}>(?: {0,3}>)* ?(?P<fence>`{3,}|~{3,}|:{3,})\s*(?P<info>\{.*)$")
 NESTED_DIRECTIVE = re.compile(r"^(?P<indent> {2,})(?P<fence>`{3,}|~{3,}|:{3,})(?P<info>\{.*)$")   # under a list item
 SHORTCODE = re.compile(r"\{\{<\s*(?P<name>[\w-]+)(?P<args>.*?)>\}\}")     # Quarto's: {{< video URL >}}
 IMAGE_ATTRS = re.compile(r"""(?P<image>!\[[^\]]*\]\([^)\s]+(?:\s+"[^"]*")?\))""" + PANDOC_ATTRS.pattern)
@@ -136,6 +142,10 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True,
                 out[index] = "::: end"
             index += 1
             continue
+        if code is None and not alert and (quoted := QUOTED_DIRECTIVE.match(line)) and (
+                MYST.match(quoted["info"].strip()) or quoted["fence"][0] == ":"):
+            _unquote(out, index, quoted, notes, number)
+            line = out[index]
         if code is None and (nested := NESTED_DIRECTIVE.match(line)) and MYST.match(nested["info"].strip()):
             _unnest(out, index, nested, notes, number)
             line = out[index]
@@ -234,6 +244,13 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True,
                                       "out (a heading's anchor is {#name} at its end)"))
             index += 1
             continue
+        if (ams := AMS_OPEN.match(line)) and (index == 0 or not out[index - 1].strip()):
+            end = next((k for k in range(index, len(out)) if f"\\end{{{ams['env']}}}" in out[k]), None)
+            if end is not None:
+                tex, named = tex_labelled(" ".join(part.strip() for part in out[index:end + 1]))
+                index = _joined(out, index, end, tex, pending or named, number, notes)
+                pending = ""
+                continue
         if MATH_OPEN.match(line) or (pending and MYST_LABELLED.match(line)):
             index = _display_math(out, numbers, codes, index, pending, notes)
             pending = ""
@@ -329,6 +346,22 @@ def _unnest(out: list[str], index: int, nested: re.Match, notes: list, number: i
         out[k] = out[k][min(indent, width):]
     notes.append((number, f"the directive {nested['info'].split()[0]} is indented under a list item: shown after the "
                           "list, at the margin (a directive is not nested in a list item here)"))
+
+
+def _unquote(out: list[str], index: int, quoted: re.Match, notes: list, number: int) -> None:
+    """A directive (or div) inside a quote: the quote's lines, from the first, without their `>`, said (a
+    callout is not nested in a quote here)."""
+    first = index
+    while first > 0 and re.match(r"^ {0,3}>", out[first - 1]):
+        first -= 1
+    end = index
+    while end < len(out) and re.match(r"^ {0,3}>", out[end]):
+        out[end] = QUOTED.sub("", out[end], count=1)
+        end += 1
+    for k in range(first, index):
+        out[k] = QUOTED.sub("", out[k], count=1)
+    notes.append((number, f"the directive {quoted['info'].split()[0]} stands in a quote: the quote's content shows "
+                          "without the quote (a directive is not nested in a quote here)"))
 
 
 def _bare_class(rest: str) -> bool:
@@ -483,7 +516,7 @@ def _myst(out, index, number, myst, fence, closers, notes, ended=None, computed=
         closers.append((*fence, "", number))
         end = closing(out, after, fence)
         if name == "glossary":
-            glossary(out, after, end, "sorted" in options)
+            glossary(out, after, end, "sorted" in options, number, notes)
         else:                       # (the list of what a page cites is at its end, always: citations.py)
             out[after:end] = [""] * (end - after)
         return after
@@ -577,15 +610,20 @@ def _display_math(out, numbers, codes, index, label: str, notes: list) -> int:
         found = MYST_LABELLED.match(out[index])
         out[index] = f"{found['math']} {{#{found['label'] or label}}}"
         return index + 1
-    end = next((k for k in range(index + 1, len(out)) if "$$" in out[k]), None)
+    quote = (opening := MATH_OPEN.match(out[index])) and opening["quote"] or ""      # (a quote's formula: its lines')
+    inside = [line[len(quote):] if quote and line.startswith(quote.rstrip()) else line for line in out]
+    end = next((k for k in range(index + 1, len(out)) if "$$" in inside[k]), None)
     if end is None:
         notes.append((numbers[index], "this '$$' opens a formula that no later '$$' closes: close it with a line '$$'"))
         return index + 1
-    close = MATH_CLOSE.match(out[end])
+    close = MATH_CLOSE.match(inside[end])
     if close is None:
         return index + 1
-    tex = " ".join(part.strip() for part in out[index + 1: end] + [close["tex"]] if part.strip())
-    return _joined(out, index, end, tex, close["myst"] or close["quarto"] or label)
+    tex = " ".join(part.strip() for part in inside[index + 1: end] + [close["tex"]] if part.strip())
+    after = _joined(out, index, end, tex, close["myst"] or close["quarto"] or label, numbers[index], notes)
+    if quote:       # (its blank lines the quote's, so that what follows in it stays in it)
+        out[index:after] = [quote + line if line or k > index else line for k, line in enumerate(out[index:after], index)]
+    return after
 
 
 def _math_directive(out, numbers, codes, index, fence, label: str, notes: list) -> int:
@@ -596,11 +634,16 @@ def _math_directive(out, numbers, codes, index, fence, label: str, notes: list) 
         notes.append((numbers[index], f"the fence opened here is never closed: close it with a line {fence[0] * fence[1]}"))
     dropped("math", options, {"label", "name", "nowrap", "class"}, numbers[index], notes)
     tex = " ".join(part.strip() for part in out[first:end] if part.strip())
-    return _joined(out, index, min(end, len(out) - 1), tex, options.get("label") or options.get("name") or label)
+    return _joined(out, index, min(end, len(out) - 1), tex, options.get("label") or options.get("name") or label,
+                   numbers[index], notes)
 
 
-def _joined(out, index: int, end: int, tex: str, label: str) -> int:
-    out[index] = f"$${tex}$$" + (f" {{#{label}}}" if label else "")
+def _joined(out, index: int, end: int, tex: str, label: str, number: int, notes: list) -> int:
+    """The formula `tex` as this site's one line, `$$ ... $$ {#label}`, at `index`; the lines to `end` blank.
+    An empty one is said and left out (its label with it: a reference to it is said)."""
+    if not tex.strip():
+        notes.append((number, "this display formula is empty: left out" + (f" (and its label '{label}')" if label else "")))
+    out[index] = f"$${tex}$$" + (f" {{#{label}}}" if label else "") if tex.strip() else ""
     for k in range(index + 1, end + 1):
         out[k] = ""
     return end + 1

@@ -5,7 +5,8 @@ within a line, spaces inside or not, touching any character; `$$…$$` and `\\[�
 inside a paragraph or not; `\\(…\\)`; and a bare `\\begin{align}…\\end{align}` (or equation,
 gather, multline, eqnarray, alignat, with or without `*`), also between single dollars across
 lines (`$\\begin{align}…\\end{align}$`, as Jupyter's own example notebook writes it), shown as a
-display. Code spans and fences are not math, nor an escaped `\\$`. This site's prose (prose.py)
+display. Code spans and fences are not math, nor an escaped `\\$`. A display's `\\label{x}` numbers it, and
+`\\eqref{x}` (or `\\ref{x}`) in the prose refers to it, as MathJax's AMS numbering does. This site's prose (prose.py)
 has `$…$` inline and a display formula as a line `$$…$$` of its own: each formula is rewritten
 into that form here, so that the page renders what Jupyter renders; the rest of each line is left
 as it was.
@@ -15,7 +16,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 
-from .bookparts import in_code
+from .bookparts import in_code, outside_spans
 
 ENVIRONMENTS = "equation|align|alignat|gather|multline|eqnarray|flalign"
 MATH = re.compile(
@@ -29,6 +30,16 @@ MATH = re.compile(
     r"|\$(?P<inline>[^$\n]*?[^\s$\\][^$\n]*?)\$",               # inline, in one line: not empty, not `$ $`
     re.S)
 LABEL = re.compile(r"\s*(?:\((?P<myst>[^()\s]+)\)|\{#(?P<quarto>[^}\s]+)\})")
+TEX_LABEL = re.compile(r"\\label\{(?P<label>[^{}\s]+)\}")     # amsmath's \label{eq:x} in a numbered formula
+# A reference to one in the prose (MathJax reads \eqref and \ref outside math too): this site's reference.
+TEX_REF = re.compile(r"\\(?:eq)?ref\{(?P<label>[^{}\s]+)\}")
+
+
+def tex_labelled(tex: str) -> tuple[str, str]:
+    """A display formula's LaTeX without its \\label{...}, and that label ("" if none): numbered here as
+    MathJax numbers it, with references to it ([](#label))."""
+    found = TEX_LABEL.search(tex)
+    return (TEX_LABEL.sub("", tex).strip(), found["label"]) if found else (tex, "")
 
 
 def site_math(lines: list[str]) -> list[tuple[str, int]]:
@@ -94,7 +105,9 @@ def _rewritten(lines: list[str], first: int) -> list[tuple[str, int]]:
         if label:                               # MyST's $$ ... $$ (label), Quarto's $$ ... $$ {#eq-label}
             done += label.end()
             rest = rest[label.end():]
-        out.append((f"$${tex}$$" + (f" {{#{label['myst'] or label['quarto']}}}" if label else ""), line_at(match.start())))
+        tex, named = tex_labelled(tex)
+        name = label and (label["myst"] or label["quarto"]) or named
+        out.append((f"$${tex}$$" + (f" {{#{name}}}" if name else ""), line_at(match.start())))
         line, number = "", line_at(done)
         if not rest.strip() and done + len(rest) < len(text):
             done += len(rest) + 1               # its line ends with it
@@ -103,4 +116,5 @@ def _rewritten(lines: list[str], first: int) -> list[tuple[str, int]]:
     plain(len(text))
     if line or not ended:
         out.append((line, number))
-    return out
+    return [(outside_spans(TEX_REF, lambda found: f"[](#{found['label']})", line) if "ref{" in line else line, number)
+            for line, number in out]

@@ -53,6 +53,8 @@ DISPLAY_MATH = re.compile(r"^\s*\$\$(?P<tex>.+?)\$\$\s*(?:\{#[^}\s]+\}\s*)?$")  
 # Inline math as Pandoc reads it: a `$` with no space after it, up to a `$` with no space before it and no
 # digit after it (so "$5 and $6" is money); beside any letter, a Chinese one as well (紧贴中文的$\alpha$公式).
 INLINE_MATH = re.compile(r"(?<![\\$])\$(?=[^\s$])(?P<tex>[^$\n]+?)(?<=\S)\$(?![\d$])")
+# A display formula inside a line (a sentence, a table's cell, a footnote), as Pandoc and MyST's dollarmath read it.
+DISPLAY_INLINE = re.compile(r"(?<![\\$])\$\$(?=[^\s$])(?P<tex>[^$\n]+?)\$\$(?!\$)")
 FIGURE_LINE = re.compile(r"^\s*!\[(?P<alt>[^\]]+)\]\(figure:(?P<name>[^)\s]+)(?:\s+\"(?P<title>[^\"]*)\")?\)\s*$")
 
 
@@ -66,8 +68,9 @@ def math_spans(line: str) -> list[tuple[int, int, str, bool]]:
     if display:
         return [(0, len(line), display["tex"].strip(), True)]
     code = code_spans(line) if "`" in line else ()
-    return [(m.start(), m.end(), m["tex"], False) for m in INLINE_MATH.finditer(line)
-            if not any(a <= m.start() < b for a, b in code)]
+    found = [(m.start(), m.end(), m["tex"], False) for m in INLINE_MATH.finditer(line)] + \
+        ([(m.start(), m.end(), m["tex"].strip(), True) for m in DISPLAY_INLINE.finditer(line)] if "$$" in line else [])
+    return sorted(span for span in found if not any(a <= span[0] < b for a, b in code))
 
 
 # A line that a paragraph's next line continues (not a heading, an item, a quote, a table, a fence or a div).
@@ -412,8 +415,9 @@ def transform_prose(text: str, results: dict | None, href, figure_block=None, ma
                          else f"*{label.shown}{join}{table['caption']}*")
             continue
         if math is not None:
-            for start, end, tex, display in reversed(math_spans(line)):
-                line = line[:start] + math(tex, display) + line[end:]
+            for start, end, tex, display in reversed(math_spans(line)):     # (a display in a sentence: in it)
+                line = line[:start] + (math(tex, display) if not display or not line[:start] + line[end:]
+                                       else math(tex, display, inline=True)) + line[end:]
         lines.append(outside_spans(LINK, lambda m: _link(m, href), line))     # (a code span: as written)
     return "\n".join(lines)
 

@@ -120,6 +120,18 @@ def _tag_text(tag: str, attrs: list) -> str:
     return f"<{tag}" + "".join(f' {name}="{html.escape(value, quote=True)}"' for name, value in attrs) + ">"
 
 
+def refused(fragment: str, base_url: str) -> str | None:
+    """What the site's policy refuses in a fragment of raw HTML an author wrote (an inline <style> or
+    <script>, an <iframe> or <img> that loads from another site...), said as the check says it; None if
+    nothing. The page shows such a fragment as its source (render/markdown.py), and the check warns."""
+    reader = _Reader("page.html", base_url)
+    reader.feed(fragment, suspect=1)
+    return reader.errors[0][1].removeprefix("page.html has ") if reader.errors else None
+
+
+REFUSED = "html-source"       # the class of raw HTML shown as its source (its data-refused: why)
+
+
 class _Reader:
     """One page's ids, links into the site, problems and warnings, as a browser would parse it."""
 
@@ -132,6 +144,7 @@ class _Reader:
         self.ended: tuple[int, str] | None = None    # a heading just closed, nothing after it yet
         self.inside = ""                      # where an element read again (SUSPECT) was found
         self.page = path.endswith(".html")    # one of the site's pages, under its policy whole (else: script)
+        self.refused: list | None = None      # [tag, text] of raw HTML shown as its source (REFUSED)
 
     def feed(self, text: str, suspect: int = 0) -> None:
         """Read `text`; `suspect`: how deep inside text read again (SUSPECT), for the policy alone."""
@@ -181,6 +194,8 @@ class _Reader:
         for name, value in attributes.items():      # (in the page's order)
             if name in URL_ATTRIBUTES:
                 self._link(name, value)
+        if REFUSED in attributes.get("class", "").split():      # (said when its text is read: handle_endtag)
+            self.refused = [tag, []]
         if tag == "img" and not attributes.get("alt", "").strip():
             self.warnings.append((raw[:30], f"{self.path}: an image without alt text: {raw[:80]}"))
         if (tag == "a" and _scheme(attributes.get("href", "")) in ("http", "https")
@@ -195,6 +210,11 @@ class _Reader:
                                 "which sends readers to another address: link to it instead"))
 
     def handle_endtag(self, tag):
+        if self.refused is not None and tag == self.refused[0]:
+            source = "".join(self.refused[1])
+            self.warnings.append((source.strip().splitlines()[0][:40] if source.strip() else "", f"{self.path}: raw HTML with "
+                                  f"{refused(source, self.here)}; the page shows that HTML as its source"))
+            self.refused = None
         if self.heading is not None and tag == "a" and self.anchor:
             self.anchor -= 1
         elif self.heading is not None and tag == f"h{self.heading[0]}":
@@ -206,6 +226,8 @@ class _Reader:
             self._after_heading(None)
 
     def handle_data(self, data):
+        if self.refused is not None:
+            self.refused[1].append(data)
         if self.heading is not None and not self.anchor:
             self.heading[1].append(data)
         if data.strip():

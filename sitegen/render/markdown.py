@@ -10,7 +10,9 @@ Markdown are one parse each, rendered to HTML with what the site needs of it:
 - headings with ids that keep Chinese (bookparts.slugify, unique on the page), a heading's own
   `{#id}` (Pandoc's and Quarto's) taken as its id, and a link to each heading after its text;
 - fenced code highlighted by Pygments in the language it names; external links rel="noopener";
-- raw HTML kept (the HTML check reads the page as a browser does: publish/htmlcheck.py).
+- raw HTML kept (the HTML check reads the page as a browser does: publish/htmlcheck.py), but for what
+  the site's policy refuses (an inline <style>, an <iframe> of another site...): that is shown as its
+  source, marked with why, which the check says as a warning (never the page lost for it).
 
 It replaces Python-Markdown, which reads a dialect none of those authors writes (a list right after a
 line of text, a list nested by two spaces, a fence in a list item are not CommonMark's there).
@@ -34,8 +36,8 @@ ALIGN = re.compile(r"text-align:\s*(left|right|center);?")
 class Markdown:
     """One converter: `convert(text)` gives the HTML, and `toc` the headings it made (id, name, level)."""
 
-    def __init__(self, words: dict):
-        self.words, self.toc = words, []
+    def __init__(self, words: dict, base_url: str = "https://site.invalid"):
+        self.words, self.toc, self.base_url = words, [], base_url
         self.md = _parser(words.get("heading_link", ""), words.get("footnote_back", ""))
 
     def reset(self) -> Markdown:
@@ -48,6 +50,7 @@ class Markdown:
         _own_ids(tokens)
         self.toc = _headings(tokens, self.words.get("heading_link", ""))
         _links_and_tables(tokens)
+        _refused_as_source(tokens, self.base_url)
         return self.md.renderer.render(tokens, self.md.options, env)
 
 
@@ -128,6 +131,18 @@ def _links_and_tables(tokens: list[Token]) -> None:
         for child in token.children or ():
             if child.type == "link_open" and is_external(str(child.attrGet("href") or "")):
                 child.attrSet("rel", "noopener")
+
+
+def _refused_as_source(tokens: list[Token], base_url: str) -> None:
+    """Raw HTML the site's policy refuses (htmlcheck.refused), as its source: a block's in <pre>, in a
+    sentence in <code>, of the class the check says as a warning."""
+    from ..publish.htmlcheck import REFUSED, refused
+    for token in [t for t in tokens if t.type == "html_block"] + \
+            [child for t in tokens for child in t.children or () if child.type == "html_inline"]:
+        if (why := refused(token.content, base_url)) is None:
+            continue
+        tag = "pre" if token.type == "html_block" else "code"
+        token.content = f'<{tag} class="{REFUSED}">{html.escape(token.content.rstrip())}</{tag}>' + ("\n" if tag == "pre" else "")
 
 
 def _highlight(code: str, info: str) -> str:

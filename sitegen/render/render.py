@@ -132,7 +132,7 @@ class Renderer:
         self.env = template_environment(cfg.root, memo.folder, snapshot)
         self.out = Outputs()
         self.words, self.axes = cfg.vocabulary.words, cfg.vocabulary.axes
-        self.markdown = Markdown(self.words)
+        self.markdown = Markdown(self.words, cfg.base_url)
         self.rendered: list[str] = []       # the pages rendered anew (the others came from the memo)
         # What the last build found of each page (by source: made of its digest and blocks.labs_digest) and of
         # each notebook (by lab: made of its page's source and digest and its lab's digest): render_site's
@@ -339,12 +339,12 @@ class Renderer:
                 return ""
             return placeholder(self.figure_html(page, art, name, alt, caption, label))
 
-        def math(tex: str, display: bool, label: str = "", number: int = 0) -> str:
+        def math(tex: str, display: bool, label: str = "", number: int = 0, inline: bool = False) -> str:
             mathml = math_html(tex, display, self.memo)
             if label:           # a numbered formula (labels.py): its number at its right, its label its id
                 return placeholder(f'<div class="equation" id="{html.escape(label)}"><div class="math" tabindex="0" '
                                    f'data-search-ignore>{mathml}</div><span class="equation-number">({number})</span></div>')
-            if display:
+            if display and not inline:      # (a formula of its own line: a block; one in a sentence or a cell stays in it)
                 return placeholder(f'<div class="math" tabindex="0" data-search-ignore>{mathml}</div>')
             key = f"\ue000{len(rendered)}\ue001"      # Markdown leaves private-use characters alone
             rendered[key] = mathml
