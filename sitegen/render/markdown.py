@@ -28,15 +28,17 @@ from markdown_it.token import Token
 
 from ..pages.bookparts import slugify
 from ..pages.prose import is_external
+from .htmlread import REFUSED, refused
 
 HEADING_ID = re.compile(r"\s*\{#(?P<id>[^\s}]+)(?P<rest>[^}]*)\}\s*$")      # `## Title {#sec-x}`
 ALIGN = re.compile(r"text-align:\s*(left|right|center);?")
 
 
 class Markdown:
-    """One converter: `convert(text)` gives the HTML, and `toc` the headings it made (id, name, level)."""
+    """One converter: `convert(text)` gives the HTML, and `toc` the headings it made (id, name, level);
+    with the site's `base_url`, raw HTML the site refuses shown as its source."""
 
-    def __init__(self, words: dict, base_url: str = "https://site.invalid"):
+    def __init__(self, words: dict, base_url: str | None = None):
         self.words, self.toc, self.base_url = words, [], base_url
         self.md = _parser(words.get("heading_link", ""), words.get("footnote_back", ""))
 
@@ -50,7 +52,8 @@ class Markdown:
         _own_ids(tokens)
         self.toc = _headings(tokens, self.words.get("heading_link", ""))
         _links_and_tables(tokens)
-        _refused_as_source(tokens, self.base_url)
+        if self.base_url is not None:        # (a page's prose; a cell's output is reduced instead: outputs.safe_html)
+            _refused_as_source(tokens, self.base_url)
         return self.md.renderer.render(tokens, self.md.options, env)
 
 
@@ -136,10 +139,9 @@ def _links_and_tables(tokens: list[Token]) -> None:
 def _refused_as_source(tokens: list[Token], base_url: str) -> None:
     """Raw HTML the site's policy refuses (htmlcheck.refused), as its source: a block's in <pre>, in a
     sentence in <code>, of the class the check says as a warning."""
-    from ..publish.htmlcheck import REFUSED, refused
     for token in [t for t in tokens if t.type == "html_block"] + \
             [child for t in tokens for child in t.children or () if child.type == "html_inline"]:
-        if (why := refused(token.content, base_url)) is None:
+        if refused(token.content, base_url) is None:
             continue
         tag = "pre" if token.type == "html_block" else "code"
         token.content = f'<{tag} class="{REFUSED}">{html.escape(token.content.rstrip())}</{tag}>' + ("\n" if tag == "pre" else "")
