@@ -391,7 +391,16 @@ def test_a_directive_indented_under_a_list_item_is_read_at_the_margin_and_said()
     lines, _, notes = read("-   Four:\n\n    ```{note}\n    Deep.\n    ```\n\n    ````md\n    ```{tip}\n    x\n    ```\n    ````\n")
     assert lines[2:5] == ["::: note", "Deep.", "::: end"], lines
     assert lines[7] == "    ```{tip}" and notes == [(3, "the directive {note} is indented under a list item: shown after "
-                                                       "the list, at the margin (a directive is not nested in a list item here)")]
+                                                       "the list, at the margin (a callout is not nested in a list item here)")]
+
+
+def test_a_callout_or_alert_in_a_list_item_is_said_and_a_formula_stays_in_the_item():
+    """The red team saw a Quarto callout, a GitHub alert and a display formula moved out of their list item
+    without a word: the callouts are said, the formula keeps its indent (the page shows it in the item)."""
+    lines, _, notes = read("- 一\n\n  $$\n  l^2\n  $$\n\n- 二\n\n  ::: {.callout-tip}\n  提示\n  :::\n\n- 三\n\n"
+                           "  > [!NOTE]\n  > 警示")
+    assert lines[2] == "  $$l^2$$" and lines[8] == "::: tip"
+    assert [(n, m.split(" is indented")[0]) for n, m in notes] == [(9, "the callout {.callout-tip}"), (15, "the alert [!NOTE]")]
 
 
 @pytest.mark.parametrize("text, shown, said", [

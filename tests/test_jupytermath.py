@@ -36,3 +36,8 @@ def test_a_labelled_equation_is_numbered_and_eqref_refers_to_it_as_mathjax_s_ams
              "By \\eqref{eq:emc} and \\ref{eq:emc}, not `\\eqref{x}`."]
     assert site_math(lines) == [("$$\\begin{equation} E = mc^2  \\end{equation}$$ {#eq:emc}", 0), ("", 3),
                                 ("By [](#eq:emc) and [](#eq:emc), not `\\eqref{x}`.", 4)]
+
+
+def test_a_display_formula_in_a_list_item_keeps_its_indent_and_so_its_item():
+    assert site_math(["- item", "", "  $$", "  x^2", "  $$", "", "  more"]) == [
+        ("- item", 0), ("", 1), ("  $$x^2$$", 2), ("", 5), ("  more", 6)]

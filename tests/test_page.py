@@ -67,3 +67,19 @@ def test_a_footnote_never_defined_is_said_at_its_line(tmp_path):
     assert ("warning: content/notes.md:4: the footnote [^missing] is never defined: it shows as written; define it "
             "on the page, as a line [^missing]: its text") in result.stderr
     assert result.stderr.count("footnote") == 1, result.stderr
+
+
+def test_a_term_no_glossary_defines_shows_its_text_and_is_said_in_the_author_s_words_and_doc_names_its_own_page(tmp_path):
+    """The red team saw `term-missing-term` on the page and a message about `[](#term-missing-term)`, the
+    site's own form; and {doc} of the page itself was 'no page of the site'."""
+    from support import empty_course, run_build
+    root = empty_course(tmp_path / "course")
+    (root / "content/notes.md").write_text("---\ntitle: 术语\n---\n见 {term}`Missing term` 与 {doc}`notes`。\n",
+                                           encoding="utf-8")
+    result = run_build(root, tmp_path / "dist", tmp_path / "cache")
+    assert result.returncode == 0, result.stderr
+    assert ("warning: content/notes.md:4: the term 'missing term' ({term}) is in no glossary of the site: it shows as "
+            "its text; define it in a {glossary}") in result.stderr
+    assert result.stderr.count("warning") == 1, result.stderr
+    page = (tmp_path / "dist/notes.html").read_text(encoding="utf-8")
+    assert '见 Missing term 与 <a href="notes">术语</a>。' in page

@@ -185,9 +185,12 @@ def dropped(name: str, options: dict, kept, line: int, notes: list) -> None:
                             "not supported here (left out)"))
 
 
+TERM_LABEL = "term-"     # what a glossary term's label starts with
+
+
 def term_label(term: str) -> str:
     """The label of a glossary's term, which MyST's {term} role names: term-<its words joined by ->."""
-    return "term-" + re.sub(r"[^\w]+", "-", unlinked(term).strip().lower()).strip("-")
+    return TERM_LABEL + re.sub(r"[^\w]+", "-", unlinked(term).strip().lower()).strip("-")
 
 
 PATH_TOKEN = re.compile(r"\.?([A-Za-z_][\w-]*)|\[(-?\d+)\]")          # (a key may hold "-": a glued name, a JSON key)
@@ -400,9 +403,9 @@ def read_role(role: re.Match, line: int, notes: list, in_title: bool = False, co
                                 "runs no code: shown as its name; quote it in the notebook that glues it"))
             return f"`{name.strip()}`"
         return f"{{{{ {name.strip()}{' | ' + spec.strip() if spec.strip() else ''} }}}}"
-    if role["name"] == "term" and not in_title:           # a glossary's term: [](#term-x) shows it
+    if role["name"] == "term" and not in_title:           # a glossary's term: its text, linked to it, as MyST shows it
         explicit = re.match(r"^(?P<text>.*?)\s*<(?P<term>[^<>]+)>$", text)
-        return f"[{explicit['text']}](#{term_label(explicit['term'])})" if explicit else f"[](#{term_label(text)})"
+        return f"[{explicit['text']}](#{term_label(explicit['term'])})" if explicit else f"[{text}](#{term_label(text)})"
     if role["name"] == "doc" and not in_title:      # a page, by its source's path (its suffix left out or not):
         explicit = re.match(r"^(?P<text>.*?)\s*<(?P<path>[^<>]+)>$", text)      # [](path.md) shows its title
         path = (explicit["path"] if explicit else text).strip()

@@ -16,7 +16,7 @@ from ..project.config import SiteConfig
 from ..core.memo import Memo, digest
 from .content import content_images, media_problem
 from .page import Page
-from .bookparts import without_spans
+from .bookparts import TERM_LABEL, without_spans
 from .prose import (LINK, NOTEBOOK_NAMES, SiteMap, Unresolved, block_formulas, format_value, is_external, lookup,
                     names_page, references_of, resolve_target, to_mathml, values)
 from ..core.errors import Collector
@@ -242,6 +242,10 @@ def _references(page, references: References, problems, warnings) -> None:
             pages = ", ".join(sorted({target.output for target in found}))
             problems.add(page.source, line, f"{written} could be the label {name!r} of any of these pages: {pages}: "
                                             "name the page's source, as [](chapter.md#label)")
+        elif name.startswith(TERM_LABEL) and not source:       # ({term}`name`: its text, as MyST shows it)
+            warnings.add(page.source, line, f"the term '{name[len(TERM_LABEL):].replace('-', ' ')}' ({{term}}) is in no glossary of the site: it "
+                                            "shows as its text; define it in a {glossary} (the term at the margin, "
+                                            "its definition indented below it)")
         else:
             known = ", ".join(sorted(references.own)[:12]) or "none"
             warnings.add(page.source, line, f"{written} refers to no label of {source or 'this page or any other'} "

@@ -74,7 +74,7 @@ HEADING = re.compile(r"^\s*#{1,6}\s+(?P<title>.+?)\s*#*\s*$")
 TARGET = re.compile(r"^ {0,3}\((?P<label>[^()\s]+)\)=\s*$")     # MyST's `(label)=` above a heading
 # A display formula across lines, as MyST and Quarto write one: `$$` alone on its first line, and on its
 # last `$$` with MyST's `(label)` or Quarto's `{#eq-label}` after it.
-MATH_OPEN = re.compile(r"^(?P<quote>(?: {0,3}> ?)*) {0,3}\$\$\s*$")      # (in a quote too: `> $$`)
+MATH_OPEN = re.compile(r"^(?P<quote>(?: {0,3}> ?)*) *\$\$\s*$")      # (in a quote or a list item too: `> $$`, `  $$`)
 QUOTED = re.compile(r"^(?: {0,3}> ?)+")
 # amsmath's environment at a block's start, as MyST's amsmath extension reads one: a display formula.
 AMS_OPEN = re.compile(r"^ {0,3}\\begin\{(?P<env>(?:equation|align|alignat|gather|multline|eqnarray|flalign)\*?)\}")
@@ -202,6 +202,8 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True,
         if colons and _bare_class(colons["rest"].strip()):          # Pandoc's `::: aside`: `::: {.aside}`
             colons = COLONS.match(f"{colons['fence']} {{.{colons['rest'].strip()}}}")
         if colons and colons["rest"].startswith("{"):
+            if len(colons["indent"]) >= 2 and ".callout-" in colons["rest"]:
+                _in_list_item(f"the callout {colons['rest'].split()[0]}", number, notes)
             index = _colon_fence(out, index, number, colons, closers, notes, ended, computed)
             continue
         if colons and not colons["rest"]:
@@ -223,6 +225,8 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True,
         if found:
             kind = found["kind"].lower()
             if kind in CALLOUTS:
+                if len(line) - len(line.lstrip(" ")) >= 2:
+                    _in_list_item(f"the alert [!{found['kind']}]", number, notes)
                 out[index], alert = directive(kind, found["title"].strip(), None, number, notes), True
             else:
                 notes.append((number, f"[!{found['kind']}] is not a GitHub alert this site knows: it shows as a quote "
@@ -344,8 +348,12 @@ def _unnest(out: list[str], index: int, nested: re.Match, notes: list, number: i
     for k in range(index, end + 1):
         indent = len(out[k]) - len(out[k].lstrip(" "))
         out[k] = out[k][min(indent, width):]
-    notes.append((number, f"the directive {nested['info'].split()[0]} is indented under a list item: shown after the "
-                          "list, at the margin (a directive is not nested in a list item here)"))
+    _in_list_item(f"the directive {nested['info'].split()[0]}", number, notes)
+
+
+def _in_list_item(what: str, number: int, notes: list) -> None:
+    notes.append((number, f"{what} is indented under a list item: shown after the list, at the margin (a callout "
+                          "is not nested in a list item here)"))
 
 
 def _unquote(out: list[str], index: int, quoted: re.Match, notes: list, number: int) -> None:
@@ -643,7 +651,8 @@ def _joined(out, index: int, end: int, tex: str, label: str, number: int, notes:
     An empty one is said and left out (its label with it: a reference to it is said)."""
     if not tex.strip():
         notes.append((number, "this display formula is empty: left out" + (f" (and its label '{label}')" if label else "")))
-    out[index] = f"$${tex}$$" + (f" {{#{label}}}" if label else "") if tex.strip() else ""
+    indent = out[index][:len(out[index]) - len(out[index].lstrip(" "))]        # (a list item's: in the item)
+    out[index] = indent + f"$${tex}$$" + (f" {{#{label}}}" if label else "") if tex.strip() else ""
     for k in range(index + 1, end + 1):
         out[k] = ""
     return end + 1

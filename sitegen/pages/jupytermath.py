@@ -98,6 +98,7 @@ def _rewritten(lines: list[str], first: int) -> list[tuple[str, int]]:
         if match["inline"] is not None or match["parens"] is not None:
             line += f"${tex}$"
             continue
+        lead = "" if line.strip() else line     # (its line's indent, as a list item's: in the item)
         if line.strip():                        # a display formula is a line of its own
             out.append((line.rstrip(), number))
         rest = text[done:].split("\n", 1)[0]
@@ -107,7 +108,7 @@ def _rewritten(lines: list[str], first: int) -> list[tuple[str, int]]:
             rest = rest[label.end():]
         tex, named = tex_labelled(tex)
         name = label and (label["myst"] or label["quarto"]) or named
-        out.append((f"$${tex}$$" + (f" {{#{name}}}" if name else ""), line_at(match.start())))
+        out.append((f"{lead}$${tex}$$" + (f" {{#{name}}}" if name else ""), line_at(match.start())))
         line, number = "", line_at(done)
         if not rest.strip() and done + len(rest) < len(text):
             done += len(rest) + 1               # its line ends with it

@@ -21,7 +21,7 @@ import re
 from typing import NamedTuple
 
 from ..core.sources import PAGE_FILES
-from .bookparts import in_code, myst_reference, slugify, unlinked
+from .bookparts import TERM_LABEL, in_code, myst_reference, slugify, unlinked
 from .dialects import STATEMENTS
 
 LABELLED_MATH = re.compile(r"^\s*\$\$(?P<tex>.+?)\$\$\s*\{#(?P<label>[^}\s]+)\}\s*$")
@@ -169,7 +169,8 @@ class References:
     def find(self, page: str | None, name: str) -> Target | tuple[Target, ...]:
         """The label a reference names; else the (zero or several) labels it might mean. A page's own
         title is found by the name "" (`[](chapter.md)`)."""
-        if not name:
+        document = not name             # (a page by its source: this page itself too)
+        if document:
             where = self.output_of(page) if page and self.output_of else None
             name = page_label(where) if where else ""
             page = None
@@ -179,7 +180,7 @@ class References:
         self.read.add(name)
         targets = self.site.get(name, ())
         where = self.output_of(page) if page and self.output_of else None
-        found = tuple(t for t in targets if (t.output == where if page else t.output != self.output))
+        found = tuple(t for t in targets if (t.output == where if page else document or t.output != self.output))
         return found[0] if len(found) == 1 else found
 
     def names(self, blocks) -> list[str]:
@@ -201,7 +202,8 @@ class References:
                 found = self.find(None, match["label"])
                 if isinstance(found, Target) and (found.kind == "term" or match["label"] not in self.anchors):
                     return f"[{match['text']}](/{found.output}#{match['label']})"
-                return match["text"] if myst_reference(match["label"]) else match[0]    # (none: check.py says so)
+                return match["text"] if myst_reference(match["label"]) or match["label"].startswith(TERM_LABEL) \
+                    else match[0]                   # (none: check.py says so)
             page, label = match["page"] or match["document"], match["label"] or ""
             found = self.find(page, label)
             if not isinstance(found, Target):
@@ -236,5 +238,6 @@ def page_references(blocks, linked: bool = False):
         for match in REFERENCE.finditer(text):
             if match["document"] and _filled(match):
                 yield line, match["document"], ""
-            elif match["label"] and (_filled(match) or ((linked or myst_reference(match["label"])) and not match["page"])):
+            elif match["label"] and (_filled(match) or ((linked or myst_reference(match["label"])
+                                                          or match["label"].startswith(TERM_LABEL)) and not match["page"])):
                 yield line, match["page"], match["label"]

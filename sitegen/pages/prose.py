@@ -375,15 +375,13 @@ def transform_prose(text: str, results: dict | None, href, figure_block=None, ma
     labels.References) and citations theirs (`citations`: citations.Citations), and (on pages) lift figures into blocks and turn formulas into MathML via
     `math(tex, display, label, number)`; without it, a numbered formula is numbered as Jupyter's
     MathJax numbers one, with \\tag."""
-    lines, labels = [], references.own if references is not None else {}
-    for _, line, code in paragraph_lines(text.splitlines()):
-        if code:                                        # fenced code: as written (its {{ }} and links too)
-            lines.append(line)
-            continue
+    labels = references.own if references is not None else {}
+
+    def shown(line: str) -> str:
+        """One line of prose as the page shows it."""
         match = FIGURE_LINE.match(line)
         if match and figure_block is not None:
-            lines.append(figure_block(match["name"], match["alt"], match["title"] or ""))
-            continue
+            return figure_block(match["name"], match["alt"], match["title"] or "")
         if results is not None:         # (a page with no lab has none, but in code spans: shown as written)
             line = with_values(line, lambda m: _value(results, m))
         if references is not None:
@@ -392,33 +390,37 @@ def transform_prose(text: str, results: dict | None, href, figure_block=None, ma
             line = citations.fill(line)
         if (numbered := LABELLED_MATH.match(line)) and numbered["label"] in labels:
             number = labels[numbered["label"]].number
-            lines.append(math(numbered["tex"].strip(), True, numbered["label"], number) if math is not None
-                         else f"$${numbered['tex'].strip()} \\tag{{{number}}}$$")
-            continue
+            return (math(numbered["tex"].strip(), True, numbered["label"], number) if math is not None
+                    else f"$${numbered['tex'].strip()} \\tag{{{number}}}$$")
         if (figure := LABELLED_FIGURE.match(line)) and figure["label"] in labels:
             label = labels[figure["label"]]         # a numbered figure: its number before its caption
             caption = label.shown + (join + figure["caption"] if figure["caption"] else "")
             target = figure["target"]
             src = None if target.startswith("figure:") else href(target)
             if figure_block is not None and (src is not None or target.startswith("figure:")):
-                lines.append(figure_block(target[len("figure:"):], figure["alt"], caption, figure["label"])
-                             if target.startswith("figure:") else figure_block("", figure["alt"], caption, figure["label"], src))
-            elif src is None and not target.startswith("figure:"):     # (a file the site lacks: check.py warned)
-                lines.append(f"[{figure['alt']}]{{.missing-image #{figure['label']}}}\n\n*{caption}*")
-            else:
-                lines.append(f"![{figure['alt']}]({href(target)})\n\n*{caption}*")
-            continue
+                return (figure_block(target[len("figure:"):], figure["alt"], caption, figure["label"])
+                        if target.startswith("figure:") else figure_block("", figure["alt"], caption, figure["label"], src))
+            if src is None and not target.startswith("figure:"):     # (a file the site lacks: check.py warned)
+                return f"[{figure['alt']}]{{.missing-image #{figure['label']}}}\n\n*{caption}*"
+            return f"![{figure['alt']}]({href(target)})\n\n*{caption}*"
         if (table := TABLE_CAPTION.match(line)) and table["label"] in labels:
             label = labels[table["label"]]
             caption = html.escape(label.shown + join + table["caption"])
-            lines.append(f'<p class="table-caption" id="{html.escape(table["label"])}">{caption}</p>' if math is not None
-                         else f"*{label.shown}{join}{table['caption']}*")
-            continue
+            return (f'<p class="table-caption" id="{html.escape(table["label"])}">{caption}</p>' if math is not None
+                    else f"*{label.shown}{join}{table['caption']}*")
         if math is not None:
             for start, end, tex, display in reversed(math_spans(line)):     # (a display in a sentence: in it)
                 line = line[:start] + (math(tex, display) if not display or not line[:start] + line[end:]
                                        else math(tex, display, inline=True)) + line[end:]
-        lines.append(outside_spans(LINK, lambda m: _link(m, href), line))     # (a code span: as written)
+        return outside_spans(LINK, lambda m: _link(m, href), line)     # (a code span: as written)
+
+    lines = []
+    for _, line, code in paragraph_lines(text.splitlines()):
+        made = line if code else shown(line)          # (fenced code: as written, its {{ }} and links too)
+        indent = line[:len(line) - len(line.lstrip(" "))]
+        if indent and not code and made != made.strip("\n") and "\n" not in made.strip("\n"):
+            made = f"\n\n{indent}{made.strip()}\n\n"    # (a block of a list item's line: at its indent, in the item)
+        lines.append(made)
     return "\n".join(lines)
 
 

@@ -87,7 +87,7 @@ CHAPTERS = [
 # Held out: chapters of repositories no one here has read, laid and reported only with --held-out and
 # measured only at the end of a round, as received, never tuned on; chosen by name before a page of them was
 # read (issue 61's last round: QuantEcon's intermediate lectures in Chinese, MyST Markdown notebooks; the
-# book "Python Packages", Jupyter Book notebooks; UBC MDS's course of Quarto-era Markdown chapters).
+# book "Python Packages", Jupyter Book notebooks; UBC MDS's course of Markdown chapters; MyST's and Quarto's guides).
 HELD_OUT = [
     ("QuantEcon/lecture-python.zh-cn", "lectures/finite_markov.md"),
     ("QuantEcon/lecture-python.zh-cn", "lectures/career.md"),
@@ -95,6 +95,11 @@ HELD_OUT = [
     ("py-pkgs/py-pkgs", "py-pkgs/05-testing.ipynb"),
     ("UBC-MDS/programming-in-python-for-data-science", "chapters/en/module1.md"),
     ("UBC-MDS/programming-in-python-for-data-science", "chapters/en/module3.md"),
+    # MyST's own guide (mystmd) and Quarto's (quarto-web): what their authors learn the syntax from
+    ("jupyter-book/mystmd", "docs/admonitions.md"),
+    ("jupyter-book/mystmd", "docs/math.md"),
+    ("quarto-dev/quarto-web", "docs/authoring/callouts.qmd"),
+    ("quarto-dev/quarto-web", "docs/authoring/cross-references.qmd"),
 ]
 KINDS = "note|tip|warning|important|caution|admonition|dropdown|hint|seealso|attention|danger|error"
 # Where a block may open: at the margin, or in a list item (a list-table's cell: `* - `, `  - `, its lines indented).
@@ -134,6 +139,7 @@ def lay(chapters=CHAPTERS) -> None:
             (root / "content/index.md").write_text(f"---\ntitle: Chapters\n---\nThe [chapter]({at.as_posix()}).\n",
                                                    encoding="utf-8")
             (root / "content/404.md").write_text("---\ntitle: Not found\n---\nBack to [the start](/).\n", encoding="utf-8")
+            lay_bibliography(git, path, root)
             continue
         config, book = book_config(git, path)
         at = Path(path).relative_to(book)           # where it lies in its book, and so in content/
@@ -148,11 +154,14 @@ def lay(chapters=CHAPTERS) -> None:
             folder = str(Path(path).parent)
             listed = subprocess.run(["git", f"--git-dir={git}", "ls-tree", "-r", "--name-only", "HEAD", folder + "/"],
                                     capture_output=True, text=True, check=True).stdout.split()
-            for rel in listed:      # its neighbours as Jupyter finds them: modules beside it, its data folder
-                inside = rel[len(folder) + 1:]
-                if inside.endswith(".py") and "/" not in inside or inside.startswith("data/"):
+            for rel in listed:      # its neighbours as Jupyter finds them: modules beside it, its data folder,
+                inside = rel[len(folder) + 1:]      # and any file its text names by its path (a font, a table)
+                if inside.endswith(".py") and "/" not in inside or inside.startswith("data/") or f'"{inside}"' in text:
+                    if (data := _show(git, rel, check=False)) is None:     # (listed without its bytes)
+                        print(f"{repo}:{path}: needs {inside}, which the snapshot does not hold")
+                        continue
                     (root / "content" / at.parent / inside).parent.mkdir(parents=True, exist_ok=True)
-                    (root / "content" / at.parent / inside).write_bytes(_show(git, rel))
+                    (root / "content" / at.parent / inside).write_bytes(data)
         else:                   # a page of Jupyter Book's docs: its title (its first heading's) is added to its
             import yaml         # front matter, of which MyST's substitutions are kept (its other settings are Sphinx's)
             matter = re.match(r"\A---\n(.*?\n)---\n", text, flags=re.S)
@@ -177,11 +186,7 @@ def lay(chapters=CHAPTERS) -> None:
             for rel in book_files(git, book, "glossary.md"):
                 (root / "content" / rel).parent.mkdir(parents=True, exist_ok=True)
                 (root / "content" / rel).write_bytes(_show(git, (book / rel).as_posix()))
-        bibliography = book_bibliography(git, path)
-        for name, data in bibliography.items():
-            (root / "content" / name).write_bytes(data)
-        if bibliography:        # (as the book's _config.yml names them: what its {cite} roles cite)
-            (root / "site.yaml").write_text(SITE + "  bibliography: [" + ", ".join(bibliography) + "]\n", encoding="utf-8")
+        lay_bibliography(git, path, root)
         (root / "content/index.md").write_text(f"---\ntitle: Chapters\n---\nThe [chapter]({at.as_posix()}).\n",
                                                encoding="utf-8")
         (root / "source.md").write_text(body, encoding="utf-8")          # (what the report counts in)
@@ -215,6 +220,16 @@ def book_config(git: Path, path: str) -> tuple[dict, Path]:
             if config.returncode == 0:
                 return yaml.safe_load(config.stdout) or {}, parent
     return {}, Path(".")
+
+
+def lay_bibliography(git: Path, path: str, root: Path) -> None:
+    """The BibTeX files the chapter's book names, beside its pages and named in site.yaml, as a teacher taking
+    the chapter names them (what its citations cite; a notebook's as a Markdown page's)."""
+    bibliography = book_bibliography(git, path)
+    for name, data in bibliography.items():
+        (root / "content" / name).write_bytes(data)
+    if bibliography:
+        (root / "site.yaml").write_text(SITE + "  bibliography: [" + ", ".join(bibliography) + "]\n", encoding="utf-8")
 
 
 def book_bibliography(git: Path, path: str) -> dict[str, bytes]:
