@@ -132,7 +132,7 @@ def test_a_directive_that_holds_markdown_shows_its_content_and_the_callouts_in_i
 @pytest.mark.parametrize("text, shown", [
     # sphinx-exercise: a solution right after its exercise is its ::: solution (the exercise ends after it).
     ("```{exercise} 求积\n:label: p\n题目。\n```\n\n```{solution} p\n:class: dropdown\n答案。\n```",
-     ["::: exercise title='求积'", "", "题目。", "", "", "::: solution", "", "答案。", "::: end"]),
+     ["::: exercise title='求积' label=p", "", "题目。", "", "", "::: solution", "", "答案。", "::: end"]),
     # the gated form, which may hold code cells: exercise-start ... exercise-end, solution-start ... solution-end
     ("```{exercise-start}\n```\n题目。\n```{exercise-end}\n```\n```{solution-start} p\n```\n答案。\n"
      "```{solution-end}\n```", ["::: exercise", "", "题目。", "", "", "::: solution", "", "答案。", "::: end", ""]),
@@ -144,7 +144,9 @@ def test_a_directive_that_holds_markdown_shows_its_content_and_the_callouts_in_i
 ])
 def test_sphinx_exercise_s_exercises_and_solutions_are_this_site_s(text, shown):
     lines, numbers, notes = read(text)
-    assert (lines, notes) == (shown, [])
+    said = ["this {solution} is of the exercise 'p', but stands after no exercise: shown as the solution of an "
+            "exercise of its own (put it right after its {exercise})"] if "正文。\n\n```{solution} p" in text else []
+    assert (lines, [message for _, message in notes]) == (shown, said)
     assert numbers[:len(text.split("\n"))] == sorted(numbers)[:len(text.split("\n"))]
 
 

@@ -83,3 +83,19 @@ def test_a_term_no_glossary_defines_shows_its_text_and_is_said_in_the_author_s_w
     assert result.stderr.count("warning") == 1, result.stderr
     page = (tmp_path / "dist/notes.html").read_text(encoding="utf-8")
     assert '见 Missing term 与 <a href="notes">术语</a>。' in page
+
+
+def test_an_exercise_s_label_is_a_reference_target_and_a_solution_of_another_exercise_is_said(tmp_path):
+    """sphinx-exercise's `:label:` names its exercise for {ref}; a {solution} names its exercise's label."""
+    from support import empty_course, run_build
+    root = empty_course(tmp_path / "course")
+    (root / "content/notes.md").write_text(
+        "---\ntitle: 练习\n---\n```{exercise}\n:label: ex-one\n做它。\n```\n\n```{solution} ex-one\n答案。\n```\n\n"
+        "```{exercise}\n:label: ex-two\n再做。\n```\n\n```{solution} ex-one\n错配。\n```\n\n见 {ref}`ex-two`。\n", encoding="utf-8")
+    result = run_build(root, tmp_path / "dist", tmp_path / "cache")
+    assert result.returncode == 0, result.stderr
+    assert [line for line in result.stderr.splitlines() if line.startswith("warning")] == [
+        "warning: content/notes.md:18: this {solution} is of the exercise 'ex-one', but stands after exercise 'ex-two': "
+        "shown as its solution (put it right after its {exercise})"]
+    page = (tmp_path / "dist/notes.html").read_text(encoding="utf-8")
+    assert '<section class="exercise" id="ex-two"' in page and '见 <a href="notes#ex-two">练习 2</a>。' in page

@@ -315,7 +315,8 @@ def _render_practice(r, page: Page, block: Block, art) -> str:
     closes = open_part is not None and not (open_part == "solution" and r.solutions == "omitted")
     return r.render_template("partials/practice.html", part=block.kind, closes=closes,
                              number=number + (block.kind == "exercise"), hint=hints + 1,
-                             title=block.options.get("title", ""), words=r.words, solutions=r.solutions)
+                             title=block.options.get("title", ""), label=block.options.get("label"), words=r.words,
+                             solutions=r.solutions)
 
 
 # -- ::: note|tip|important|warning|caution|margin [title="..."] [fold=open|closed] ... ::: end ------
@@ -439,7 +440,7 @@ KINDS = {
     "widget": Kind(1, {"view": None}, _check_widget, _render_widget,
                    scripts=lambda art: tuple(filter(None, (art.lab.widget["script"], art.lab.widget["style"])))
                    if art.lab.widget else (), names_lab=True),
-    "exercise": Kind(0, {"title": None}, _nothing_to_check, _render_practice, needs_lab=False, container=True),
+    "exercise": Kind(0, {"title": None, "label": None}, _nothing_to_check, _render_practice, needs_lab=False, container=True),
     "hint": Kind(0, {}, _nothing_to_check, _render_practice, needs_lab=False, within="exercise"),
     "solution": Kind(0, {}, _nothing_to_check, _render_practice, needs_lab=False, within="exercise", last=True),
     "end": Kind(0, {}, _nothing_to_check, _render_end, needs_lab=False),

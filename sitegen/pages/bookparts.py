@@ -157,10 +157,11 @@ def exercise(out, index, number, name: str, title: str, options: dict, fence, cl
     `{exercise-end}`) is `::: exercise`; a `{solution}` (or `{solution-start}` ... `{solution-end}`)
     right after it is its `::: solution`, which a student's build leaves out; one elsewhere is a
     solution of an exercise of its own, never shown to students either."""
-    title = title if name.startswith("exercise") else ""
-    opening = directive("exercise", title, None, number, notes)
+    argument, title = title, title if name.startswith("exercise") else ""     # (a solution's: its exercise's label)
+    label = label_name(options.get("label") or options.get("name") or "") if name.startswith("exercise") else ""
+    opening = directive("exercise", title, None, number, notes, label=label)
     if name in ("exercise", "exercise-start"):
-        out[index] = opening
+        out[index], ended[1] = opening, label
         closers.append((*fence, EXERCISE_END if name == "exercise" else "", number))
     elif name == "exercise-end":
         out[index] = ""
@@ -169,6 +170,10 @@ def exercise(out, index, number, name: str, title: str, options: dict, fence, cl
         follows = ended[0] >= 0 and all(not line.strip() for line in out[ended[0] + 1: index])
         if follows:
             out[ended[0]] = ""                          # (the exercise ends after its solution)
+        if argument and (not follows or ended[1] and label_name(argument) != ended[1]):     # (its exercise's label)
+            notes.append((number, f"this {{{name}}} is of the exercise '{argument}', but stands after " + (
+                f"exercise '{ended[1]}': shown as its solution" if follows else "no exercise: shown as the solution "
+                "of an exercise of its own") + " (put it right after its {exercise})"))
         out[index] = "::: solution" if follows else opening + "\n::: solution"
         closers.append((*fence, "::: end" if name == "solution" else "", number))
     else:                                               # solution-end

@@ -112,7 +112,7 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True,
     codes = [False] * len(lines)
     closers: list[tuple[str, int, str, int]] = []   # open fences of directives: (char, length, the line that
                                                     # closes it here: "::: end" or "", the line it opened at)
-    ended = [-1]            # the index of the last exercise's `::: end`: a solution right after it moves it
+    ended = [-1, ""]        # the index of the last exercise's `::: end` (a solution right after it moves it), its label
     code: tuple[str, int] | None = None         # an open code fence: what closes it (bookparts.opens_code)
     alert = False
     pending = ""                # a (label)= above a formula: its label

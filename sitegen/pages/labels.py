@@ -73,8 +73,14 @@ def page_labels(page, words: dict | None = None) -> tuple[dict[str, Label], list
         name, line = page.title_label
         labels[name] = Label("section", 0, page.title, line, page.title)
     blocks = page.blocks
-    counts = {"equation": 0, "figure": 0, "table": 0, **{kind: 0 for kind in STATEMENTS}}
+    counts = {"equation": 0, "figure": 0, "table": 0, "exercise": 0, **{kind: 0 for kind in STATEMENTS}}
     for block in blocks:
+        if block.kind == "exercise":            # numbered on its page (blocks.py), its label sphinx-exercise's
+            counts["exercise"] += 1
+            if name := block.options.get("label"):
+                _define(labels, problems, name, Label("exercise", counts["exercise"], block.options.get("title", ""),
+                                                      block.line, (words or {}).get("exercise", "{n}").format(n=counts["exercise"])))
+            continue
         if block.kind in STATEMENTS:            # a theorem, a definition, ...: numbered per kind (blocks.py)
             counts[block.kind] += 1
             if name := block.options.get("label"):
