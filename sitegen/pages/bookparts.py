@@ -12,50 +12,6 @@ from ..core.sources import PAGE_FILES
 # A fence: backticks or tildes (MyST's directive), or colons (MyST's colon fence, Quarto's div).
 FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 COLONS = re.compile(r"^(?P<indent> {0,3})(?P<fence>:{3,})\s*(?P<rest>.*)$")
-# A fence as it may open code: at the margin, or as a list item's first line (`- ```md`, `* - ```md`).
-CODE_FENCE = re.compile(r"^(?P<lead>\s*(?:(?:[*+-]|\d{1,9}[.)])\s+)*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
-
-
-def opens_code(line: str) -> tuple[str, int] | None:
-    """What closes the fenced code `line` opens: its fence, and how far a closing one may be indented
-    (three spaces past where a list item's content starts); None if it opens none."""
-    found = CODE_FENCE.match(line)
-    if not found or (found["fence"][0] == "`" and "`" in found["info"]) or (
-            found["lead"].strip() and found["info"].strip().startswith("{")):    # (a directive in a list item)
-        return None
-    return found["fence"], len(found["lead"]) + 3
-
-
-def closes_code(line: str, opened: tuple[str, int]) -> bool:
-    """Whether `line` closes the code whose opener said `opened` (opens_code)."""
-    found = CODE_FENCE.match(line)
-    return bool(found) and not found["lead"].strip() and len(found["lead"]) <= opened[1] \
-        and found["fence"][0] == opened[0][0] and len(found["fence"]) >= len(opened[0]) and not found["info"].strip()
-
-
-def in_code(lines, code_directives: frozenset | set | None = None) -> list[bool]:
-    """Whether each of `lines` is fenced code, its fences included, as CommonMark reads fences: one
-    closes on a fence of its character at least as long, with nothing after it (a longer fence holds
-    shorter ones shown as examples; a backtick fence's info holds no backtick). With `code_directives`
-    (the MyST directives that hold code), any other directive's fence (```{note}) holds markup, as
-    MyST reads it: what it holds is code only in a fence of code inside it."""
-    code: list[bool] = []
-    opened: list[tuple[tuple[str, int], bool]] = []         # the fences open: what closes each, is it code
-    for line in lines:
-        inside = any(is_code for _, is_code in opened)
-        if opened and closes_code(line, opened[-1][0]):
-            opened.pop()
-            code.append(inside)
-            continue
-        fence = None if inside else opens_code(line)
-        if fence is None:
-            code.append(inside)
-            continue
-        name = re.match(r"\{([^}]*)\}", CODE_FENCE.match(line)["info"].strip())
-        is_code = code_directives is None or not name or name[1] in code_directives
-        opened.append((fence, is_code))
-        code.append(is_code)
-    return code
 REFERENCES = {"ref", "numref", "eq", "prf:ref"}      # (prf:ref: sphinx-proof's)
 # sphinxcontrib-bibtex's roles as Pandoc's citations (citations.py): in brackets, in the sentence, the year.
 CITATIONS = {"cite": "[@", "cite:p": "[@", "cite:ps": "[@", "cite:alp": "[@", "cite:alps": "[@", "cite:t": "@",

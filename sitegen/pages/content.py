@@ -23,7 +23,8 @@ import shlex
 from pathlib import Path
 
 from .blocks import KINDS
-from .bookparts import in_code, substitute
+from .bookparts import substitute
+from .markup import in_code
 from .dialects import CODE, ELSEWHERE, FOREIGN_FRONT_MATTER, translate
 
 from ..core.errors import BuildError, Collector, Problem

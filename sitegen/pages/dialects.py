@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import re
 
-from .bookparts import (COLONS, EXERCISE_END, EXERCISES, FENCE, ROLE, SPHINX_PAGES, captioned, closes_code, closing,
-                        code_spans, directive, dropped, exercise, glossary, in_code, is_value_path, label_name, list_table,
-                        myst_reference, opens_code, outside_spans, read_role, slugify, unlinked, without_style)
+from .bookparts import (COLONS, EXERCISE_END, EXERCISES, FENCE, ROLE, SPHINX_PAGES, captioned, closing, code_spans,
+                        directive, dropped, exercise, glossary, is_value_path, label_name, list_table, myst_reference,
+                        outside_spans, read_role, slugify, unlinked, without_style)
 from .jupytermath import tex_labelled
+from .markup import code_blocks, in_code, open_fence
 from .quartodivs import PANDOC_ATTRS, attributes, div_end, pandoc_attributes, shown_here, tabset
 
 CALLOUTS = ("note", "tip", "important", "warning", "caution")      # the kinds of callout, as GitHub's alerts name them
@@ -110,10 +111,16 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True,
     out = list(lines)
     numbers = list(numbers) if numbers is not None else list(range(start + 1, start + 1 + len(lines)))
     codes = [False] * len(lines)
+    # What is code, as CommonMark and MyST read it (markup.py, the render's own parser): each line inside a
+    # block of code, and each that opens one (a directive's that holds code is read here; the rest skipped).
+    inside, opens = [False] * len(lines), [False] * len(lines)
+    for first, end in code_blocks(lines, CODE):
+        inside[first:end], opens[first] = [True] * (end - first), True
+    left_open = open_fence(lines, CODE)         # (said at the end)
+    given_numbers = list(numbers)
     closers: list[tuple[str, int, str, int]] = []   # open fences of directives: (char, length, the line that
                                                     # closes it here: "::: end" or "", the line it opened at)
     ended = [-1, ""]        # the index of the last exercise's `::: end` (a solution right after it moves it), its label
-    code: tuple[str, int] | None = None         # an open code fence: what closes it (bookparts.opens_code)
     alert = False
     pending = ""                # a (label)= above a formula: its label
     own: list[int] = []         # this site's blocks open (`::: note`): a bare `:::` closes the innermost
@@ -127,6 +134,7 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True,
             parts = out[index].split("\n")
             out[index:index + 1], numbers[index:index + 1] = parts, [numbers[index]] * len(parts)
             codes[index:index + 1] = [codes[index]] * len(parts)
+            inside[index:index + 1], opens[index:index + 1] = [inside[index]] * len(parts), [opens[index]] + [False] * (len(parts) - 1)
         line, number = out[index], numbers[index]
         if alert:                   # inside a GitHub alert: a quote's line, or the line that ends it
             if re.match(r"^ {0,3}>", line):
@@ -138,27 +146,31 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True,
                 out.insert(index, "::: end")
                 numbers.insert(index, number)
                 codes.insert(index, False)
+                inside.insert(index, False)
+                opens.insert(index, False)
             else:
                 out[index] = "::: end"
             index += 1
             continue
-        if code is None and not alert and (quoted := QUOTED_DIRECTIVE.match(line)) and (
+        if not inside[index] and (quoted := QUOTED_DIRECTIVE.match(line)) and (
                 MYST.match(quoted["info"].strip()) or quoted["fence"][0] == ":"):
             _unquote(out, index, quoted, notes, number)
             line = out[index]
-        if code is None and (nested := NESTED_DIRECTIVE.match(line)) and MYST.match(nested["info"].strip()):
+        if not inside[index] and (nested := NESTED_DIRECTIVE.match(line)) and MYST.match(nested["info"].strip()):
             _unnest(out, index, nested, notes, number)
             line = out[index]
         fence = FENCE.match(line)
-        if code is not None:
-            if closes_code(line, code):
-                code = None
+        if inside[index] and not opens[index]:      # (code: as written)
             codes[index] = True
             index += 1
             continue
+        if fence and fence["fence"][0] == "`" and "`" in fence["info"] and MYST.match(fence["info"].strip()):
+            notes.append((number, "a backtick fence's info string may hold no backtick (CommonMark, and so MyST): this "
+                                  "is no directive; write it with tildes (~~~{name} ...) or colons (:::{name} ...)"))
+            fence = None
         if fence:
             char, length, info = fence["fence"][0], len(fence["fence"]), fence["info"].strip()
-            if closers and closers[-1][0] == char and length >= closers[-1][1] and not info:
+            if closers and closers[-1][0] == char and length >= closers[-1][1] and not info and not opens[index]:
                 out[index] = _close(closers.pop(), index, ended)
                 index += 1
                 continue
@@ -182,19 +194,16 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True,
                     language = "python" if name == "code-cell" else ""
                 out[index] = ""             # (the fence opens below its options, which are no code)
                 out[after - 1] = f"{fence['indent']}{fence['fence']}{language}"
-                code = (fence["fence"], 3)
                 codes[after - 1] = True
                 index = after
                 continue
             if myst:                # another directive (an exercise, tabs, a figure): its content is prose
                 index = _myst(out, index, number, myst, (char, length), closers, notes, ended, computed)
                 continue
-            code = (fence["fence"], 3)
-            codes[index] = True
+            codes[index] = inside[index]        # (a fence that opens code; one in raw HTML is none)
             index += 1
             continue
-        if listed := opens_code(line):      # a list item that opens with code (its markup: as written)
-            code = listed
+        if opens[index]:                # a list item that opens with code, an indented block (as written)
             codes[index] = True
             index += 1
             continue
@@ -284,10 +293,9 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True,
         if "@" in out[index] and not codes[index]:
             out[index] = outside_spans(QUARTO_REF, _quarto_reference, out[index])
         index += 1
-    if code is not None:            # (as CommonMark reads it: the code runs to the page's end)
-        opened = next(k for k in range(len(codes) - 1, -1, -1) if k == 0 or not codes[k - 1])
-        notes.append((numbers[opened], f"the code fence opened here is never closed: the rest of the page shows as code "
-                                       f"(close it with a line {code[0]})"))
+    if left_open is not None:       # (as CommonMark reads it: the code runs to the page's end)
+        notes.append((given_numbers[left_open[0]], f"the code fence opened here is never closed: the rest of the page "
+                                                   f"shows as code (close it with a line {left_open[1].strip()})"))
     if alert:
         closers.append(("", 0, "::: end", 0))
     for char, length, callout, line in reversed(closers):     # as CommonMark runs a fence to the end

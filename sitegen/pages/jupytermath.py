@@ -16,7 +16,8 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 
-from .bookparts import in_code, outside_spans
+from .bookparts import outside_spans
+from .markup import in_code
 
 ENVIRONMENTS = "equation|align|alignat|gather|multline|eqnarray|flalign"
 MATH = re.compile(

@@ -21,7 +21,8 @@ import re
 from typing import NamedTuple
 
 from ..core.sources import PAGE_FILES
-from .bookparts import TERM_LABEL, in_code, myst_reference, slugify, unlinked
+from .bookparts import TERM_LABEL, myst_reference, slugify, unlinked
+from .markup import in_code
 from .dialects import STATEMENTS
 
 LABELLED_MATH = re.compile(r"^\s*\$\$(?P<tex>.+?)\$\$\s*\{#(?P<label>[^}\s]+)\}\s*$")

@@ -18,7 +18,8 @@ from pathlib import PurePosixPath
 
 from ..core.errors import BuildError, Problem
 from ..project.nbsource import NotebookSource, load, notebooks, page_output, source_line
-from .bookparts import in_code, opens_code, outside_spans, without_style
+from .bookparts import outside_spans, without_style
+from .markup import open_fence
 from .cellshow import cell_figure, cell_visibility
 from ..project.cells import cell_options, runs
 from .jupytermath import site_math
@@ -133,12 +134,8 @@ EMPTY_LINK = re.compile(r"<a\b[^>]*>\s*</a>", re.I)
 
 def _open_fence(lines: list[str]) -> str | None:
     """The line that closes a code fence a Markdown cell leaves open (indented as its opener's content), or None."""
-    codes = in_code(lines + ["."])
-    if not codes[-1]:
-        return None
-    opened = next(k for k in range(len(lines) - 1, -1, -1) if k == 0 or not codes[k - 1])
-    fence, indent = opens_code(lines[opened]) or ("```", 3)
-    return " " * (indent - 3) + fence
+    left = open_fence(lines)
+    return left[1] if left is not None else None
 
 
 def _own(text: str, line: int, notes: list) -> str:

@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 import shlex
 
-from .bookparts import COLONS, directive, in_code
+from .bookparts import COLONS, directive
+from .markup import in_code
 
 # Quarto's divs that mark a slide's steps and layout (reveal.js's), and its columns: on a web page here,
 # their content (a page is one column, as a phone shows Quarto's columns).

@@ -27,6 +27,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from ..pages.bookparts import slugify
+from ..pages.markup import reader
 from ..pages.prose import is_external
 from .htmlread import REFUSED, refused
 
@@ -59,19 +60,9 @@ class Markdown:
 
 @functools.lru_cache(maxsize=8)
 def _parser(heading_link: str, footnote_back: str) -> MarkdownIt:
-    """markdown-it-py as the site reads Markdown (made once a process for each words' pair)."""
-    from mdit_py_plugins.attrs import attrs_plugin
-    from mdit_py_plugins.deflist import deflist_plugin
-    from mdit_py_plugins.footnote import footnote_plugin
-    from mdit_py_plugins.gfm_autolink import gfm_autolink_plugin
-    from mdit_py_plugins.tasklists import tasklists_plugin
-    # (nesting as deep as markdown-it's default preset reads: the commonmark preset's 20 stops the page at a
-    # list nested ten deep, without a word)
-    md = MarkdownIt("commonmark", {"html": True, "maxNesting": 100})
-    md.enable(["table", "strikethrough"])
-    md.use(footnote_plugin).use(deflist_plugin).use(tasklists_plugin).use(gfm_autolink_plugin)
-    # An image's `{#name}` (its anchor), a span's `[text]{#id .class}` (a glossary's second name for a term)
-    md.use(attrs_plugin, spans=True, allowed=["id", "class", "width", "height"])
+    """markdown-it-py as the site reads Markdown (pages/markup.py: the one grammar, which what is read before
+    the render asks too), with how the site writes its tokens (made once a process for each words' pair)."""
+    md = reader()
     _footnotes_as_the_site_shows_them(md, footnote_back)
     md.add_render_rule("fence", lambda self, tokens, idx, *_: _highlight(tokens[idx].content, tokens[idx].info))
     md.add_render_rule("s_open", lambda *_: "<del>")        # (GitHub's and Jupyter's ~~strike~~)
