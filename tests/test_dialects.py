@@ -263,7 +263,7 @@ def test_a_list_item_that_opens_with_code_is_code_to_its_indented_closing_fence(
 
 
 def test_in_code_reads_a_directive_s_fence_as_markup_only_when_asked():
-    from sitegen.pages.bookparts import in_code
+    from sitegen.pages.markup import in_code
     lines = "````{example}\n```{index} 名目\n:name: idx\n```\n````\n```{code-cell}\nx\n```".split("\n")
     assert in_code(lines) == [True] * 8
     assert in_code(lines, {"code-cell"}) == [False] * 5 + [True] * 3

@@ -345,3 +345,17 @@ def test_a_chunk_for_another_format_runs_and_shows_nothing_as_quarto_s_html_show
     [cell] = notebook["cells"]
     assert ("#| include: false" in cell["source"]) is not shown and cell["source"].endswith("x = 1")
     assert "format" not in cell["source"]
+
+
+def test_jupytext_s_warnings_do_not_reach_the_author_s_terminal_raw():
+    """QuantEcon's lectures mix `{code-cell} ipython` and `{code-cell} ipython3`: jupytext warns that all code
+    cells must have the same language, a line from inside a library, not the author's to act on."""
+    import warnings
+    from sitegen.project.textnb import notebook_of
+    text = ("---\nkernelspec:\n  name: python3\n  display_name: Python 3\n---\n# 标题\n\n```{code-cell} ipython\nx = 1\n```\n\n"
+            "```{code-cell} ipython3\ny = 2\n```\n")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        notebook = notebook_of(text.encode(), "content/mixed.md")
+    assert [c["source"] for c in notebook["cells"] if c["cell_type"] == "code"] == ["x = 1", "y = 2"]
+    assert [str(w.message) for w in caught] == []

@@ -113,9 +113,7 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True,
     codes = [False] * len(lines)
     # What is code, as CommonMark and MyST read it (markup.py, the render's own parser): each line inside a
     # block of code, and each that opens one (a directive's that holds code is read here; the rest skipped).
-    inside, opens = [False] * len(lines), [False] * len(lines)
-    for first, end in code_blocks(lines, CODE):
-        inside[first:end], opens[first] = [True] * (end - first), True
+    inside, opens = _code_lines(lines)
     left_open = open_fence(lines, CODE)         # (said at the end)
     given_numbers = list(numbers)
     closers: list[tuple[str, int, str, int]] = []   # open fences of directives: (char, length, the line that
@@ -134,7 +132,7 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True,
             parts = out[index].split("\n")
             out[index:index + 1], numbers[index:index + 1] = parts, [numbers[index]] * len(parts)
             codes[index:index + 1] = [codes[index]] * len(parts)
-            inside[index:index + 1], opens[index:index + 1] = [inside[index]] * len(parts), [opens[index]] + [False] * (len(parts) - 1)
+            inside[index:], opens[index:] = _code_lines(out[index:])        # (what is code in them, and after)
         line, number = out[index], numbers[index]
         if alert:                   # inside a GitHub alert: a quote's line, or the line that ends it
             if re.match(r"^ {0,3}>", line):
@@ -170,8 +168,10 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True,
             fence = None
         if fence:
             char, length, info = fence["fence"][0], len(fence["fence"]), fence["info"].strip()
-            if closers and closers[-1][0] == char and length >= closers[-1][1] and not info and not opens[index]:
+            if closers and closers[-1][0] == char and length >= closers[-1][1] and not info:
                 out[index] = _close(closers.pop(), index, ended)
+                if opens[index]:        # (read after a rewrite, which left it no directive to close: read again)
+                    inside[index + 1:], opens[index + 1:] = _code_lines(out[index + 1:])
                 index += 1
                 continue
             myst = MYST.match(info)
@@ -310,6 +310,14 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True,
         split = [(part, number, code) for line, number, code in zip(out, numbers, codes) for part in line.split("\n")]
         out, numbers, codes = [p[0] for p in split], [p[1] for p in split], [p[2] for p in split]
     return out, numbers, codes
+
+
+def _code_lines(lines: list[str]) -> tuple[list[bool], list[bool]]:
+    """Whether each line is code, and whether it opens a block of code (markup.code_blocks, MyST's reading)."""
+    inside, opens = [False] * len(lines), [False] * len(lines)
+    for first, end in code_blocks(lines, CODE):
+        inside[first:end], opens[first] = [True] * (end - first), True
+    return inside, opens
 
 
 def _attributed(line: str, number: int, notes: list) -> str:

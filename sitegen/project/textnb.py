@@ -19,6 +19,7 @@ line, and makes the notebook students download (`.ipynb`, with this build's outp
 from __future__ import annotations
 
 import re
+import warnings
 
 from ..core.errors import BuildError, Problem
 from .nbfile import runs_python
@@ -69,7 +70,9 @@ def notebook_of(data: bytes, rel: str) -> dict:
     import jupytext                     # (a Quarto document needs none of it)
     plain = header is not None and re.search(r"^\s*format_name\s*:\s*['\"]?markdown\b", header[0], re.M)
     try:
-        notebook = jupytext.reads(text, fmt="md" if plain else "md:myst")
+        with warnings.catch_warnings():     # (its warnings, as "All code cells ... must have the same language",
+            warnings.simplefilter("ignore")  # are not the author's to read on the terminal, raw: a cell's run says)
+            notebook = jupytext.reads(text, fmt="md" if plain else "md:myst")
     except Exception as exc:        # jupytext's errors have no common class
         raise BuildError(Problem(rel, 1, f"jupytext cannot read it as a notebook ({' '.join(str(exc).split())[:200]}): "
                                          "check its front matter and its {code-cell} blocks")) from None
