@@ -262,13 +262,6 @@ def test_a_list_item_that_opens_with_code_is_code_to_its_indented_closing_fence(
     assert codes == [True, True, True, False] and lines[:3] == text.split("\n")[:3] and lines[3] == "  - [](#sec-a)"
 
 
-def test_in_code_reads_a_directive_s_fence_as_markup_only_when_asked():
-    from sitegen.pages.markup import in_code
-    lines = "````{example}\n```{index} 名目\n:name: idx\n```\n````\n```{code-cell}\nx\n```".split("\n")
-    assert in_code(lines) == [True] * 8
-    assert in_code(lines, {"code-cell"}) == [False] * 5 + [True] * 3
-
-
 def test_raw_html_s_style_attribute_is_dropped_and_said_but_not_in_a_code_span():
     lines, _, notes = read('<div class="admonition note" style="background: lightgreen">正文</div> `<p style="x">`')
     assert lines == ['<div class="admonition note">正文</div> `<p style="x">`']
@@ -319,18 +312,6 @@ def test_a_set_of_tabs_is_this_site_s_tabs_one_after_another(text):
 def test_a_code_block_is_code_in_the_language_it_names_its_options_outside_it(text, shown, said):
     lines, _, notes = read(text)
     assert lines == shown and notes == said
-
-
-@pytest.mark.parametrize("line, spans", [
-    ("a `b` c", [(2, 5)]),
-    ("`` x `y` z `` and `w`", [(0, 13), (18, 21)]),          # a longer run holds shorter ones
-    ("{term}`x` and `{ref}` then {ref}`y`", [(14, 21)]),    # a role's text is no span; an example of one is
-    ("one ` alone, ``two", []),                             # runs never closed are backticks as written
-    ("```{note}\n{{ x }}\n```", []),                        # (a value of several lines: no span across them)
-])
-def test_code_spans_pair_backtick_runs_as_commonmark_does(line, spans):
-    from sitegen.pages.bookparts import code_spans
-    assert code_spans(line) == spans
 
 
 def test_markup_is_read_outside_code_spans_only_even_after_an_example_of_it():

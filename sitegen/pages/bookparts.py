@@ -8,6 +8,7 @@ import re
 import shlex
 
 from ..core.sources import PAGE_FILES
+from .markup import code_spans
 
 # A fence: backticks or tildes (MyST's directive), or colons (MyST's colon fence, Quarto's div).
 FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
@@ -34,29 +35,6 @@ def myst_reference(target: str) -> bool:
     scheme, colon, rest = target.partition(":")
     return bool(colon and scheme) and scheme.lower() not in URL_SCHEMES and scheme not in ("figure", "attachment") \
         and not rest.startswith("//") and re.fullmatch(r"[A-Za-z][\w.+-]*", scheme) is not None
-TICKS = re.compile(r"`+")
-ROLE_NAME = re.compile(r"\{[a-z][\w:-]*\}$")
-
-
-def code_spans(line: str) -> list[tuple[int, int]]:
-    """Where `line`'s code spans lie, as CommonMark pairs backtick runs (from the left, a run closes on the
-    next run as long on its line; one never closed is a backtick as written): what they hold shows as
-    written. A span right after a role's {name} is the role's text, markup."""
-    runs = [(found.start(), found.end()) for found in TICKS.finditer(line)]
-    spans, k = [], 0
-    while k < len(runs):
-        start, end = runs[k]
-        close = next((j for j in range(k + 1, len(runs)) if runs[j][1] - runs[j][0] == end - start
-                      and "\n" not in line[end:runs[j][0]]), None)
-        if close is None:
-            k += 1
-            continue
-        if not ROLE_NAME.search(line, 0, start):
-            spans.append((start, runs[close][1]))
-        k = close + 1
-    return spans
-
-
 def without_spans(line: str) -> str:
     """`line` without its code spans (what is read as markup, and nothing shown as written)."""
     parts, at = [], 0

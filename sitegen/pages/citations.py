@@ -20,7 +20,7 @@ import re
 from typing import NamedTuple
 
 from ..project.bibliography import Bibliography
-from .bookparts import code_spans
+from .markup import code_spans
 
 KEY = r"[A-Za-z0-9_](?:[\w:.#$%&+?<>~/-]*\w)?"
 BRACKETED = re.compile(r"(?<![\\!])\[(?P<body>[^\[\]]*-?@" + KEY + r"[^\[\]]*)\](?![(\[:])")

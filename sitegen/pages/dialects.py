@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import re
 
-from .bookparts import (COLONS, EXERCISE_END, EXERCISES, FENCE, ROLE, SPHINX_PAGES, captioned, closing, code_spans,
+from .bookparts import (COLONS, EXERCISE_END, EXERCISES, FENCE, ROLE, SPHINX_PAGES, captioned, closing,
                         directive, dropped, exercise, glossary, is_value_path, label_name, list_table, myst_reference,
                         outside_spans, read_role, slugify, unlinked, without_style)
 from .jupytermath import tex_labelled
-from .markup import code_blocks, in_code, open_fence
+from .markup import code_blocks, code_spans, in_code, open_fence
 from .quartodivs import PANDOC_ATTRS, attributes, div_end, pandoc_attributes, shown_here, tabset
 
 CALLOUTS = ("note", "tip", "important", "warning", "caution")      # the kinds of callout, as GitHub's alerts name them

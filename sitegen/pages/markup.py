@@ -5,7 +5,7 @@ extensions, by markdown-it-py and mdit-py-plugins (the parser MyST-Parser and My
 `in_code` asks the same parser which lines are code, so that what is read before the render (values,
 formulas, links, directives) and what the render shows as code are decided once, the same way: a
 fence (in a list item or a quote too), an indented block of code, a fence left open to its
-container's end.
+container's end. Within a line, `code_spans` pairs backticks as CommonMark does.
 """
 from __future__ import annotations
 
@@ -93,3 +93,26 @@ def open_fence(lines: list[str], code_directives: frozenset | set | None = None)
         if end - 1 == first or not closing.match(lines[end - 1]):
             left = (first, " " * lines[first].index(fence[1]) + fence[1])
     return left
+
+
+TICKS = re.compile(r"`+")
+ROLE_NAME = re.compile(r"\{[a-z][\w:-]*\}$")
+
+
+def code_spans(line: str) -> list[tuple[int, int]]:
+    """Where `line`'s code spans lie, as CommonMark pairs backtick runs (from the left, a run closes on the
+    next run as long on its line; one never closed is a backtick as written): what they hold shows as
+    written. A span right after a role's {name} is the role's text, markup."""
+    runs = [(found.start(), found.end()) for found in TICKS.finditer(line)]
+    spans, k = [], 0
+    while k < len(runs):
+        start, end = runs[k]
+        close = next((j for j in range(k + 1, len(runs)) if runs[j][1] - runs[j][0] == end - start
+                      and "\n" not in line[end:runs[j][0]]), None)
+        if close is None:
+            k += 1
+            continue
+        if not ROLE_NAME.search(line, 0, start):
+            spans.append((start, runs[close][1]))
+        k = close + 1
+    return spans

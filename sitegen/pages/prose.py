@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 
 from ..core.memo import Memo, digest, package_version
 from ..core.sources import PAGE_FILES
-from .bookparts import PATH_TOKEN, code_spans, is_value_path, outside_spans
-from .markup import in_code
+from .bookparts import PATH_TOKEN, is_value_path, outside_spans
+from .markup import code_spans, in_code
 from .labels import LABELLED_FIGURE, LABELLED_MATH, TABLE_CAPTION, References, SiteLabels, page_labels
 
 if TYPE_CHECKING:              # content reads pages with blocks.py, which resolves prose through here
