@@ -500,3 +500,11 @@ def test_an_amsmath_environment_on_a_page_is_a_display_formula_as_myst_s_amsmath
     lines, numbers, notes = read("前文\n\n\\begin{align}\na &= b \\label{eq-a} \\\\\nc &= d\n\\end{align}\n后文")
     assert lines == ["前文", "", "$$\\begin{align} a &= b  \\\\ c &= d \\end{align}$$ {#eq-a}", "", "", "", "后文"]
     assert not notes
+
+
+def test_a_list_table_whose_later_cells_hold_code_is_read_line_by_line():
+    """A list-table's rewrite makes one line several (`::: end`, `::: row`, `::: entry`, a fence): what is code
+    in the rows after it is still found (the tune half's cheatsheet stopped with an internal error)."""
+    lines, _, notes = read("````{list-table}\n:header-rows: 1\n\n* - 写法\n  - 结果\n* - ```md\n    **粗**\n    ```\n  - 粗\n"
+                           "* - ```md\n    *斜*\n    ```\n  - 斜\n````\n\n后文 {{ x }}。")
+    assert "**粗**" in lines and "*斜*" in lines and lines[-1] == "后文 {{ x }}。" and not notes

@@ -313,10 +313,14 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True,
 
 
 def _code_lines(lines: list[str]) -> tuple[list[bool], list[bool]]:
-    """Whether each line is code, and whether it opens a block of code (markup.code_blocks, MyST's reading)."""
+    """Whether each line is code, and whether it opens a block of code (markup.code_blocks, MyST's reading);
+    a line a rewrite made of several (a glossary's, a list-table's) is code if one of them is."""
+    owner = [k for k, line in enumerate(lines) for _ in line.split("\n")]
     inside, opens = [False] * len(lines), [False] * len(lines)
-    for first, end in code_blocks(lines, CODE):
-        inside[first:end], opens[first] = [True] * (end - first), True
+    for first, end in code_blocks([part for line in lines for part in line.split("\n")], CODE):
+        for physical in range(first, end):
+            inside[owner[physical]] = True
+        opens[owner[first]] = opens[owner[first]] or first == 0 or owner[first - 1] != owner[first]
     return inside, opens
 
 
