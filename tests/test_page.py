@@ -90,3 +90,12 @@ def test_an_exercise_s_label_is_a_reference_target_and_a_solution_of_another_exe
         "warning: content/notes.md:18: this {solution} is of the exercise 'ex-one', but stands after exercise 'ex-two': "
         "shown as its solution (put it right after its {exercise})"]
     assert '<section class="exercise" id="ex-two"' in page and '见 <a href="notes#ex-two">练习 2</a>。' in page
+
+
+def test_a_callout_s_title_shows_its_code_emphasis_and_formulas_as_a_sentence_does(tmp_path):
+    """mystmd's guide titles a callout "You can also use a `{dropdown}`": the backticks were shown raw."""
+    result, page = built(tmp_path, "---\ntitle: 标题\n---\n:::{tip} 用 `{dropdown}`、*强调* 与 $x^2$\n正文。\n:::\n\n"
+                                   "```{exercise} 求 $\\sqrt{2}$\n做。\n```\n")
+    assert result.returncode == 0, result.stderr
+    assert '<span class="callout-kind">提示</span> 用 <code>{dropdown}</code>、<em>强调</em> 与 <math' in page
+    assert '<span class="exercise-number">练习 1</span> 求 <math' in page and "`" not in page.split("<main")[1].split("</main>")[0]

@@ -315,7 +315,7 @@ def _render_practice(r, page: Page, block: Block, art) -> str:
     closes = open_part is not None and not (open_part == "solution" and r.solutions == "omitted")
     return r.render_template("partials/practice.html", part=block.kind, closes=closes,
                              number=number + (block.kind == "exercise"), hint=hints + 1,
-                             title=block.options.get("title", ""), label=block.options.get("label"), words=r.words,
+                             title=r.inline_markdown(block.options.get("title", "")), label=block.options.get("label"), words=r.words,
                              solutions=r.solutions)
 
 
@@ -333,10 +333,10 @@ def _render_callout(r, page: Page, block: Block, art) -> str:
         number = 1 + sum(1 for other in before if other.kind == block.kind)
         return r.render_template("partials/callout.html", part="open", kind="statement", anchor=True, id=block.options.get("label")
                                  or f"{block.kind}-{number}", word=r.words[f"statement_{block.kind}"].format(n=number),
-                                 title=block.options.get("title", ""), fold=block.options.get("fold"))
+                                 title=r.inline_markdown(block.options.get("title", "")), fold=block.options.get("fold"))
     number = 1 + sum(1 for other in before if other.kind in BOXES)
     return r.render_template("partials/callout.html", part="open", kind=block.kind, anchor=False, id=f"callout-{number}",
-                             word=r.words[f"callout_{block.kind}"], title=block.options.get("title", ""),
+                             word=r.words[f"callout_{block.kind}"], title=r.inline_markdown(block.options.get("title", "")),
                              fold=block.options.get("fold"))
 
 

@@ -283,6 +283,15 @@ class Renderer:
         """Markdown a cell displayed (text/markdown), with its math, as the page's prose is made; the HTML
         it holds reduced as a text/html output's is (outputs.safe_html)."""
         from ..pages.outputs import safe_html
+        return self._with_formulas(text, lambda held: safe_html(self.output_converter.reset().convert(held), classes=True))
+
+    def inline_markdown(self, text: str) -> Markup:
+        """A title's Markdown (a callout's, an exercise's, a theorem's): its code spans, emphasis and
+        formulas, as a sentence of the page shows them."""
+        return Markup(self._with_formulas(text, lambda held: self.markdown.md.renderInline(held)))
+
+    def _with_formulas(self, text: str, convert) -> str:
+        """`convert(text)` with each formula in it made MathML (held out of the conversion, then put back)."""
         formulas: dict[str, str] = {}
         lines = []
         for line in text.splitlines():
@@ -291,8 +300,7 @@ class Renderer:
                 formulas[key] = math_html(tex, display, self.memo)
                 line = line[:start] + key + line[end:]
             lines.append(line)
-        body = safe_html(self.output_converter.reset().convert("\n".join(lines)), classes=True)
-        return re.sub("\ue000m\\d+\ue001", lambda m: formulas[m.group(0)], body)
+        return re.sub("\ue000m\\d+\ue001", lambda m: formulas[m.group(0)], convert("\n".join(lines)))
 
     @functools.cached_property
     def output_converter(self):
