@@ -104,7 +104,7 @@ HELD_OUT = [
 KINDS = "note|tip|warning|important|caution|admonition|dropdown|hint|seealso|attention|danger|error"
 # Where a block may open: at the margin, or in a list item (a list-table's cell: `* - `, `  - `, its lines indented).
 LEAD = r"^(?:\s*[*+-]\s+)*\s*"
-CALLOUT = re.compile(rf"{LEAD}(?:(?:`{{3,}}|~{{3,}}|:{{3,}}) ?\{{(?:{KINDS})\}}|:{{3,}} *\{{[^}}]*\.callout-(?:note|tip|warning|important|caution)|> ?\[!(?:NOTE|TIP|WARNING|IMPORTANT|CAUTION)\])")
+CALLOUT = re.compile(rf"{LEAD}(?:(?:`{{3,}}|~{{3,}}|:{{3,}}) ?\{{(?:{KINDS})\}}|:{{3,}} *\{{[^}}]*\.callout-(?:note|tip|warning|important|caution)|:{{3,}} *callout-(?:note|tip|warning|important|caution) *$|> ?\[!(?:NOTE|TIP|WARNING|IMPORTANT|CAUTION)\])")
 RAW = re.compile(r"(?:`{3}|:{3})\{[a-z-]+\}|\{[a-z][\w:-]*\}`|^\([^()\s]+\)=$|\[!(?:NOTE|TIP|WARNING|IMPORTANT|CAUTION)\]"
                  r"|\[\^[^\]\s]+\]"       # (a footnote's marker)
                  r"|\{(?:[#.][\w:-]+\s*)+\}|\{[\w-]+=[^}\s]+\}"    # (Pandoc's attributes: {#id .class}, {width=50%})
