@@ -508,3 +508,10 @@ def test_a_list_table_whose_later_cells_hold_code_is_read_line_by_line():
     lines, _, notes = read("````{list-table}\n:header-rows: 1\n\n* - 写法\n  - 结果\n* - ```md\n    **粗**\n    ```\n  - 粗\n"
                            "* - ```md\n    *斜*\n    ```\n  - 斜\n````\n\n后文 {{ x }}。")
     assert "**粗**" in lines and "*斜*" in lines and lines[-1] == "后文 {{ x }}。" and not notes
+
+
+def test_an_amsmath_label_leaves_the_page_s_labels_as_they_were():
+    """A labelled amsmath environment before a MyST link to a label: the link is still the label's (the
+    environment's label once took the place of the page's labels, and the link went nowhere)."""
+    lines, _, notes = read("(sec-a)=\n## 一节\n\n\\begin{equation}\nx \\label{eq-a}\n\\end{equation}\n\n见 [这一节](sec-a)。")
+    assert lines[-1] == "见 [这一节](#sec-a)。" and not notes

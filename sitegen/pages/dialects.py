@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import re
 
-from .bookparts import (COLONS, EXERCISE_END, EXERCISES, FENCE, ROLE, SPHINX_PAGES, captioned, closing,
-                        directive, dropped, exercise, glossary, is_value_path, label_name, list_table, myst_reference,
-                        outside_spans, read_role, slugify, unlinked, without_style)
-from .jupytermath import tex_labelled
-from .markup import code_blocks, code_spans, in_code, open_fence
-from .quartodivs import PANDOC_ATTRS, attributes, div_end, pandoc_attributes, shown_here, tabset
+from .bookparts import (COLONS, EXERCISE_END, EXERCISES, FENCE, captioned, closing, directive, dropped, exercise,
+                        glossary, label_name, list_table, slugify, unlinked)
+from .displaymath import MATH_OPEN, MYST_LABELLED, ams_environment, display_math, joined
+from .inlines import HEADING, inline_markup
+from .markup import code_blocks, in_code, open_fence
+from .quartodivs import attributes, div_end, shown_here, tabset
 
 CALLOUTS = ("note", "tip", "important", "warning", "caution")      # the kinds of callout, as GitHub's alerts name them
 BOXES = (*CALLOUTS, "margin", "tab")    # what `::: KIND` ... `::: end` opens besides statements: a callout, a margin
@@ -71,32 +71,12 @@ MYST = re.compile(r"^\{(?P<name>[A-Za-z][\w:-]*)\}\s*(?P<title>.*)$")
 QUARTO = re.compile(r"^\{(?P<attrs>[^}]*)\}\s*$")
 QUARTO_CALLOUT = re.compile(r"(?:^|\s)\.callout-(?P<kind>[a-z]+)(?=\s|$)")
 ALERT = re.compile(r"^ {0,3}>\s*\[!(?P<kind>[A-Za-z]+)\][+-]?\s*(?P<title>.*)$")
-HEADING = re.compile(r"^\s*#{1,6}\s+(?P<title>.+?)\s*#*\s*$")
 TARGET = re.compile(r"^ {0,3}\((?P<label>[^()\s]+)\)=\s*$")     # MyST's `(label)=` above a heading
-# A display formula across lines, as MyST and Quarto write one: `$$` alone on its first line, and on its
-# last `$$` with MyST's `(label)` or Quarto's `{#eq-label}` after it.
-MATH_OPEN = re.compile(r"^(?P<quote>(?: {0,3}> ?)*) *\$\$\s*$")      # (in a quote or a list item too: `> $$`, `  $$`)
 QUOTED = re.compile(r"^(?: {0,3}> ?)+")
-# amsmath's environment at a block's start, as MyST's amsmath extension reads one: a display formula.
-AMS_OPEN = re.compile(r"^ {0,3}\\begin\{(?P<env>(?:equation|align|alignat|gather|multline|eqnarray|flalign)\*?)\}")
-MATH_CLOSE = re.compile(r"^(?P<tex>.*?)\$\$\s*(?:\((?P<myst>[^()\s]+)\)|\{#(?P<quarto>[^}\s]+)\})?\s*$")
-MYST_LABELLED = re.compile(r"^(?P<math>\s*\$\$.+?\$\$)\s*\((?P<label>[^()\s]+)\)\s*$")     # $$ x $$ (label)
-# Quarto's cross-reference: @fig-x, @eq-x, @sec-x, @tbl-x (never an e-mail address's @).
-QUARTO_REF = re.compile(r"(?<![\w@.])(?:\[(?P<prefix>[^\[\]@]*?)(?P<minus>-?))?@(?P<label>(?:fig|eq|sec|tbl)-[\w-]*\w)"
-                        r"(?(prefix)\]|\]?)")
 DEFINED = re.compile(r"^ {0,3}\((?P<label>[^()\s]+)\)=\s*$|^\s*:(?:label|name):\s*(?P<option>\S+)")
-LABEL_LINK = re.compile(r"(?<!!)\[(?P<text>[^\]]*)\]\((?P<label>[A-Za-z][\w:./-]*)\)")
-# Quarto's inline expression, a code span: `{python} radius`
-INLINE_EXPRESSION = re.compile(r"`\{(?P<language>[A-Za-z]\w*)\}\s+(?P<expression>[^`]+)`")
-# MyST's link into another Sphinx project's inventory (intersphinx): [text](inv:project#target)
 # A MyST directive, a colon fence's or a Quarto div in a quote: `> ```{note}`, `> :::{tip}`, `> ::: {.callout-note}`
 QUOTED_DIRECTIVE = re.compile(r"^ {0,3}>(?: {0,3}>)* ?(?P<fence>`{3,}|~{3,}|:{3,})\s*(?P<info>\{.*)$")
 NESTED_DIRECTIVE = re.compile(r"^(?P<indent> {2,})(?P<fence>`{3,}|~{3,}|:{3,})(?P<info>\{.*)$")   # under a list item
-SHORTCODE = re.compile(r"\{\{<\s*(?P<name>[\w-]+)(?P<args>.*?)>\}\}")     # Quarto's: {{< video URL >}}
-IMAGE_ATTRS = re.compile(r"""(?P<image>!\[[^\]]*\]\([^)\s]+(?:\s+"[^"]*")?\))""" + PANDOC_ATTRS.pattern)
-ANCHOR_LINK = re.compile(r"(?P<head>\]\()#(?P<fragment>[^)\s]+)\)")      # a link to a place on its page: [text](#x)
-INVENTORY_LINK = re.compile(r"(?<!!)\[(?P<text>[^\]]*)\]\((?P<target>inv:[^)\s]*)\)")
-QUARTO_FIGURE = re.compile(r'^\s*!\[(?P<caption>[^\]]+)\]\((?P<target>[^)\s]+)\)\{#(?P<label>fig-[^}\s]+)(?P<attrs>[^}]*)\}\s*$')
 
 
 def translate(lines: list[str], start: int, notes: list, computed: bool = True,
@@ -179,7 +159,7 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True,
                 index = _myst(out, index, number, myst, (char, length), closers, notes, ended, computed)
                 continue
             if myst and myst["name"] == "math":      # a display formula: this site's $$ ... $$ {#label}
-                index = _math_directive(out, numbers, codes, index, (char, length), pending, notes)
+                index = _math_directive(out, numbers, index, (char, length), pending, notes)
                 pending = ""
                 continue
             if myst and myst["name"] in CODE:   # code shown: a {code-block} in its language, as MyST shows it;
@@ -257,41 +237,17 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True,
                                       "out (a heading's anchor is {#name} at its end)"))
             index += 1
             continue
-        if (ams := AMS_OPEN.match(line)) and (index == 0 or not out[index - 1].strip()):
-            end = next((k for k in range(index, len(out)) if f"\\end{{{ams['env']}}}" in out[k]), None)
-            if end is not None:
-                tex, named = tex_labelled(" ".join(part.strip() for part in out[index:end + 1]))
-                index = _joined(out, index, end, tex, pending or named, number, notes)
-                pending = ""
-                continue
+        if (after := ams_environment(out, index, pending, number, notes)) is not None:
+            index, pending = after, ""
+            continue
         if MATH_OPEN.match(line) or (pending and MYST_LABELLED.match(line)):
-            index = _display_math(out, numbers, codes, index, pending, notes)
+            index = display_math(out, numbers, index, pending, notes)
             pending = ""
             continue
         if MYST_LABELLED.match(line):
             found = MYST_LABELLED.match(line)
             out[index] = f"{found['math']} {{#{found['label']}}}"
-        if "style" in out[index].lower():       # (raw HTML's: dropped, said)
-            out[index] = without_style(out[index], number, notes)
-        if ROLE.search(out[index]):
-            out[index] = outside_spans(ROLE, lambda found: read_role(found, number, notes, computed=computed,
-                                                                     unmade=indexed), out[index])
-        if "`{" in out[index]:
-            out[index] = _inline_expressions(out[index], number, notes, computed)
-        if "{{<" in out[index]:
-            out[index] = outside_spans(SHORTCODE, lambda found: _shortcode(found, number, notes), out[index])
-        if (figure := QUARTO_FIGURE.match(out[index])) and not codes[index]:   # Quarto: the bracket is the caption
-            alt = re.search(r'fig-alt="([^"]*)"', figure["attrs"] or "")
-            out[index] = (f'![{alt[1] if alt else figure["caption"]}]({figure["target"]} "{figure["caption"].replace(chr(34), chr(39))}")'
-                          f' {{#{figure["label"]}}}')
-        if "{" in out[index] and not codes[index] and (HEADING.match(out[index]) or "](" in out[index]):
-            out[index] = _attributed(out[index], number, notes)
-        if "](" in out[index] and not codes[index]:
-            out[index] = outside_spans(LABEL_LINK, lambda m: _label_link(m, named, indexed, number, notes), out[index])
-            out[index] = outside_spans(INVENTORY_LINK, lambda m: _inventory_link(m, number, notes), out[index])
-            out[index] = outside_spans(ANCHOR_LINK, lambda m: _jupyter_anchor(m, headings, named), out[index])
-        if "@" in out[index] and not codes[index]:
-            out[index] = outside_spans(QUARTO_REF, _quarto_reference, out[index])
+        out[index] = inline_markup(out[index], number, notes, codes[index], computed, named, indexed, headings)
         index += 1
     if left_open is not None:       # (as CommonMark reads it: the code runs to the page's end)
         notes.append((given_numbers[left_open[0]], f"the code fence opened here is never closed: the rest of the page "
@@ -322,41 +278,6 @@ def _code_lines(lines: list[str]) -> tuple[list[bool], list[bool]]:
             inside[owner[physical]] = True
         opens[owner[first]] = opens[owner[first]] or first == 0 or owner[first - 1] != owner[first]
     return inside, opens
-
-
-def _attributed(line: str, number: int, notes: list) -> str:
-    """Pandoc's attributes on a heading (at its end) or an image (after it) as this site reads them: the id
-    kept (`{#id}`), the rest left out (said but for what needs no word: quartodivs.UNSAID)."""
-    def kept(found: re.Match, what: str) -> str:
-        ident, other = pandoc_attributes(found["attrs"])
-        if other:
-            notes.append((number, f"{what}'s attributes {' '.join(other)} are not read here: left out"))
-        return f"{{#{ident}}}" if ident else ""
-    if HEADING.match(line) and (found := PANDOC_ATTRS.search(line)) and not line[found.end():].strip():
-        return f"{line[:found.start()].rstrip()} {kept(found, 'the heading')}".rstrip()
-    return outside_spans(IMAGE_ATTRS, lambda image: image["image"] + kept(image, "the image"), line)
-
-
-def _quarto_reference(ref: re.Match) -> str:
-    """Quarto's reference as this site's: `@fig-a` its name and number, `[-@fig-a]` its number alone,
-    `[Fig. @fig-a]` that word and its number."""
-    prefix = (ref["prefix"] or "").strip()
-    if ref["minus"] or prefix:
-        return f"[{prefix + ' ' if prefix else ''}%s](#{ref['label']})"
-    return f"[](#{ref['label']})"
-
-
-def _shortcode(found: re.Match, number: int, notes: list) -> str:
-    """Quarto's shortcode as its HTML output shows it here: a page break (print's) nothing, a video a link to
-    it (a page embeds nothing from another site), any other its source as code, said."""
-    name, args = found["name"], found["args"].split()
-    if name == "pagebreak":
-        return ""
-    if name == "video" and args:
-        notes.append((number, f"{{{{< video {args[0]} >}}}}: shown as a link to it (a page embeds nothing from another site)"))
-        return f"[{args[0]}]({args[0]})"
-    notes.append((number, f"Quarto's shortcode {{{{< {name} >}}}} is not supported here: shown as its source"))
-    return f"`` {found[0]} ``"
 
 
 def _unnest(out: list[str], index: int, nested: re.Match, notes: list, number: int) -> None:
@@ -409,58 +330,6 @@ def _defined(lines: list[str]) -> tuple[set[str], set[str]]:
         for m in DEFINED.finditer(line):
             (indexed if m["option"] and directive_name == "index" else named).add(m["label"] or m["option"])
     return named, indexed
-
-
-def _label_link(link: re.Match, named: set[str], indexed: set[str], number: int, notes: list) -> str:
-    """MyST's Markdown link to a label, [text](label): this site's [text](#label) (a label named with a
-    colon, `content:glue`, may be another page's: labels.References finds it); to an index entry or
-    to one of Sphinx's own pages (its general index), its text, said."""
-    label = link["label"]
-    if label in indexed or label in SPHINX_PAGES:
-        notes.append((number, f"[{link['text']}]({label}) links to {SPHINX_PAGES.get(label, 'an entry of the index')}, "
-                              "which this site does not make: shown as its text"))
-        return link["text"] or label
-    return f"[{link['text']}](#{label})" if label in named or myst_reference(label) else link[0]
-
-
-def _jupyter_anchor(link: re.Match, headings: set[str], named: set[str]) -> str:
-    """A link to a heading of the page by the id Jupyter gives it (`#Two-Words`): to the id it has here."""
-    from urllib.parse import unquote
-    fragment = link["fragment"]
-    slug = slugify(unquote(fragment).replace("-", " "))
-    if fragment in headings or fragment in named or slug not in headings:
-        return link[0]
-    return f"{link['head']}#{slug})"
-
-
-def _inline_expressions(line: str, number: int, notes: list, computed: bool) -> str:
-    """Quarto's inline expressions, `{python} radius`: this site's {{ radius }} (a value the notebook's
-    code computed, quoted as every value is); one that is not a name like name.key[0] (a call, an
-    operator), in another language, or on a page that runs no code is its expression as code, said."""
-    parts, at = [], 0
-    for start, end in code_spans(line):
-        if not (found := INLINE_EXPRESSION.fullmatch(line, start, end)):
-            continue
-        expression = found["expression"].strip()
-        if computed and found["language"] == "python" and is_value_path(expression):
-            shown = f"{{{{ {expression} }}}}"
-        else:
-            why = ("this page runs no code: quote it in a notebook page" if not computed else
-                   "a notebook page runs Python only" if found["language"] != "python" else
-                   "this site quotes a value by its name, as name.key[0]: compute it in a code cell and quote that name")
-            notes.append((number, f"the inline expression {line[start:end]} is shown as code, not evaluated: {why}"))
-            shown = f"`{expression}`"
-        parts.append(line[at:start] + shown)
-        at = end
-    return "".join(parts) + line[at:]
-
-
-def _inventory_link(link: re.Match, number: int, notes: list) -> str:
-    """MyST's link into another project's inventory: its text (or the target's name), said."""
-    notes.append((number, f"[{link['text']}]({link['target']}) links into another project's documentation by its "
-                          "inventory (MyST's intersphinx), which a build without the network does not read: shown as "
-                          "its text; link the page's address instead"))
-    return link["text"] or link["target"].rpartition("#")[2]
 
 
 def _options(out: list[str], index: int) -> tuple[dict, int]:
@@ -631,30 +500,7 @@ def _callout(name: str, kind: str, title: str, options: dict, line: int, notes: 
     return directive(kind, title, fold, line, notes)
 
 
-def _display_math(out, numbers, codes, index, label: str, notes: list) -> int:
-    """A display formula from `$$` on a line of its own to the line that ends with `$$` (and a label):
-    one line of this site's, `$$ ... $$ {#label}`; the lines it joined left blank. Returns the index after."""
-    if MYST_LABELLED.match(out[index]):                 # (one line already)
-        found = MYST_LABELLED.match(out[index])
-        out[index] = f"{found['math']} {{#{found['label'] or label}}}"
-        return index + 1
-    quote = (opening := MATH_OPEN.match(out[index])) and opening["quote"] or ""      # (a quote's formula: its lines')
-    inside = [line[len(quote):] if quote and line.startswith(quote.rstrip()) else line for line in out]
-    end = next((k for k in range(index + 1, len(out)) if "$$" in inside[k]), None)
-    if end is None:
-        notes.append((numbers[index], "this '$$' opens a formula that no later '$$' closes: close it with a line '$$'"))
-        return index + 1
-    close = MATH_CLOSE.match(inside[end])
-    if close is None:
-        return index + 1
-    tex = " ".join(part.strip() for part in inside[index + 1: end] + [close["tex"]] if part.strip())
-    after = _joined(out, index, end, tex, close["myst"] or close["quarto"] or label, numbers[index], notes)
-    if quote:       # (its blank lines the quote's, so that what follows in it stays in it)
-        out[index:after] = [quote + line if line or k > index else line for k, line in enumerate(out[index:after], index)]
-    return after
-
-
-def _math_directive(out, numbers, codes, index, fence, label: str, notes: list) -> int:
+def _math_directive(out, numbers, index, fence, label: str, notes: list) -> int:
     """MyST's ```{math} with its :label: (or a (label)= above it): one line `$$ ... $$ {#label}`."""
     options, first = _options(out, index + 1)
     end = closing(out, first, fence)
@@ -662,19 +508,5 @@ def _math_directive(out, numbers, codes, index, fence, label: str, notes: list) 
         notes.append((numbers[index], f"the fence opened here is never closed: close it with a line {fence[0] * fence[1]}"))
     dropped("math", options, {"label", "name", "nowrap", "class"}, numbers[index], notes)
     tex = " ".join(part.strip() for part in out[first:end] if part.strip())
-    return _joined(out, index, min(end, len(out) - 1), tex, options.get("label") or options.get("name") or label,
+    return joined(out, index, min(end, len(out) - 1), tex, options.get("label") or options.get("name") or label,
                    numbers[index], notes)
-
-
-def _joined(out, index: int, end: int, tex: str, label: str, number: int, notes: list) -> int:
-    """The formula `tex` as this site's one line, `$$ ... $$ {#label}`, at `index`; the lines to `end` blank.
-    An empty one is said and left out (its label with it: a reference to it is said)."""
-    if not tex.strip():
-        notes.append((number, "this display formula is empty: left out" + (f" (and its label '{label}')" if label else "")))
-    indent = out[index][:len(out[index]) - len(out[index].lstrip(" "))]        # (a list item's: in the item)
-    out[index] = indent + f"$${tex}$$" + (f" {{#{label}}}" if label else "") if tex.strip() else ""
-    for k in range(index + 1, end + 1):
-        out[k] = ""
-    return end + 1
-
-
