@@ -41,3 +41,12 @@ def test_a_labelled_equation_is_numbered_and_eqref_refers_to_it_as_mathjax_s_ams
 def test_a_display_formula_in_a_list_item_keeps_its_indent_and_so_its_item():
     assert site_math(["- item", "", "  $$", "  x^2", "  $$", "", "  more"]) == [
         ("- item", 0), ("", 1), ("  $$x^2$$", 2), ("", 5), ("  more", 6)]
+
+
+def test_a_display_formula_in_a_table_s_cell_or_a_footnote_stays_where_it_stands():
+    """The red team's notebook table stopped at the first cell holding $$t^2$$: made a line of its own, it
+    ended the table. A formula of one line among other text stays there (prose.py shows it as a display)."""
+    assert site_math(["| a | b |", "|---|---|", "| $$t^2$$ | $u$ |", "| x | y |"]) == [
+        ("| a | b |", 0), ("|---|---|", 1), ("| $$t^2$$ | $u$ |", 2), ("| x | y |", 3)]
+    assert site_math(["[^1]: with $$f^2$$ display."]) == [("[^1]: with $$f^2$$ display.", 0)]
+    assert site_math(["text", "$$x$$", "more"]) == [("text", 0), ("$$x$$", 1), ("more", 2)]

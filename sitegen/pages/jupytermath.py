@@ -99,6 +99,11 @@ def _rewritten(lines: list[str], first: int) -> list[tuple[str, int]]:
         if match["inline"] is not None or match["parens"] is not None:
             line += f"${tex}$"
             continue
+        after = text[done:].split("\n", 1)[0]
+        if match["dollars"] is not None and "\n" not in match[0] and (line.strip() or after.strip()) \
+                and not LABEL.match(after):     # (in a sentence, a table's cell, a footnote: where it stands)
+            line += f"$${tex}$$"
+            continue
         lead = "" if line.strip() else line     # (its line's indent, as a list item's: in the item)
         if line.strip():                        # a display formula is a line of its own
             out.append((line.rstrip(), number))

@@ -55,7 +55,7 @@ DISPLAY_MATH = re.compile(r"^\s*\$\$(?P<tex>.+?)\$\$\s*(?:\{#[^}\s]+\}\s*)?$")  
 # digit after it (so "$5 and $6" is money); beside any letter, a Chinese one as well (紧贴中文的$\alpha$公式).
 INLINE_MATH = re.compile(r"(?<![\\$])\$(?=[^\s$])(?P<tex>[^$\n]+?)(?<=\S)\$(?![\d$])")
 # A display formula inside a line (a sentence, a table's cell, a footnote), as Pandoc and MyST's dollarmath read it.
-DISPLAY_INLINE = re.compile(r"(?<![\\$])\$\$(?=[^\s$])(?P<tex>[^$\n]+?)\$\$(?!\$)")
+DISPLAY_INLINE = re.compile(r"(?<![\\$])\$\$(?=[^$])(?P<tex>[^$\n]*?\S[^$\n]*?)\$\$(?!\$)")
 FIGURE_LINE = re.compile(r"^\s*!\[(?P<alt>[^\]]+)\]\(figure:(?P<name>[^)\s]+)(?:\s+\"(?P<title>[^\"]*)\")?\)\s*$")
 
 

@@ -113,9 +113,18 @@ def refused(fragment: str, base_url: str) -> str | None:
     """What the site's policy refuses in a fragment of raw HTML an author wrote (an inline <style> or
     <script>, an <iframe> or <img> that loads from another site...), said as the check says it; None if
     nothing. The page shows such a fragment as its source (render/markdown.py), and the check warns."""
+    if (unclosed := UNCLOSED.search(fragment)) and not re.search(rf"</{unclosed[1]}\s*>", fragment, re.I):
+        return f"an unclosed <{unclosed[1].lower()}>, whose text would run to the page's end"
     reader = _Reader("page.html", base_url)
-    reader.feed(fragment, suspect=1)
+    reader.feed(fragment, suspect=1)                # as a fragment of the page
+    reader.feed(f"<svg>{fragment}</svg>", suspect=1)    # as SVG's, where <image href> loads
+    if not reader.errors:                           # as a document, where <body background> loads
+        _Reader.feed(reader, fragment)
     return reader.errors[0][1].removeprefix("page.html has ") if reader.errors else None
+
+
+# Elements whose text runs to their end tag: one left open in a fragment holds the rest of the page as its text
+UNCLOSED = re.compile(r"<(textarea|title|xmp|plaintext|noembed|noframes|noscript)\b", re.I)
 
 
 REFUSED = "html-source"       # the class of raw HTML shown as its source (render/markdown.py), said as a warning
@@ -194,15 +203,12 @@ class _Reader:
         if tag == "a" and (scheme := _scheme(attributes.get("href", ""))) and scheme not in URL_SCHEMES:
             self.warnings.append((raw[:40], f"{self.path}: a link no browser opens ({scheme}: is the scheme of no web "
                                             f"address): {raw[:80]}: link a page of the site, or an address"))
-        if tag == "meta" and attributes.get("http-equiv", "").strip().lower() == "refresh":
-            self.errors.append((attributes.get("content", "http-equiv"), f"{self.path} has <meta http-equiv=\"refresh\">, "
-                                "which sends readers to another address: link to it instead"))
 
     def handle_endtag(self, tag):
         if self.refused is not None and tag == self.refused[0]:
             source = "".join(self.refused[1])
             first = source.strip().splitlines()[0][:60] if source.strip() else ""
-            needle = max(re.split(r"[/#]", first), key=len)      # (what finds its line: htmlcheck.source_line)
+            needle = max(re.split(r"[/#\"'\\]", first), key=len)     # (what finds its line, in a notebook's JSON too)
             self.warnings.append((needle, f"{self.path}: raw HTML with {refused(source, self.here)}; the page shows "
                                           "that HTML as its source"))
             self.refused = None
@@ -235,6 +241,9 @@ class _Reader:
 
     # -- what the policy forbids and what loads ------------------------------------
     def _blocked(self, tag, attributes, raw) -> None:
+        if tag == "meta" and attributes.get("http-equiv", "").strip().lower() == "refresh":
+            self.errors.append((attributes.get("content", "http-equiv"), f"{self.path} has <meta http-equiv=\"refresh\">"
+                                f"{self.inside}, which sends readers to another address: link to it instead"))
         found = []                  # (what, the text that finds it in the page's source)
         if tag.rsplit(":", 1)[-1] == "script" and "src" not in attributes:        # (XHTML's <x:script> too)
             found.append(("an inline <script>", "<script"))
