@@ -99,3 +99,10 @@ def test_a_callout_s_title_shows_its_code_emphasis_and_formulas_as_a_sentence_do
     assert result.returncode == 0, result.stderr
     assert '<span class="callout-kind">提示</span> 用 <code>{dropdown}</code>、<em>强调</em> 与 <math' in page
     assert '<span class="exercise-number">练习 1</span> 求 <math' in page and "`" not in page.split("<main")[1].split("</main>")[0]
+
+
+def test_a_value_on_a_page_that_names_no_lab_is_said_at_the_value_s_line(tmp_path):
+    """The red team saw it at the page's first line, far from the value."""
+    result, _ = built(tmp_path, "---\ntitle: 值\n---\n前文。\n\n更多。\n\n值是 {{ x }}。\n")
+    assert result.returncode == 1
+    assert "error: content/notes.md:8: this refers to a lab, but the front matter names none: add 'lab: ID'" in result.stderr

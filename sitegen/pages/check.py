@@ -184,11 +184,12 @@ def _check_page(page, artifacts, sitemap, references, checking, problems, warnin
     _footnotes(page, warnings)
     for block in page.blocks:
         if block.kind == "prose":
-            outside = [without_spans(text) for _, text in prose_lines((block,))]     # (code spans: as written)
-            if art is None and any(values(text) or any(link["target"].startswith("figure:") for link in
-                                                             LINK.finditer(text)) for text in outside):
-                if not page.lab:
-                    problems.add(page.source, block.line,
+            outside = [(number, without_spans(text)) for number, text in prose_lines((block,))]  # (code spans: as written)
+            computed = [(number, text) for number, text in outside
+                        if values(text) or any(link["target"].startswith("figure:") for link in LINK.finditer(text))]
+            if art is None and computed:
+                if not page.lab:            # (at the first line that names a value or a figure)
+                    problems.add(page.source, computed[0][0],
                                  "this refers to a lab, but the front matter names none: add 'lab: ID'")
                 continue
             _prose(page, block, art, results, sitemap, problems, warnings, memo)
