@@ -59,6 +59,11 @@ def test_raw_html_the_policy_refuses_is_shown_as_its_source_with_a_warning(tmp_p
     assert '<code class="html-source">&lt;img src=&quot;https://example.org/a.png&quot; alt=&quot;a&quot;&gt;</code>' in page
     assert "<b>bold</b> kept" in page
     assert built(tmp_path, text, "--strict")[0].returncode == 1
+    text = "---\ntitle: HTML\n---\n| a | b |\n|---|---|\n| <script>alert(4)</script> | <span onmouseover=\"hint()\">hover</span> |\n"
+    result, page = built(tmp_path, text)         # (a start tag shown as source takes its end tag with it)
+    assert '<td><code class="html-source">&lt;script&gt;</code>alert(4)<code class="html-source">&lt;/script&gt;</code></td>' in page
+    assert '<code class="html-source">&lt;/span&gt;</code></td>' in page and "None" not in result.stderr
+    assert result.stderr.count("warning") == 2, result.stderr
 
 
 def test_a_footnote_never_defined_is_said_at_its_line(tmp_path):

@@ -209,8 +209,8 @@ class _Reader:
             source = "".join(self.refused[1])
             first = source.strip().splitlines()[0][:60] if source.strip() else ""
             needle = max(re.split(r"[/#\"'\\]", first), key=len)     # (what finds its line, in a notebook's JSON too)
-            self.warnings.append((needle, f"{self.path}: raw HTML with {refused(source, self.here)}; the page shows "
-                                          "that HTML as its source"))
+            if (why := refused(source, self.here)) is not None:     # (else the end tag of one: said at its start)
+                self.warnings.append((needle, f"{self.path}: raw HTML with {why}; the page shows that HTML as its source"))
             self.refused = None
         if self.heading is not None and tag == "a" and self.anchor:
             self.anchor -= 1

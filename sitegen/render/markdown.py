@@ -128,14 +128,23 @@ def _links_and_tables(tokens: list[Token]) -> None:
 
 
 def _refused_as_source(tokens: list[Token], base_url: str) -> None:
-    """Raw HTML the site's policy refuses (htmlcheck.refused), as its source: a block's in <pre>, in a
-    sentence in <code>, of the class the check says as a warning."""
-    for token in [t for t in tokens if t.type == "html_block"] + \
-            [child for t in tokens for child in t.children or () if child.type == "html_inline"]:
-        if refused(token.content, base_url) is None:
-            continue
-        tag = "pre" if token.type == "html_block" else "code"
-        token.content = f'<{tag} class="{REFUSED}">{html.escape(token.content.rstrip())}</{tag}>' + ("\n" if tag == "pre" else "")
+    """Raw HTML the site's policy refuses (htmlread.refused), as its source: a block's in <pre>, in a
+    sentence in <code> (with the end tag that closes it there, which would close nothing), of the class
+    the check says as a warning."""
+    for token in (t for t in tokens if t.type == "html_block"):
+        if refused(token.content, base_url) is not None:
+            token.content = f'<pre class="{REFUSED}">{html.escape(token.content.rstrip())}</pre>\n'
+    for inline in (t for t in tokens if t.children):
+        opened: list[str] = []          # the tags refused in this line, whose end tags follow
+        for child in (c for c in inline.children if c.type == "html_inline"):
+            end = re.fullmatch(r"</\s*([A-Za-z][\w:-]*)\s*>", child.content.strip())
+            if end and end[1].lower() in opened:
+                opened.remove(end[1].lower())
+            elif refused(child.content, base_url) is None:
+                continue
+            elif start := re.match(r"<([A-Za-z][\w:-]*)", child.content):
+                opened.append(start[1].lower())
+            child.content = f'<code class="{REFUSED}">{html.escape(child.content)}</code>'
 
 
 def _highlight(code: str, info: str) -> str:
