@@ -144,3 +144,12 @@ def test_a_display_formula_inside_a_sentence_a_cell_or_a_quote_is_a_formula_ther
     shown = transform_prose("Energy $$E$$ here.\n$$F$$", None, lambda t: t,
                             math=lambda tex, display, *_, inline=False: f"<{tex}:{display}:{inline}>")
     assert shown == "Energy <E:True:True> here.\n<F:True:False>"
+
+
+def test_a_block_made_of_a_list_item_s_line_stays_in_the_item_and_is_never_code():
+    """A formula continuing a list item's paragraph, indented six spaces (the red team's notebook): its block
+    stands at the item's content, not six spaces in, which after a blank line is an indented block of code."""
+    from sitegen.pages.prose import transform_prose
+    shown = transform_prose("- The model is\n      $$y = w x$$\n- next", None, lambda t: t,
+                            math=lambda tex, display, *_, inline=False: "\n\n<!--block-0-->\n\n" if display else tex)
+    assert shown == "- The model is\n\n\n  <!--block-0-->\n\n\n- next"

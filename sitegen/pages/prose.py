@@ -415,14 +415,20 @@ def transform_prose(text: str, results: dict | None, href, figure_block=None, ma
                                        else math(tex, display, inline=True)) + line[end:]
         return outside_spans(LINK, lambda m: _link(m, href), line)     # (a code span: as written)
 
-    lines = []
+    lines, within = [], 0           # within: where the content of the line before starts (a list item's: after its marker)
     for _, line, code in paragraph_lines(text.splitlines()):
         made = line if code else shown(line)          # (fenced code: as written, its {{ }} and links too)
-        indent = line[:len(line) - len(line.lstrip(" "))]
+        indent = min(len(line) - len(line.lstrip(" ")), within)
         if indent and not code and made != made.strip("\n") and "\n" not in made.strip("\n"):
-            made = f"\n\n{indent}{made.strip()}\n\n"    # (a block of a list item's line: at its indent, in the item)
-        lines.append(made)
+            made = f"\n\n{' ' * indent}{made.strip()}\n\n"     # (a block of a list item's line: in the item, never
+        lines.append(made)                                        # indented so far as to be code)
+        if line.strip() and not code:
+            item = LIST_ITEM.match(line)
+            within = len(item[0]) if item else len(line) - len(line.lstrip(" "))
     return "\n".join(lines)
+
+
+LIST_ITEM = re.compile(r"^ *(?:[*+-]|\d{1,9}[.)])(?: +|$)")      # a list item's marker, and the spaces after it
 
 
 def _link(match, href) -> str:
