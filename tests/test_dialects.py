@@ -180,7 +180,7 @@ def test_a_role_in_a_callout_s_title_is_read_as_in_prose():
 def test_a_backtick_fence_whose_info_holds_a_backtick_is_no_directive_as_commonmark_reads_it():
     """MyST reads it as markdown-it does: a paragraph, and the bare fence after it opens code; said, with the fix."""
     lines, _, notes = read("```{note} 见 {math}`x`\n正文\n```")
-    assert lines[1] == "正文" and [(n, m.split(":")[0]) for n, m in notes] == [
+    assert lines[0] == "```{note} 见 {math}`x`" and lines[1] == "正文" and [(n, m.split(":")[0]) for n, m in notes] == [
         (1, "a backtick fence's info string may hold no backtick (CommonMark, and so MyST)"),
         (3, "the code fence opened here is never closed")]
 

@@ -145,7 +145,8 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True,
         if fence and fence["fence"][0] == "`" and "`" in fence["info"] and MYST.match(fence["info"].strip()):
             notes.append((number, "a backtick fence's info string may hold no backtick (CommonMark, and so MyST): this "
                                   "is no directive; write it with tildes (~~~{name} ...) or colons (:::{name} ...)"))
-            fence = None
+            index += 1          # (its text as written: read, a role in it would make it a fence, which it is not)
+            continue
         if fence:
             char, length, info = fence["fence"][0], len(fence["fence"]), fence["info"].strip()
             if closers and closers[-1][0] == char and length >= closers[-1][1] and not info:
