@@ -3,7 +3,8 @@
 Each output of a cell (labipython.py keeps them as nbformat does) is shown in the richest form the
 page can show safely, in JupyterLab's order: HTML (a DataFrame, a styled table) reduced to a
 safe subset by nh3 (no script, event handler, style, or image from another site: what the site's
-Content-Security-Policy forbids or a page must not load); Markdown and LaTeX through the site's
+Content-Security-Policy forbids or a page must not load; a page embedded from another site, as a
+YouTube video, is a link to it); Markdown and LaTeX through the site's
 own Markdown and MathML; PNG, JPEG, GIF and SVG as images (an SVG is loaded as an image, so
 nothing in it runs); text as text. A widget or a script has no static form: its text is shown,
 with a note saying so. Streams and errors are shown as they came, stderr apart.
@@ -31,6 +32,9 @@ DATA_IMAGE = re.compile(r"^data:image/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=\s
 UNSOURCED_IMAGE = re.compile(r'<img(?![^>]* src=")[^>]*>')
 UNDESCRIBED_IMAGE = re.compile(r'<img(?![^>]* alt=")[^>]*>')
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+# An embedded page from another site (IPython's YouTubeVideo, IFrame): a page embeds nothing from elsewhere,
+# so it is shown as a link to it (nh3 then cleans the link as any other).
+EMBED = re.compile(r"""<iframe\b[^>]*?\bsrc\s*=\s*["']?(?P<src>https?://[^"'\s>]+)[^>]*>""", re.I)
 
 
 def safe_html(text: str, local=lambda name: None, classes: bool = False) -> str:
@@ -47,6 +51,7 @@ def safe_html(text: str, local=lambda name: None, classes: bool = False) -> str:
         if tag == "a" and attribute == "href" and value.strip().lower().startswith(("javascript:", "data:")):
             return None
         return value
+    text = EMBED.sub(lambda found: f'<a href="{found["src"]}">{found["src"]}</a>', text)
     cleaned = nh3.clean(text, tags=TAGS, attributes={**ATTRIBUTES, "*": {"class"}} if classes else ATTRIBUTES,
                         attribute_filter=keep, strip_comments=True,
                         url_schemes={"http", "https", "mailto", "data"}, link_rel="noopener noreferrer")
