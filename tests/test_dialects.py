@@ -515,3 +515,9 @@ def test_an_amsmath_label_leaves_the_page_s_labels_as_they_were():
     environment's label once took the place of the page's labels, and the link went nowhere)."""
     lines, _, notes = read("(sec-a)=\n## 一节\n\n\\begin{equation}\nx \\label{eq-a}\n\\end{equation}\n\n见 [这一节](sec-a)。")
     assert lines[-1] == "见 [这一节](#sec-a)。" and not notes
+
+
+def test_amsmath_s_eqref_in_a_page_s_prose_refers_to_its_formula_as_mathjax_reads_it():
+    """The red team saw \\eqref{x} raw on a .md page (a notebook's was read), and $\\eqref{x}$ typeset."""
+    lines, _, notes = read("\\begin{equation}\nx \\label{eq-a}\n\\end{equation}\n\nBy \\eqref{eq-a}, $\\eqref{eq-a}$ and $y \\ref{z}$.")
+    assert lines[-1] == "By [](#eq-a), [](#eq-a) and $y \\ref{z}$." and not notes

@@ -50,3 +50,12 @@ def test_a_display_formula_in_a_table_s_cell_or_a_footnote_stays_where_it_stands
         ("| a | b |", 0), ("|---|---|", 1), ("| $$t^2$$ | $u$ |", 2), ("| x | y |", 3)]
     assert site_math(["[^1]: with $$f^2$$ display."]) == [("[^1]: with $$f^2$$ display.", 0)]
     assert site_math(["text", "$$x$$", "more"]) == [("text", 0), ("$$x$$", 1), ("more", 2)]
+
+
+def test_a_quote_s_formula_stays_in_the_quote_and_a_formula_that_is_a_reference_is_one():
+    """The red team saw a notebook's `> $$` formula leave its quote with the quote's > inside it, and
+    `$\\eqref{x}$` typeset as the site's link text. \\ref inside a formula is LaTeX's, left as it is."""
+    assert site_math(["> 引文", ">", "> $$", "> b^2", "> $$", "> 后文"]) == [
+        ("> 引文", 0), (">", 1), ("> $$b^2$$", 2), ("> 后文", 5)]
+    assert site_math(["By \\eqref{a} and $\\eqref{b}$ and $x + \\ref{c}$."]) == [
+        ("By [](#a) and [](#b) and $x + \\ref{c}$.", 0)]

@@ -44,9 +44,11 @@ def without_spans(line: str) -> str:
     return "".join(parts) + line[at:]
 
 
-def outside_spans(pattern: re.Pattern, replace, line: str) -> str:
-    """`line` with `pattern`'s matches replaced (`replace(match)`), but not those that start in a code span."""
-    spans = code_spans(line) if "`" in line else ()
+def outside_spans(pattern: re.Pattern, replace, line: str, also: re.Pattern | None = None) -> str:
+    """`line` with `pattern`'s matches replaced (`replace(match)`), but not those that start in a code span
+    (or in a match of `also`: a formula, say)."""
+    spans = sorted([*(code_spans(line) if "`" in line else ()), *(m.span() for m in also.finditer(line))] if also
+                   else code_spans(line) if "`" in line else ())
     if not spans:
         return pattern.sub(replace, line)
     parts, at, position = [], 0, 0

@@ -10,10 +10,12 @@ import re
 
 from .bookparts import (ROLE, SPHINX_PAGES, is_value_path, myst_reference, outside_spans, read_role, slugify,
                         without_style)
+from .jupytermath import FORMULAS, TEX_REF
 from .markup import code_spans
 from .quartodivs import PANDOC_ATTRS, pandoc_attributes
 
 HEADING = re.compile(r"^\s*#{1,6}\s+(?P<title>.+?)\s*#*\s*$")
+REF_FORMULA = re.compile(r"\$\s*\\(?:eq)?ref\{(?P<label>[^{}\s]+)\}\s*\$")      # $\eqref{x}$: a reference
 # Quarto's cross-reference: @fig-x, @eq-x, @sec-x, @tbl-x (never an e-mail address's @); its inline
 # expression, a code span (`{python} radius`); MyST's link into another Sphinx project's inventory
 # (intersphinx): [text](inv:project#target)
@@ -54,6 +56,9 @@ def inline_markup(line: str, number: int, notes: list, code: bool, computed: boo
         line = outside_spans(ANCHOR_LINK, lambda m: _jupyter_anchor(m, headings, named), line)
     if "@" in line and not code:
         line = outside_spans(QUARTO_REF, _quarto_reference, line)
+    if "ref{" in line and not code:     # amsmath's \eqref{x} in prose (or alone in a formula), as MathJax reads it
+        line = outside_spans(REF_FORMULA, lambda found: f"[](#{found['label']})", line)
+        line = outside_spans(TEX_REF, lambda found: f"[](#{found['label']})", line, FORMULAS)
     return line
 
 

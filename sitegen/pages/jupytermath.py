@@ -91,11 +91,16 @@ def _rewritten(lines: list[str], first: int) -> list[tuple[str, int]]:
         ended = False
         tex = next(match[g] for g in ("dollars", "dollar_environment", "brackets", "environment", "parens", "inline")
                    if match[g] is not None)
-        tex = " ".join(part.strip() for part in tex.split("\n") if part.strip())
+        quoted = "\n" in match[0] and re.fullmatch(r"[ >]*>[ >]*", text[text.rfind("\n", 0, match.start()) + 1:match.start()])
+        parts = (part.strip().lstrip(">").strip() if quoted else part.strip() for part in tex.split("\n"))
+        tex = " ".join(part for part in parts if part)          # (a quote's lines: without their >)
         if not tex:
             continue
         plain(match.start())
         done = match.end()
+        if (match["inline"] is not None or match["parens"] is not None) and (ref := TEX_REF.fullmatch(tex.strip())):
+            line += f"[](#{ref['label']})"      # ($\eqref{x}$: the reference MathJax makes of it)
+            continue
         if match["inline"] is not None or match["parens"] is not None:
             line += f"${tex}$"
             continue
@@ -104,8 +109,8 @@ def _rewritten(lines: list[str], first: int) -> list[tuple[str, int]]:
                 and not LABEL.match(after):     # (in a sentence, a table's cell, a footnote: where it stands)
             line += f"$${tex}$$"
             continue
-        lead = "" if line.strip() else line     # (its line's indent, as a list item's: in the item)
-        if line.strip():                        # a display formula is a line of its own
+        lead = line if not line.strip(" >") else ""     # (its line's indent or quote: in the item, in the quote)
+        if line.strip(" >"):                    # a display formula is a line of its own
             out.append((line.rstrip(), number))
         rest = text[done:].split("\n", 1)[0]
         label = LABEL.match(rest) if match["dollars"] is not None else None
@@ -123,5 +128,8 @@ def _rewritten(lines: list[str], first: int) -> list[tuple[str, int]]:
     plain(len(text))
     if line or not ended:
         out.append((line, number))
-    return [(outside_spans(TEX_REF, lambda found: f"[](#{found['label']})", line) if "ref{" in line else line, number)
-            for line, number in out]
+    return [(outside_spans(TEX_REF, lambda found: f"[](#{found['label']})", line, FORMULAS) if "ref{" in line else line,
+             number) for line, number in out]
+
+
+FORMULAS = re.compile(r"\$\$.+?\$\$|\$[^$]+\$")      # (this site's, in a rewritten line: \ref in one is LaTeX's)
