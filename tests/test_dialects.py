@@ -521,3 +521,15 @@ def test_amsmath_s_eqref_in_a_page_s_prose_refers_to_its_formula_as_mathjax_read
     """The red team saw \\eqref{x} raw on a .md page (a notebook's was read), and $\\eqref{x}$ typeset."""
     lines, _, notes = read("\\begin{equation}\nx \\label{eq-a}\n\\end{equation}\n\nBy \\eqref{eq-a}, $\\eqref{eq-a}$ and $y \\ref{z}$.")
     assert lines[-1] == "By [](#eq-a), [](#eq-a) and $y \\ref{z}$." and not notes
+
+
+def test_a_display_formula_in_a_definition_stays_in_the_definition():
+    """The red team saw `$$` raw in a definition list, and a warning that the formula was never closed."""
+    lines, _, notes = read("Term\n:   $$\n    \\gamma\n    $$")
+    assert lines == ["Term", ":   $$\\gamma$$", "", ""] and not notes
+
+
+def test_a_label_inside_a_dollar_formula_is_its_label():
+    """The red team saw `$$\\begin{equation}...\\label{why}...$$` typeset \\label and its name."""
+    lines, _, notes = read("$$\\begin{equation} x \\label{why} \\end{equation}$$\n\n$$\ny \\label{two}\n$$")
+    assert lines == ["$$\\begin{equation} x  \\end{equation}$$ {#why}", "", "$$y$$ {#two}", "", ""] and not notes

@@ -26,7 +26,7 @@ import re
 
 from .bookparts import (COLONS, EXERCISE_END, EXERCISES, FENCE, captioned, closing, directive, dropped, exercise,
                         glossary, label_name, list_table, slugify, unlinked)
-from .displaymath import MATH_OPEN, MYST_LABELLED, ams_environment, display_math, joined
+from .displaymath import MATH_OPEN, MYST_LABELLED, ams_environment, display_math, joined, labelled_line
 from .inlines import HEADING, inline_markup
 from .markup import code_blocks, in_code, open_fence
 from .quartodivs import attributes, div_end, shown_here, tabset
@@ -248,6 +248,8 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True,
         if MYST_LABELLED.match(line):
             found = MYST_LABELLED.match(line)
             out[index] = f"{found['math']} {{#{found['label']}}}"
+        elif (labelled := labelled_line(line)) is not None:
+            out[index] = labelled
         out[index] = inline_markup(out[index], number, notes, codes[index], computed, named, indexed, headings)
         index += 1
     if left_open is not None:       # (as CommonMark reads it: the code runs to the page's end)
