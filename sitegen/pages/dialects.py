@@ -108,11 +108,13 @@ def translate(lines: list[str], start: int, notes: list, computed: bool = True,
     headings = {slugify(unlinked(found["title"])) for line in lines if (found := HEADING.match(line))}
     index = 0
     while index < len(out):
-        if "\n" in out[index]:         # (lines a rewrite made of one, a list-table's markers: read each)
-            parts = out[index].split("\n")
-            out[index:index + 1], numbers[index:index + 1] = parts, [numbers[index]] * len(parts)
-            codes[index:index + 1] = [codes[index]] * len(parts)
-            inside[index:], opens[index:] = _code_lines(out[index:])        # (what is code in them, and after)
+        if "\n" in out[index]:         # (lines a rewrite made of one, a list-table's markers: each read, all
+            k = index                   # such lines split at once, and what is code in them and after read again)
+            while k < len(out):
+                parts = out[k].split("\n")
+                out[k:k + 1], numbers[k:k + 1], codes[k:k + 1] = parts, [numbers[k]] * len(parts), [codes[k]] * len(parts)
+                k += len(parts)
+            inside[index:], opens[index:] = _code_lines(out[index:])
         line, number = out[index], numbers[index]
         if alert:                   # inside a GitHub alert: a quote's line, or the line that ends it
             if re.match(r"^ {0,3}>", line):

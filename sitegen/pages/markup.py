@@ -16,6 +16,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 DIRECTIVE = re.compile(r"\{([^}]*)\}")      # a fence's info that names a MyST directive: ```{note}
+LIST_ITEM = re.compile(r"^ *(?:[*+-]|\d{1,9}[.)])(?: +|$)")      # a list item's marker, and the spaces after it
 
 
 def reader() -> MarkdownIt:
@@ -86,7 +87,9 @@ def open_fence(lines: list[str], code_directives: frozenset | set | None = None)
     left = None
     for first, end in code_blocks(lines, code_directives):
         opener = lines[first].lstrip(" >")
-        fence = re.match(r"(?:(?:[*+-]|\d{1,9}[.)])\s+)*(`{3,}|~{3,})", opener)
+        while item := LIST_ITEM.match(opener):      # (a list item's first line: `- ```md`, `* - ```md`)
+            opener = opener[item.end():]
+        fence = re.match(r"(`{3,}|~{3,})", opener)
         if fence is None or any(line.strip() for line in lines[end:]):     # (closed by its container)
             continue
         closing = re.compile(rf"^[ >]*{re.escape(fence[1][0])}{{{len(fence[1])},}}\s*$")

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from ..core.memo import Memo, digest, package_version
 from ..core.sources import PAGE_FILES
 from .bookparts import PATH_TOKEN, is_value_path, outside_spans
-from .markup import code_spans, in_code
+from .markup import LIST_ITEM, code_spans, in_code
 from .labels import LABELLED_FIGURE, LABELLED_MATH, TABLE_CAPTION, References, SiteLabels, page_labels
 
 if TYPE_CHECKING:              # content reads pages with blocks.py, which resolves prose through here
@@ -426,9 +426,6 @@ def transform_prose(text: str, results: dict | None, href, figure_block=None, ma
             item = LIST_ITEM.match(line)
             within = len(item[0]) if item else len(line) - len(line.lstrip(" "))
     return "\n".join(lines)
-
-
-LIST_ITEM = re.compile(r"^ *(?:[*+-]|\d{1,9}[.)])(?: +|$)")      # a list item's marker, and the spaces after it
 
 
 def _link(match, href) -> str:

@@ -119,7 +119,7 @@ def refused(fragment: str, base_url: str) -> str | None:
     reader.feed(fragment, suspect=1)                # as a fragment of the page
     reader.feed(f"<svg>{fragment}</svg>", suspect=1)    # as SVG's, where <image href> loads
     if not reader.errors:                           # as a document, where <body background> loads
-        _Reader.feed(reader, fragment)
+        reader.feed(fragment)
     return reader.errors[0][1].removeprefix("page.html has ") if reader.errors else None
 
 

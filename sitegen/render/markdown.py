@@ -12,7 +12,7 @@ Markdown are one parse each, rendered to HTML with what the site needs of it:
 - fenced code highlighted by Pygments in the language it names; external links rel="noopener";
 - raw HTML kept (the HTML check reads the page as a browser does: publish/htmlcheck.py), but for what
   the site's policy refuses (an inline <style>, an <iframe> of another site...): that is shown as its
-  source, marked with why, which the check says as a warning (never the page lost for it).
+  source, of a class the check says as a warning (never the page lost for it).
 
 It replaces Python-Markdown, which reads a dialect none of those authors writes (a list right after a
 line of text, a list nested by two spaces, a fence in a list item are not CommonMark's there).
